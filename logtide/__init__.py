@@ -1,0 +1,11 @@
+"""logtide: change data capture for wide-column tables.
+
+``db = logtide.open(path)`` opens a data directory; ``db.session()`` executes CQL.
+"""
+
+from __future__ import annotations
+
+from .session import Database, PreparedStatement, Session, open
+
+__all__ = ["open", "Database", "Session", "PreparedStatement"]
+__version__ = "0.1.0"

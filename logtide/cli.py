@@ -1,0 +1,114 @@
+"""The ``logtide`` command line: ``logtide <subcommand> ...``.
+
+Subcommands are listed in :func:`subcommands`; each entry adds its parser
+(with ``set_defaults(run=...)``, the function that runs it).  ``serve`` and ``replay`` are
+added there when they exist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Callable, Mapping, Sequence
+
+Runner = Callable[[argparse.Namespace], int]
+Registrar = Callable[["argparse._SubParsersAction", argparse.ArgumentParser], argparse.ArgumentParser]
+
+
+def default_data_dir(environ: Mapping[str, str]) -> str:
+    """``$LOGTIDE_DATA_DIR``, else ``$XDG_DATA_HOME/logtide``, else ``~/.local/share/logtide``."""
+    if environ.get("LOGTIDE_DATA_DIR"):
+        return environ["LOGTIDE_DATA_DIR"]
+    if environ.get("XDG_DATA_HOME"):
+        return os.path.join(environ["XDG_DATA_HOME"], "logtide")
+    return os.path.join(os.path.expanduser("~"), ".local", "share", "logtide")
+
+
+def common_options(environ: Mapping[str, str]) -> argparse.ArgumentParser:
+    """Options every subcommand takes (a parent parser)."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        default=default_data_dir(environ),
+        help="directory holding the database (default: $LOGTIDE_DATA_DIR, else "
+        "$XDG_DATA_HOME/logtide, else ~/.local/share/logtide; currently %(default)s)",
+    )
+    return parent
+
+
+def add_shell(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``logtide shell``."""
+    parser = subparsers.add_parser(
+        "shell",
+        parents=[parent],
+        help="interactive CQL shell (cqlsh-compatible output)",
+        description="A CQL shell on the database in --data-dir, printing results as cqlsh does. "
+        "Interactive on a terminal; with -e, -f or piped input it runs the statements and exits "
+        "with status 1 if any failed. Besides CQL it accepts the cqlsh commands CONSISTENCY, "
+        "SERIAL CONSISTENCY, EXPAND, PAGING, SOURCE, HELP, CLEAR and EXIT/QUIT.",
+    )
+    parser.add_argument("-k", "--keyspace", help="keyspace to USE at start")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("-e", "--execute", metavar="STATEMENTS", help="run these statements and exit")
+    source.add_argument("-f", "--file", metavar="FILE", help="run the statements of FILE and exit")
+    parser.add_argument(
+        "--output",
+        choices=("table", "json"),
+        default="table",
+        help="table: cqlsh's layout (default); json: one JSON object per statement (JSON Lines)",
+    )
+    parser.add_argument(
+        "--disable-history",
+        action="store_true",
+        help="do not read or write the history file ($LOGTIDE_HISTORY, default ~/.logtide_history)",
+    )
+    parser.set_defaults(run=run_shell)
+    return parser
+
+
+def run_shell(ns: argparse.Namespace) -> int:
+    from logtide import shell
+
+    args = shell.ShellArgs(
+        data_dir=ns.data_dir,
+        keyspace=ns.keyspace,
+        execute=ns.execute,
+        file=ns.file,
+        output=ns.output,
+        disable_history=ns.disable_history,
+    )
+    return shell.main(args)
+
+
+def subcommands() -> list[Registrar]:
+    """The subcommands, in the order ``--help`` lists them.
+
+    Later: ``add_serve`` (CQL native-protocol server) and ``add_replay``.
+    """
+    return [add_shell]
+
+
+def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
+    """The ``logtide`` argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="logtide",
+        description="logtide: Cassandra/ScyllaDB-compatible tables with a CDC log, embedded.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    parent = common_options(environ)
+    for registrar in subcommands():
+        registrar(subparsers, parent)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
+    """Console entry point; returns the exit status."""
+    parser = build_parser(os.environ if environ is None else environ)
+    ns = parser.parse_args(argv)
+    return ns.run(ns)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""Errors raised by logtide, each carrying its CQL native-protocol error code.
+
+The classes mirror Cassandra's exceptions (``SyntaxException``,
+``InvalidRequest``, ``ConfigurationException``, ``AlreadyExists`` ...) so that
+the shell and the server can report them exactly as Cassandra does.
+"""
+
+from __future__ import annotations
+
+
+class CqlError(Exception):
+    """Base of every error a CQL statement can raise; ``code`` is the protocol error code."""
+
+    code: int = 0x0000
+    name: str = "ServerError"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ServerError(CqlError):
+    """An unexpected failure inside logtide (protocol code 0x0000)."""
+
+    code = 0x0000
+    name = "ServerError"
+
+
+class ProtocolError(CqlError):
+    """A malformed native-protocol frame (0x000A)."""
+
+    code = 0x000A
+    name = "ProtocolError"
+
+
+class AuthenticationError(CqlError):
+    """Bad credentials (0x0100)."""
+
+    code = 0x0100
+    name = "AuthenticationFailed"
+
+
+class SyntaxException(CqlError):
+    """A statement that does not parse (0x2000); the message names line, column and token."""
+
+    code = 0x2000
+    name = "SyntaxException"
+
+
+class Unauthorized(CqlError):
+    """The logged-in role lacks a permission (0x2100)."""
+
+    code = 0x2100
+    name = "Unauthorized"
+
+
+class InvalidRequest(CqlError):
+    """A statement that parses but is not valid (0x2200)."""
+
+    code = 0x2200
+    name = "InvalidRequest"
+
+
+class ConfigurationException(CqlError):
+    """An invalid schema change or option (0x2300)."""
+
+    code = 0x2300
+    name = "ConfigurationException"
+
+
+class AlreadyExists(CqlError):
+    """CREATE of a keyspace, table or type that exists (0x2400)."""
+
+    code = 0x2400
+    name = "AlreadyExists"
+
+    def __init__(self, message: str, keyspace: str = "", table: str = "") -> None:
+        super().__init__(message)
+        self.keyspace = keyspace
+        self.table = table
+
+
+class Unprepared(CqlError):
+    """EXECUTE of an unknown prepared statement id (0x2500)."""
+
+    code = 0x2500
+    name = "Unprepared"
+
+    def __init__(self, message: str, statement_id: bytes = b"") -> None:
+        super().__init__(message)
+        self.statement_id = statement_id
+
+
+class StorageLocked(CqlError):
+    """A second writer process tried to open a data directory that is in use."""
+
+    code = 0x0000
+    name = "ServerError"

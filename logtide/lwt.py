@@ -1,0 +1,203 @@
+"""Lightweight transactions: ``IF NOT EXISTS``, ``IF EXISTS`` and ``IF`` conditions.
+
+Conditions are checked against the current row inside the same write
+transaction that applies the statement, so check and write are atomic (the
+single-node equivalent of Paxos).  A failed check writes nothing and returns
+Cassandra's result: ``[applied] = False`` with the current values.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .cql import ast
+from .errors import InvalidRequest
+from .mutation.builder import WriteContext
+from .query.read import LiveRow, column_bytes
+from .query.restrictions import analyse
+from .result import ColumnSpec, ResultSet, Row
+from .schema import types as T
+from .schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table
+from .storage.keys import clustering_key, serialize_partition_key, token_of
+
+
+def _row_key(stmt: Any, table: Table, ctx: WriteContext) -> tuple[tuple[bytes, ...], bytes, int, tuple[bytes, ...] | None]:
+    if isinstance(stmt, ast.Insert):
+        if stmt.json is not None:
+            raise InvalidRequest("INSERT JSON with IF NOT EXISTS is not supported by logtide")
+        values = dict(zip(stmt.columns, stmt.values))
+        key = []
+        for c in table.partition_key:
+            if c.name not in values:
+                raise InvalidRequest(f"Some partition key parts are missing: {c.name}")
+            key.append(c.type.serialize(ctx.ev.value(values[c.name], c.type, c.name)))
+        clustering = []
+        for c in table.clustering_key:
+            if c.name not in values:
+                return tuple(key), serialize_partition_key(key), token_of(serialize_partition_key(key)), None
+            clustering.append(c.type.serialize(ctx.ev.value(values[c.name], c.type, c.name)))
+        pk = serialize_partition_key(key)
+        return tuple(key), pk, token_of(pk), tuple(clustering)
+    kr = analyse(table, stmt.where, ctx.ev)
+    if kr.partition_keys is None or len(kr.partition_keys) != 1:
+        raise InvalidRequest("IN on the partition key is not supported with conditional updates"
+                             if kr.partition_keys else "Some partition key parts are missing: "
+                             + ", ".join(c.name for c in table.partition_key))
+    key = kr.partition_keys[0]
+    pk = serialize_partition_key(key)
+    if len(kr.clustering_prefixes) > 1:
+        raise InvalidRequest("IN on the clustering key columns is not supported with conditional updates")
+    clustering = kr.clustering_prefixes[0]
+    if kr.clustering_slice is not None or len(clustering) < len(table.clustering_key):
+        if not _static_only(stmt, table) or clustering:
+            raise InvalidRequest("DELETE statements must restrict all PRIMARY KEY columns with equality relations "
+                                 "in order to use IF conditions"
+                                 if isinstance(stmt, ast.Delete) else "Some clustering keys are missing: "
+                                 + ", ".join(c.name for c in table.clustering_key[len(clustering):]))
+        return key, pk, token_of(pk), None
+    return key, pk, token_of(pk), clustering
+
+
+def _static_only(stmt: Any, table: Table) -> bool:
+    names: list[str] = []
+    if isinstance(stmt, ast.Update):
+        names = [a.column for a in stmt.assignments]
+    elif isinstance(stmt, ast.Delete):
+        names = [t.name if isinstance(t, ast.ColumnRef) else t.column for t in stmt.targets]
+    names += [c.lhs.name if isinstance(c.lhs, ast.ColumnRef) else c.lhs.column for c in getattr(stmt, "conditions", ())]
+    cols = [table.column(n) for n in names]
+    return bool(cols) and all(c is not None and c.kind == STATIC for c in cols)
+
+
+class _CurrentRow:
+    """The current row and static row a condition is checked against."""
+
+    def __init__(self, key: tuple[bytes, ...], row: LiveRow | None, static: LiveRow | None) -> None:
+        self.key = key
+        self.row = row
+        self.static = static
+
+    def value(self, col: Column) -> Any:
+        if col.kind == PARTITION_KEY:
+            return col.type.deserialize(self.key[col.position])
+        if col.kind == CLUSTERING:
+            return None if self.row is None else col.type.deserialize(self.row.clustering[col.position])
+        src = self.static if col.kind == STATIC else self.row
+        b = None if src is None else column_bytes(src, col)
+        return None if b is None else col.type.deserialize(b)
+
+    def exists(self, static_only: bool) -> bool:
+        return (self.static if static_only else self.row) is not None
+
+
+def _compare(t: Any, current: Any, op: str, expected: Any) -> bool:
+    if op == "IN":
+        return any(_compare(t, current, "=", e) for e in expected)
+    if op in ("=", "!="):
+        if current is None or expected is None:
+            eq = current is None and expected is None
+        else:
+            eq = t.compare(t.serialize(current), t.serialize(expected)) == 0
+        return eq if op == "=" else not eq
+    if expected is None:
+        raise InvalidRequest(f"Invalid comparison with null for operator \"{op}\"")
+    if current is None:
+        return False
+    c = t.compare(t.serialize(current), t.serialize(expected))
+    return {"<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0}[op]
+
+
+def _condition_holds(cond: ast.Condition, table: Table, cur: _CurrentRow, ctx: WriteContext) -> bool:
+    lhs = cond.lhs
+    name = lhs.name if isinstance(lhs, ast.ColumnRef) else lhs.column
+    col = table.column(name)
+    if col is None:
+        raise InvalidRequest(f"Undefined column name {name}")
+    if col.is_primary_key:
+        raise InvalidRequest(f"PRIMARY KEY column '{name}' cannot have IF conditions")
+    value = cur.value(col)
+    t = col.type
+    if isinstance(lhs, ast.ElementRef):
+        if isinstance(t, T.MapType):
+            key = ctx.ev.value(lhs.key, t.key, f"key({name})")
+            value = None if value is None else value.get(key)
+            t = t.value
+        elif isinstance(t, T.ListType):
+            idx = ctx.ev.value(lhs.key, T.NativeType("int"), f"idx({name})")
+            value = None if value is None or idx >= len(value) else value[idx]
+            t = t.element
+        else:
+            raise InvalidRequest(f"Invalid element access on column {name} of type {t.cql()}")
+    elif isinstance(lhs, ast.FieldRef):
+        if not isinstance(t, T.UserType) or lhs.field not in t.field_names:
+            raise InvalidRequest(f"Invalid field {lhs.field} for column {name}")
+        idx = t.field_names.index(lhs.field)
+        value = None if value is None or idx >= len(value) else value[idx]
+        t = t.field_types[idx]
+    if cond.op in ("CONTAINS", "CONTAINS KEY"):
+        et = t.key if cond.op == "CONTAINS KEY" else (t.value if isinstance(t, T.MapType) else t.element)
+        needle = ctx.ev.value(cond.rhs, et, name)
+        if value is None:
+            return False
+        items = value.keys() if cond.op == "CONTAINS KEY" else (value.values() if isinstance(t, T.MapType) else value)
+        return any(et.compare(et.serialize(x), et.serialize(needle)) == 0 for x in items)
+    if cond.op == "IN":
+        items = cond.rhs.items if isinstance(cond.rhs, ast.InValues) else None
+        expected = ([ctx.ev.value(i, t, name) for i in items] if items is not None
+                    else list(ctx.ev.value(cond.rhs, T.ListType(t, True), name) or []))
+    else:
+        expected = ctx.ev.value(cond.rhs, t, name)
+    return _compare(t, value, cond.op, expected)
+
+
+def check_conditions(stmts: Sequence[Any], tables: Sequence[Table], ctx: WriteContext,
+                     in_batch: bool) -> ResultSet | None:
+    """None when every condition holds; otherwise the ``[applied] = False`` result."""
+    keys = set()
+    failed: list[tuple[Any, Table, _CurrentRow]] = []
+    for stmt, table in zip(stmts, tables):
+        if not (getattr(stmt, "if_not_exists", False) or getattr(stmt, "if_exists", False)
+                or getattr(stmt, "conditions", ())):
+            continue
+        key, pk, token, clustering = _row_key(stmt, table, ctx)
+        keys.add(pk)
+        ck = clustering_key(table.clustering_key, clustering) if clustering is not None else None
+        row = ctx.reader.row(table, pk, token, ck, False) if ck is not None else None
+        static = ctx.reader.row(table, pk, token, b"", True) if table.static_columns else None
+        cur = _CurrentRow(key, row, static)
+        static_only = clustering is None
+        ok: bool
+        if getattr(stmt, "if_not_exists", False):
+            ok = not cur.exists(static_only)
+        elif getattr(stmt, "if_exists", False):
+            ok = cur.exists(static_only)
+        else:
+            ok = all(_condition_holds(c, table, cur, ctx) for c in stmt.conditions)
+        if not ok:
+            failed.append((stmt, table, cur))
+    if len(keys) > 1:
+        raise InvalidRequest("Batch with conditions cannot span multiple partitions")
+    if not failed:
+        return None
+    return _not_applied(failed, in_batch)
+
+
+def _not_applied(failed: list[tuple[Any, Table, _CurrentRow]], in_batch: bool) -> ResultSet:
+    stmt, table, cur = failed[0]
+    applied = ColumnSpec(table.keyspace, table.name, "[applied]", T.NativeType("boolean"))
+    if getattr(stmt, "if_exists", False) and not cur.exists(False) and not in_batch:
+        return ResultSet("rows", (applied,), [Row(("[applied]",), [False])])
+    if getattr(stmt, "if_not_exists", False) or in_batch:
+        if cur.row is None and cur.static is None:
+            return ResultSet("rows", (applied,), [Row(("[applied]",), [False])])
+        cols = list(table.columns)
+    else:
+        names = []
+        for c in stmt.conditions:
+            n = c.lhs.name if isinstance(c.lhs, ast.ColumnRef) else c.lhs.column
+            if n not in names:
+                names.append(n)
+        cols = [c for c in table.columns if c.name in names]
+    specs = (applied,) + tuple(ColumnSpec(table.keyspace, table.name, c.name, c.type) for c in cols)
+    names_t = tuple(s.name for s in specs)
+    return ResultSet("rows", specs, [Row(names_t, [False] + [cur.value(c) for c in cols])])

@@ -1,0 +1,273 @@
+"""CQL native functions: time and uuid functions, blob conversions, JSON, casts and aggregates.
+
+Each scalar function is looked up by name and argument types (Cassandra's
+``system`` keyspace functions); its implementation works on Python values
+with cassandra-driver conventions.
+"""
+
+from __future__ import annotations
+
+import datetime
+import random
+import threading
+import uuid
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Callable, Sequence
+
+from cassandra.util import Date, Time
+
+from ..errors import InvalidRequest
+from ..schema import types as T
+
+GREGORIAN_OFFSET = 0x01B21DD213814000
+EPOCH = datetime.datetime(1970, 1, 1)
+
+NATIVE_NAMES = ("ascii", "bigint", "blob", "boolean", "counter", "date", "decimal", "double", "duration",
+                "float", "inet", "int", "smallint", "text", "time", "timestamp", "timeuuid", "tinyint",
+                "uuid", "varchar", "varint")
+
+
+def N(name: str) -> Any:
+    return T.NativeType(name)
+
+
+class TimeuuidSource:
+    """``now()`` values: unique, increasing timeuuids from a clock, random clock sequence and node."""
+
+    def __init__(self, clock_micros: Callable[[], int]) -> None:
+        self._clock = clock_micros
+        self._last = 0
+        self._seq = random.getrandbits(14)
+        self._node = random.getrandbits(48) | 0x010000000000
+        self._lock = threading.Lock()
+
+    def next(self) -> uuid.UUID:
+        with self._lock:
+            t = max(self._clock() * 10, self._last + 1)
+            self._last = t
+        return make_timeuuid(t, self._seq, self._node)
+
+
+def make_timeuuid(t100_since_epoch: int, clock_seq: int, node: int) -> uuid.UUID:
+    """A version-1 UUID for a time in 100 ns units since 1970."""
+    t = t100_since_epoch + GREGORIAN_OFFSET
+    return uuid.UUID(fields=(t & 0xFFFFFFFF, (t >> 32) & 0xFFFF, ((t >> 48) & 0x0FFF) | 0x1000,
+                             ((clock_seq >> 8) & 0x3F) | 0x80, clock_seq & 0xFF, node))
+
+
+def timeuuid_micros(u: uuid.UUID) -> int:
+    """Microseconds since 1970 of a timeuuid (spec ``001``: the write timestamp in ``cdc$time``)."""
+    return (u.time - GREGORIAN_OFFSET) // 10
+
+
+def timeuuid_millis(u: uuid.UUID) -> int:
+    return (u.time - GREGORIAN_OFFSET) // 10000
+
+
+def _bound_timeuuid(ms: int, upper: bool) -> uuid.UUID:
+    t = ms * 10000 + GREGORIAN_OFFSET + (9999 if upper else 0)
+    msb = ((t & 0xFFFFFFFF) << 32) | (((t >> 32) & 0xFFFF) << 16) | 0x1000 | ((t >> 48) & 0x0FFF)
+    lsb = 0x7F7F7F7F7F7F7F7F if upper else 0x8080808080808080
+    return uuid.UUID(int=(msb << 64) | lsb)
+
+
+def ts_millis(v: Any) -> int:
+    """Milliseconds since 1970 of a timestamp value (datetime or int)."""
+    if isinstance(v, datetime.datetime):
+        if v.tzinfo is not None:
+            v = v.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        delta = v - EPOCH
+        return (delta.days * 86400 + delta.seconds) * 1000 + delta.microseconds // 1000
+    return int(v)
+
+
+def millis_ts(ms: int) -> datetime.datetime:
+    return EPOCH + datetime.timedelta(milliseconds=ms)
+
+
+def date_millis(d: Date) -> int:
+    return d.days_from_epoch * 86400000
+
+
+@dataclass(frozen=True)
+class Function:
+    """A native scalar function: argument types, return type and implementation on Python values."""
+
+    name: str
+    arg_types: tuple[Any, ...]
+    return_type: Any
+    impl: Callable[..., Any]
+    deterministic: bool = True
+
+
+class FunctionRegistry:
+    """The ``system`` functions, found by name and argument types."""
+
+    def __init__(self, timeuuids: TimeuuidSource, clock_micros: Callable[[], int]) -> None:
+        self._by_name: dict[str, list[Function]] = {}
+        self._timeuuids = timeuuids
+        self._clock = clock_micros
+        self._register_all()
+
+    def add(self, f: Function) -> None:
+        self._by_name.setdefault(f.name, []).append(f)
+
+    def candidates(self, name: str) -> list[Function]:
+        return self._by_name.get(name, [])
+
+    def resolve(self, name: str, arg_types: Sequence[Any | None]) -> Function:
+        """The overload matching the argument types (None: unknown, e.g. an untyped literal)."""
+        cands = self.candidates(name)
+        if not cands:
+            raise InvalidRequest(f"Unknown function '{name}'")
+        fits = [f for f in cands if len(f.arg_types) == len(arg_types)
+                and all(a is None or _assignable(a, p) for a, p in zip(arg_types, f.arg_types))]
+        if not fits:
+            if all(len(f.arg_types) != len(arg_types) for f in cands):
+                raise InvalidRequest(f"Invalid number of arguments in call to function system.{name}: "
+                                     f"{len(cands[0].arg_types)} required but {len(arg_types)} provided")
+            shown = ", ".join(a.cql() if a is not None else "?" for a in arg_types)
+            raise InvalidRequest(f"Type error: cannot assign result of function system.{name} ({shown}) "
+                                 f"to any signature")
+        if len(fits) > 1:
+            exact = [f for f in fits if all(a is not None and a == p for a, p in zip(arg_types, f.arg_types))]
+            if len(exact) == 1:
+                return exact[0]
+            known = [f for f in fits if not any(a is None for a in arg_types)]
+            if len(known) >= 1 and not any(a is None for a in arg_types):
+                return fits[0]
+            raise InvalidRequest(f"Ambiguous call to function {name} (can be matched by following signatures: "
+                                 + ", ".join(f"system.{f.name} : ({', '.join(t.cql() for t in f.arg_types)}) -> "
+                                             f"{f.return_type.cql()}" for f in fits)
+                                 + "): use type casts to disambiguate")
+        return fits[0]
+
+    # ------------------------------------------------------------------
+    def _register_all(self) -> None:
+        add = self.add
+        tu = self._timeuuids
+        add(Function("now", (), N("timeuuid"), tu.next, False))
+        add(Function("currenttimeuuid", (), N("timeuuid"), tu.next, False))
+        add(Function("currenttimestamp", (), N("timestamp"), lambda: millis_ts(self._clock() // 1000), False))
+        add(Function("currentdate", (), N("date"), lambda: Date(self._clock() // 86_400_000_000), False))
+        add(Function("currenttime", (), N("time"), lambda: Time((self._clock() % 86_400_000_000) * 1000), False))
+        add(Function("uuid", (), N("uuid"), uuid.uuid4, False))
+        add(Function("mintimeuuid", (N("timestamp"),), N("timeuuid"), lambda t: _bound_timeuuid(ts_millis(t), False)))
+        add(Function("maxtimeuuid", (N("timestamp"),), N("timeuuid"), lambda t: _bound_timeuuid(ts_millis(t), True)))
+        add(Function("dateof", (N("timeuuid"),), N("timestamp"), lambda u: millis_ts(timeuuid_millis(u))))
+        add(Function("unixtimestampof", (N("timeuuid"),), N("bigint"), timeuuid_millis))
+        add(Function("totimestamp", (N("timeuuid"),), N("timestamp"), lambda u: millis_ts(timeuuid_millis(u))))
+        add(Function("totimestamp", (N("date"),), N("timestamp"), lambda d: millis_ts(date_millis(d))))
+        add(Function("tounixtimestamp", (N("timeuuid"),), N("bigint"), timeuuid_millis))
+        add(Function("tounixtimestamp", (N("timestamp"),), N("bigint"), ts_millis))
+        add(Function("tounixtimestamp", (N("date"),), N("bigint"), date_millis))
+        add(Function("todate", (N("timeuuid"),), N("date"), lambda u: Date(timeuuid_millis(u) // 86400000)))
+        add(Function("todate", (N("timestamp"),), N("date"), lambda t: Date(ts_millis(t) // 86400000)))
+        for name in NATIVE_NAMES:
+            if name in ("varchar", "counter"):
+                continue
+            t = N(name)
+            if name != "blob":
+                add(Function(f"{name}asblob", (t,), N("blob"), _to_blob(t)))
+                add(Function(f"blobas{name}", (N("blob"),), t, _from_blob(t)))
+        add(Function("varcharasblob", (N("text"),), N("blob"), _to_blob(N("text"))))
+        add(Function("blobasvarchar", (N("blob"),), N("text"), _from_blob(N("text"))))
+
+
+def _to_blob(t: Any) -> Callable[[Any], bytes]:
+    return lambda v: t.serialize(v)
+
+
+def _from_blob(t: Any) -> Callable[[bytes], Any]:
+    def f(b: bytes) -> Any:
+        try:
+            return t.deserialize(b) if b else None
+        except Exception as e:
+            raise InvalidRequest(f"In call to function system.blobas{t.cql()}, value 0x{b.hex()} is not a "
+                                 f"valid binary representation for type {t.cql()}") from e
+    return f
+
+
+def _assignable(actual: Any, param: Any) -> bool:
+    if actual == param:
+        return True
+    names = {getattr(actual, "name", None), getattr(param, "name", None)}
+    if names == {"text", "ascii"}:
+        return getattr(param, "name", None) == "text"
+    return False
+
+
+# ---------------------------------------------------------------------------
+# aggregates
+# ---------------------------------------------------------------------------
+
+
+class Aggregate:
+    """State of one aggregate selector over the selected rows."""
+
+    def __init__(self, name: str, arg_type: Any) -> None:
+        self.name = name
+        self.arg_type = arg_type
+        self.count = 0
+        self.acc: Any = None
+
+    @property
+    def return_type(self) -> Any:
+        if self.name == "count":
+            return N("bigint")
+        if self.name == "avg" or self.name == "sum":
+            return self.arg_type
+        return self.arg_type
+
+    def add(self, value: Any) -> None:
+        if self.name == "count":
+            if value is not None:
+                self.count += 1
+            return
+        if value is None:
+            return
+        self.count += 1
+        if self.acc is None:
+            self.acc = value if self.name in ("min", "max") else value
+            return
+        if self.name == "min":
+            if self.arg_type.compare(self.arg_type.serialize(value), self.arg_type.serialize(self.acc)) < 0:
+                self.acc = value
+        elif self.name == "max":
+            if self.arg_type.compare(self.arg_type.serialize(value), self.arg_type.serialize(self.acc)) > 0:
+                self.acc = value
+        else:
+            self.acc = self.acc + value
+
+    def result(self) -> Any:
+        if self.name == "count":
+            return self.count
+        if self.name == "sum":
+            if self.acc is None:
+                return Decimal(0) if self.arg_type == N("decimal") else (0.0 if self.arg_type.name in ("float", "double") else 0)
+            return _wrap(self.arg_type, self.acc)
+        if self.name == "avg":
+            if not self.count:
+                return Decimal(0) if self.arg_type == N("decimal") else (0.0 if self.arg_type.name in ("float", "double") else 0)
+            if self.arg_type.name in ("float", "double"):
+                return self.acc / self.count
+            if self.arg_type.name == "decimal":
+                return self.acc / self.count
+            return _wrap(self.arg_type, int(self.acc / self.count) if self.acc >= 0 else -int(-self.acc / self.count))
+        return self.acc
+
+
+_INT_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64, "counter": 64}
+
+
+def _wrap(t: Any, v: Any) -> Any:
+    bits = _INT_BITS.get(getattr(t, "name", ""))
+    if bits is None or not isinstance(v, int):
+        return v
+    m = 1 << bits
+    v &= m - 1
+    return v - m if v >= m >> 1 else v
+
+
+AGGREGATES = ("count", "min", "max", "sum", "avg")

@@ -1,0 +1,512 @@
+"""SELECT: partitions in token order, rows in clustering order, selectors, filtering, limits, JSON.
+
+Result order and shape follow Cassandra with the Murmur3 partitioner: token
+order, then clustering order (or its reverse with ``ORDER BY``); a partition
+with a live static row and no live clustering rows yields one row with null
+clustering columns when the query does not restrict clustering columns.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator
+
+from ..cql import ast
+from ..errors import InvalidRequest
+from ..result import ColumnSpec, ResultSet, Row
+from ..schema import types as T
+from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table
+from ..storage.keys import serialize_partition_key, token_of
+from .evaluate import TermEvaluator, arg_text, call_text
+from .functions import AGGREGATES, Aggregate
+from .read import LiveRow, column_bytes
+from .restrictions import FILTERING_MESSAGE, Filter, KeyRestrictions, analyse, token_bounds
+
+
+class PartitionSource:
+    """Where a SELECT reads partitions from (stored tables, or generated system tables)."""
+
+    def partitions(self, table: Table, kr: KeyRestrictions) -> Iterator[Any]:
+        raise NotImplementedError
+
+
+@dataclass
+class CqlRow:
+    """One row as CQL shows it: partition key, clustering (None for a static-only row), row and static cells."""
+
+    key: tuple[bytes, ...]
+    token: int
+    row: LiveRow | None
+    static: LiveRow | None
+
+    def bytes_of(self, col: Column) -> bytes | None:
+        if col.kind == PARTITION_KEY:
+            return self.key[col.position]
+        if col.kind == CLUSTERING:
+            return None if self.row is None else self.row.clustering[col.position]
+        src = self.static if col.kind == STATIC else self.row
+        return None if src is None else column_bytes(src, col)
+
+    def cell_of(self, col: Column):
+        src = self.static if col.kind == STATIC else self.row
+        return None if src is None else src.cells.get(col.name)
+
+
+@dataclass
+class Selected:
+    """A compiled selector: result column name and type, and how to compute it from a row."""
+
+    name: str
+    type: Any
+    compute: Callable[[CqlRow], Any]
+    aggregate: str | None = None
+    arg: "Selected | None" = None
+    columns: tuple[str, ...] = ()
+
+
+@dataclass
+class SelectContext:
+    """What a SELECT execution needs."""
+
+    table: Table
+    ev: TermEvaluator
+    now: int
+    source: PartitionSource
+
+
+def _deser(t: Any, b: bytes | None) -> Any:
+    return None if b is None else t.deserialize(b)
+
+
+def compile_selector(sel: Any, table: Table, ctx: SelectContext) -> Selected:
+    """Compile one selector expression."""
+    if isinstance(sel, ast.ColumnRef):
+        col = table.column(sel.name)
+        if col is None:
+            raise InvalidRequest(f"Undefined column name {sel.name}")
+        t = col.type
+        return Selected(col.name, t, lambda r, c=col, t=t: _deser(t, r.bytes_of(c)), columns=(col.name,))
+    if isinstance(sel, ast.FunctionCall):
+        return _compile_call(sel, table, ctx)
+    if isinstance(sel, ast.FieldSelection):
+        inner = compile_selector(sel.expr, table, ctx)
+        t = inner.type
+        if not isinstance(t, T.UserType):
+            raise InvalidRequest(f"Invalid field selection: {inner.name} of type {t.cql()} is not a user type")
+        if sel.field not in t.field_names:
+            raise InvalidRequest(f"{t.name} has no field {sel.field}")
+        idx = t.field_names.index(sel.field)
+
+        def field_value(r: CqlRow, inner=inner, idx=idx) -> Any:
+            v = inner.compute(r)
+            if v is None:
+                return None
+            return v[idx] if idx < len(v) else None
+        return Selected(f"{inner.name}.{sel.field}", t.field_types[idx], field_value, columns=inner.columns)
+    if isinstance(sel, ast.ElementSelection):
+        inner = compile_selector(sel.expr, table, ctx)
+        t = inner.type
+        if not isinstance(t, (T.MapType, T.SetType)):
+            raise InvalidRequest(f"Element selection is only allowed on sets and maps, but {inner.name} is a {t.cql()}")
+        kt = t.key if isinstance(t, T.MapType) else t.element
+        key = ctx.ev.value(sel.key, kt, inner.name)
+
+        def element(r: CqlRow, inner=inner, key=key, is_map=isinstance(t, T.MapType)) -> Any:
+            v = inner.compute(r)
+            if v is None:
+                return None
+            if is_map:
+                return v.get(key)
+            return key if key in v else None
+        return Selected(f"{inner.name}[{arg_text(sel.key)}]", t.value if isinstance(t, T.MapType) else t.element,
+                        element, columns=inner.columns)
+    # a literal selector
+    raise InvalidRequest("Constant selectors need a type hint: use (type)value")
+
+
+def _column_arg(fc: ast.FunctionCall, table: Table, fname: str) -> Column:
+    if len(fc.args) != 1 or not isinstance(fc.args[0], ast.ColumnRef):
+        raise InvalidRequest(f"{fname} requires exactly one column argument")
+    col = table.column(fc.args[0].name)
+    if col is None:
+        raise InvalidRequest(f"Undefined column name {fc.args[0].name}")
+    return col
+
+
+def _compile_call(fc: ast.FunctionCall, table: Table, ctx: SelectContext) -> Selected:
+    name = fc.name
+    if name in ("writetime", "ttl"):
+        col = _column_arg(fc, table, name)
+        label = "writeTime" if name == "writetime" else "ttl"
+        if col.is_primary_key:
+            raise InvalidRequest(f"Cannot use selection function {label} on PRIMARY KEY part {col.name}")
+        if col.type.is_multicell:
+            raise InvalidRequest(f"Cannot use selection function {label} on non-frozen collection {col.name}")
+        if col.type.is_counter:
+            raise InvalidRequest(f"Cannot use selection function {label} on counter column {col.name}")
+        if name == "writetime":
+            def wt(r: CqlRow, c=col) -> Any:
+                cell = r.cell_of(c)
+                return None if cell is None else cell.timestamp
+            return Selected(f"writetime({col.name})", T.NativeType("bigint"), wt, columns=(col.name,))
+        now = ctx.now
+
+        def ttl(r: CqlRow, c=col) -> Any:
+            cell = r.cell_of(c)
+            if cell is None or not cell.ttl:
+                return None
+            return cell.ldt - now
+        return Selected(f"ttl({col.name})", T.NativeType("int"), ttl, columns=(col.name,))
+    if name == "token":
+        names = [a.name if isinstance(a, ast.ColumnRef) else None for a in fc.args]
+        pk_names = [c.name for c in table.partition_key]
+        if names != pk_names:
+            raise InvalidRequest(f"Type error: cannot assign result of function system.token to the arguments "
+                                 f"{', '.join(str(n) for n in names)}: token() takes the partition key "
+                                 f"columns ({', '.join(pk_names)})")
+        return Selected(call_text(fc), T.NativeType("bigint"),
+                        lambda r: r.token, columns=tuple(pk_names))
+    if name == "count" and len(fc.args) == 1 and isinstance(fc.args[0], ast.Star):
+        return Selected("count", T.NativeType("bigint"), lambda r: 1, aggregate="count")
+    if name == "count" and len(fc.args) == 1 and isinstance(fc.args[0], ast.Constant) and fc.args[0].text == "1":
+        return Selected("count", T.NativeType("bigint"), lambda r: 1, aggregate="count")
+    if name in AGGREGATES:
+        if len(fc.args) != 1:
+            raise InvalidRequest(f"Invalid number of arguments in call to function system.{name}: 1 required but {len(fc.args)} provided")
+        inner = compile_selector(fc.args[0], table, ctx)
+        agg = Aggregate(name, inner.type)
+        if name in ("sum", "avg") and getattr(inner.type, "name", None) not in (
+                "tinyint", "smallint", "int", "bigint", "varint", "decimal", "float", "double", "counter"):
+            raise InvalidRequest(f"Invalid call to function {name}, none of its type signatures match (known type signatures: system.{name} : (int) -> int, ...)")
+        return Selected(f"system.{name}({inner.name})", agg.return_type, inner.compute, aggregate=name,
+                        arg=inner, columns=inner.columns)
+    if name == "tojson":
+        if len(fc.args) != 1:
+            raise InvalidRequest("toJson() takes exactly one argument")
+        inner = compile_selector(fc.args[0], table, ctx)
+        return Selected(f"system.tojson({inner.name})", T.NativeType("text"),
+                        lambda r, i=inner: T.to_json(i.type, i.compute(r)), columns=inner.columns)
+    if name == "cast":
+        inner = compile_selector(fc.args[0], table, ctx)
+        target = T.resolve_type(fc.args[1], table.keyspace, lambda ks, n: None)
+        return Selected(f"cast({inner.name} as {target.cql()})", target,
+                        lambda r, i=inner, t=target: _cast(i.type, t, i.compute(r)), columns=inner.columns)
+    # a scalar function over selectors
+    args = []
+    for a in fc.args:
+        if isinstance(a, (ast.ColumnRef, ast.FunctionCall, ast.FieldSelection, ast.ElementSelection)):
+            args.append(compile_selector(a, table, ctx))
+        else:
+            args.append(None)
+    arg_types = [a.type if a is not None else ctx.ev.infer_type(t) for a, t in zip(args, fc.args)]
+    f = ctx.ev.functions.resolve(name, arg_types)
+    consts = [None if a is not None else ctx.ev.value(t, p, f"{name}.arg{i}")
+              for i, (a, t, p) in enumerate(zip(args, fc.args, f.arg_types))]
+
+    def call(r: CqlRow, f=f, args=args, consts=consts) -> Any:
+        values = [a.compute(r) if a is not None else c for a, c in zip(args, consts)]
+        if any(v is None for v in values) and f.arg_types:
+            return None
+        return f.impl(*values)
+    cols = tuple(c for a in args if a is not None for c in a.columns)
+    if not f.deterministic:
+        return Selected(call_text(fc), f.return_type, lambda r, f=f: f.impl(), columns=cols)
+    return Selected(call_text(fc), f.return_type, call, columns=cols)
+
+
+def _cast(src: Any, dst: Any, v: Any) -> Any:
+    if v is None:
+        return None
+    name = getattr(dst, "name", "")
+    if name in ("text", "ascii"):
+        return T.to_json(src, v).strip('"') if getattr(src, "name", "") not in ("text", "ascii") else v
+    if name in ("int", "bigint", "smallint", "tinyint", "varint"):
+        return int(v)
+    if name in ("float", "double"):
+        return float(v)
+    if name == "decimal":
+        from decimal import Decimal
+        return Decimal(str(v))
+    return v
+
+
+# ---------------------------------------------------------------------------
+
+
+def _filter_matches(f: Filter, r: CqlRow) -> bool:
+    col = f.column
+    t = col.type
+    b = r.bytes_of(col)
+    if b is None:
+        return False
+    op = f.op
+    if op in ("CONTAINS", "CONTAINS KEY"):
+        value = t.deserialize(b)
+        needle = f.values[0]
+        if op == "CONTAINS KEY":
+            return any(t.key.serialize(k) == needle for k in value.keys())
+        items = value.values() if isinstance(t, T.MapType) else value
+        et = t.value if isinstance(t, T.MapType) else t.element
+        return any(et.serialize(x) == needle for x in items)
+    if op == "IN":
+        return any(t.compare(b, v) == 0 for v in f.values)
+    c = t.compare(b, f.values[0])
+    return {"=": c == 0, "<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0}.get(op, False)
+
+
+def _order(stmt: ast.Select, table: Table, kr: KeyRestrictions) -> bool:
+    """Whether rows are read in reverse clustering order (validates ORDER BY)."""
+    if not stmt.order_by:
+        return False
+    if kr.partition_keys is None:
+        raise InvalidRequest("ORDER BY is only supported when the partition key is restricted by an EQ or an IN.")
+    ck = table.clustering_key
+    reverse = None
+    for i, ob in enumerate(stmt.order_by):
+        col = table.column(ob.column)
+        if col is None:
+            raise InvalidRequest(f"Undefined column name {ob.column}")
+        if col.kind != CLUSTERING:
+            raise InvalidRequest(f"Order by on unknown column {ob.column}" if col is None else
+                                 f"Order by is currently only supported on the clustered columns of the PRIMARY KEY, got {ob.column}")
+        if i >= len(ck) or ck[i].name != col.name:
+            raise InvalidRequest("Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY")
+        r = ob.descending != col.reversed
+        if reverse is None:
+            reverse = r
+        elif reverse != r:
+            raise InvalidRequest("Unsupported order by relation")
+    return bool(reverse)
+
+
+def _positive_int(ev: TermEvaluator, term: Any, what: str) -> int | None:
+    if term is None:
+        return None
+    v = ev.value(term, T.NativeType("int"), f"[{what}]")
+    if v is None:
+        raise InvalidRequest(f"Invalid null value of {what.lower()}")
+    if v is T.UNSET:
+        return None
+    if v <= 0:
+        raise InvalidRequest(f"{'LIMIT' if what == 'limit' else 'PER PARTITION LIMIT'} must be strictly positive")
+    return v
+
+
+def _selection(stmt: ast.Select, table: Table, ctx: SelectContext) -> list[Selected]:
+    if stmt.selectors is None:
+        return [compile_selector(ast.ColumnRef(c.name), table, ctx) for c in table.columns]
+    out = []
+    for s in stmt.selectors:
+        sel = compile_selector(s.expr, table, ctx)
+        if s.alias:
+            sel = Selected(s.alias, sel.type, sel.compute, sel.aggregate, sel.arg, sel.columns)
+        out.append(sel)
+    return out
+
+
+def _check_distinct(stmt: ast.Select, table: Table, selected: list[Selected]) -> None:
+    if stmt.selectors is None:
+        raise InvalidRequest("SELECT DISTINCT queries must only request partition key columns and/or static columns (not "
+                             + ", ".join(c.name for c in table.columns if c.kind not in (PARTITION_KEY, STATIC)) + ")")
+    for sel in selected:
+        for name in sel.columns:
+            col = table.column(name)
+            if col is not None and col.kind not in (PARTITION_KEY, STATIC):
+                raise InvalidRequest(f"SELECT DISTINCT queries must only request partition key columns and/or static columns (not {name})")
+    names = {n for s in selected for n in s.columns}
+    missing = [c.name for c in table.partition_key if c.name not in names]
+    if missing:
+        raise InvalidRequest("SELECT DISTINCT queries must request all the partition key columns (missing "
+                             + ", ".join(missing) + ")")
+
+
+def cql_rows(table: Table, source: PartitionSource, kr: KeyRestrictions, reverse: bool, distinct: bool,
+             per_partition_limit: int | None) -> Iterator[CqlRow]:
+    """The rows a query addresses, before filtering on non-key columns."""
+    ranges = kr.clustering_ranges(table) if table.clustering_key else [(None, None)]
+    if reverse:
+        ranges = list(reversed(ranges))
+    whole_partition = not kr.clustering_restricted
+    for part in source.partitions(table, kr):
+        static = part.static_row()
+        if distinct:
+            any_row = static is not None or any(True for _ in part.rows(None, None))
+            if any_row:
+                yield CqlRow(part.key, part.token, None, static)
+            continue
+        emitted = 0
+        for lo, hi in ranges:
+            for lr in part.rows(lo, hi, reverse):
+                yield CqlRow(part.key, part.token, lr, static)
+                emitted += 1
+        if emitted == 0 and static is not None and whole_partition:
+            yield CqlRow(part.key, part.token, None, static)
+
+
+def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext) -> ResultSet:
+    """Run a SELECT against a table."""
+    ev = ctx.ev
+    kr = analyse(table, stmt.where, ev)
+    needs_filtering = bool(kr.filters) or kr.partition_filters
+    if kr.partition_keys is None and kr.clustering_restricted and not stmt.allow_filtering:
+        needs_filtering = True
+    if needs_filtering and not stmt.allow_filtering:
+        if kr.clustering_gap_error and kr.partition_keys is not None and not any(
+                not f.column.is_primary_key for f in kr.filters):
+            raise InvalidRequest(kr.clustering_gap_error)
+        raise InvalidRequest(FILTERING_MESSAGE)
+    reverse = _order(stmt, table, kr)
+    selected = _selection(stmt, table, ctx)
+    if stmt.distinct:
+        _check_distinct(stmt, table, selected)
+    limit = _positive_int(ev, stmt.limit, "limit")
+    ppl = _positive_int(ev, stmt.per_partition_limit, "per partition limit")
+    if stmt.group_by:
+        raise InvalidRequest("GROUP BY is not supported by logtide yet")
+    aggregating = any(s.aggregate for s in selected)
+    filters = kr.filters
+    rows_out: list[list[Any]] = []
+    aggs = [Aggregate(s.aggregate, s.arg.type if s.arg is not None else s.type) if s.aggregate else None
+            for s in selected]
+    first_values: list[Any] | None = None
+    source_rows: Iterable[CqlRow] = cql_rows(table, ctx.source, kr, reverse, stmt.distinct, ppl)
+    if stmt.order_by and kr.partition_keys is not None and len(kr.partition_keys) > 1:
+        source_rows = _sort_across_partitions(list(source_rows), reverse)
+    per_part_count = 0
+    current_key = None
+    for r in source_rows:
+        if filters and not all(_filter_matches(f, r) for f in filters):
+            continue
+        if ppl is not None:
+            if r.key != current_key:
+                current_key = r.key
+                per_part_count = 0
+            if per_part_count >= ppl:
+                continue
+            per_part_count += 1
+        if aggregating:
+            values = [s.compute(r) for s in selected]
+            if first_values is None:
+                first_values = values
+            for a, v in zip(aggs, values):
+                if a is not None:
+                    a.add(v)
+            continue
+        rows_out.append([s.compute(r) for s in selected])
+        if limit is not None and len(rows_out) >= limit:
+            break
+    if aggregating:
+        vals = first_values or [None] * len(selected)
+        rows_out = [[a.result() if a is not None else v for a, v in zip(aggs, vals)]]
+    columns = tuple(ColumnSpec(table.keyspace, table.name, s.name, s.type) for s in selected)
+    if stmt.json:
+        return _json_result(table, columns, rows_out)
+    names = tuple(c.name for c in columns)
+    return ResultSet("rows", columns, [Row(names, v) for v in rows_out])
+
+
+def _sort_across_partitions(rows: list[CqlRow], reverse: bool) -> list[CqlRow]:
+    return sorted(rows, key=lambda r: r.row.ck if r.row is not None else b"", reverse=reverse)
+
+
+def json_key(name: str) -> str:
+    """A column name as SELECT JSON writes it: quoted when it is not a lower-case identifier."""
+    import re
+    if re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _json_result(table: Table, columns: tuple[ColumnSpec, ...], rows: list[list[Any]]) -> ResultSet:
+    out = []
+    for values in rows:
+        parts = [json.dumps(json_key(c.name)) + ": " + T.to_json(c.type, v) for c, v in zip(columns, values)]
+        out.append(Row(("[json]",), ["{" + ", ".join(parts) + "}"]))
+    return ResultSet("rows", (ColumnSpec(table.keyspace, table.name, "[json]", T.NativeType("text")),), out)
+
+
+# ---------------------------------------------------------------------------
+# sources
+# ---------------------------------------------------------------------------
+
+
+class StoredSource(PartitionSource):
+    """Partitions of a stored table within one read snapshot."""
+
+    def __init__(self, txn: Any, now: int) -> None:
+        self.txn = txn
+        self.now = now
+
+    def partitions(self, table: Table, kr: KeyRestrictions) -> Iterator[Any]:
+        from .read import stored_partition, stored_partitions
+        if kr.partition_keys is not None:
+            keys = sorted({(token_of(pk), pk) for pk in (serialize_partition_key(k) for k in kr.partition_keys)})
+            lo, lo_inc, hi, hi_inc = token_bounds(kr)
+            for token, pk in keys:
+                p = stored_partition(table, self.txn, self.now, token, pk)
+                if p is not None:
+                    yield p
+            return
+        lo, lo_inc, hi, hi_inc = token_bounds(kr)
+        yield from stored_partitions(table, self.txn, self.now, lo, lo_inc, hi, hi_inc)
+
+
+@dataclass
+class VirtualPartition:
+    """A partition of a generated table (system_schema and friends)."""
+
+    token: int
+    pk: bytes
+    key: tuple[bytes, ...]
+    static: LiveRow | None
+    clustered: list[LiveRow] = field(default_factory=list)
+
+    def static_row(self) -> LiveRow | None:
+        return self.static
+
+    def rows(self, lo: bytes | None, hi: bytes | None, reverse: bool = False) -> Iterator[LiveRow]:
+        rows = [r for r in self.clustered if (lo is None or r.ck >= lo) and (hi is None or r.ck < hi)]
+        return iter(reversed(rows) if reverse else rows)
+
+
+class VirtualSource(PartitionSource):
+    """Rows given as dicts of Python values, laid out like a stored table."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+
+    def partitions(self, table: Table, kr: KeyRestrictions) -> Iterator[Any]:
+        from ..mutation.cells import Cell
+        from ..storage.keys import clustering_key
+        parts: dict[bytes, VirtualPartition] = {}
+        for d in self.rows:
+            key = tuple(c.type.serialize(d[c.name]) for c in table.partition_key)
+            pk = serialize_partition_key(key)
+            vp = parts.get(pk)
+            if vp is None:
+                vp = parts[pk] = VirtualPartition(token_of(pk), pk, key, None)
+            clustering = tuple(c.type.serialize(d[c.name]) for c in table.clustering_key)
+            ck = clustering_key(table.clustering_key, clustering)
+            lr = LiveRow(key, clustering, ck, marker_live=True)
+            for c in table.columns:
+                if c.is_primary_key:
+                    continue
+                v = d.get(c.name)
+                if v is None:
+                    continue
+                lr.cells[c.name] = Cell(0, c.type.freeze().serialize(v) if c.type.is_multicell else c.type.serialize(v))
+            vp.clustered.append(lr)
+        wanted = None
+        if kr.partition_keys is not None:
+            wanted = {serialize_partition_key(k) for k in kr.partition_keys}
+        lo, lo_inc, hi, hi_inc = token_bounds(kr)
+        for vp in sorted(parts.values(), key=lambda p: (p.token, p.pk)):
+            if wanted is not None and vp.pk not in wanted:
+                continue
+            if lo is not None and (vp.token < lo or (vp.token == lo and not lo_inc)):
+                continue
+            if hi is not None and (vp.token > hi or (vp.token == hi and not hi_inc)):
+                continue
+            vp.clustered.sort(key=lambda r: r.ck)
+            yield vp

@@ -1,0 +1,127 @@
+"""Schema objects: keyspaces, tables, columns and user-defined types.
+
+Values are frozen dataclasses; a schema change builds new objects (see
+``logtide.schema.catalog``).  Column kinds and clustering orders use the
+words ``system_schema.columns`` uses.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+PARTITION_KEY = "partition_key"
+CLUSTERING = "clustering"
+STATIC = "static"
+REGULAR = "regular"
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column: ``kind`` is partition_key/clustering/static/regular; ``position`` its index in the key (-1 otherwise)."""
+
+    name: str
+    type: Any  # a logtide.schema.types type
+    kind: str = REGULAR
+    position: int = -1
+    clustering_order: str = "none"  # 'asc' | 'desc' | 'none'
+
+    @property
+    def is_primary_key(self) -> bool:
+        return self.kind in (PARTITION_KEY, CLUSTERING)
+
+    @property
+    def is_static(self) -> bool:
+        return self.kind == STATIC
+
+    @property
+    def reversed(self) -> bool:
+        return self.clustering_order == "desc"
+
+
+@dataclass(frozen=True)
+class UserTypeDef:
+    """A user-defined type as created by CREATE TYPE; field indices are positions in ``field_names``."""
+
+    keyspace: str
+    name: str
+    field_names: tuple[str, ...]
+    field_types: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table.  ``columns`` keeps definition order: partition key, clustering key, then the others sorted by name.
+
+    ``options`` maps option names to values as DESCRIBE shows them (strings,
+    numbers, or dicts of strings).  ``store_id`` is the integer key of this
+    table's data in storage (never reused).  ``cdc`` holds the CDC options as
+    a dict of strings or ``None`` when CDC was never configured.
+    """
+
+    keyspace: str
+    name: str
+    id: uuid.UUID
+    store_id: int
+    columns: tuple[Column, ...]
+    options: Mapping[str, Any] = field(default_factory=dict)
+    cdc: Mapping[str, str] | None = None
+    cdc_base: str | None = None  # for a CDC log table: the base table's name
+    # name -> (type string, drop time in microseconds); cells of that column
+    # written at or before the drop time stay invisible if the column is re-added
+    dropped_columns: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+
+    @property
+    def partition_key(self) -> tuple[Column, ...]:
+        return tuple(sorted((c for c in self.columns if c.kind == PARTITION_KEY), key=lambda c: c.position))
+
+    @property
+    def clustering_key(self) -> tuple[Column, ...]:
+        return tuple(sorted((c for c in self.columns if c.kind == CLUSTERING), key=lambda c: c.position))
+
+    @property
+    def primary_key(self) -> tuple[Column, ...]:
+        return self.partition_key + self.clustering_key
+
+    @property
+    def static_columns(self) -> tuple[Column, ...]:
+        return tuple(c for c in self.columns if c.kind == STATIC)
+
+    @property
+    def regular_columns(self) -> tuple[Column, ...]:
+        return tuple(c for c in self.columns if c.kind == REGULAR)
+
+    @property
+    def value_columns(self) -> tuple[Column, ...]:
+        """Non-key columns (static and regular) sorted by name."""
+        return tuple(sorted((c for c in self.columns if not c.is_primary_key), key=lambda c: c.name))
+
+    def column(self, name: str) -> Column | None:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        return None
+
+    @property
+    def is_counter_table(self) -> bool:
+        return any(c.type.is_counter for c in self.columns if not c.is_primary_key)
+
+    @property
+    def default_ttl(self) -> int:
+        return int(self.options.get("default_time_to_live", 0) or 0)
+
+    @property
+    def gc_grace_seconds(self) -> int:
+        return int(self.options.get("gc_grace_seconds", 864000))
+
+
+@dataclass(frozen=True)
+class Keyspace:
+    """A keyspace with its replication options (a dict of strings, ``class`` included) and its objects."""
+
+    name: str
+    replication: Mapping[str, str]
+    durable_writes: bool = True
+    tables: Mapping[str, Table] = field(default_factory=dict)
+    types: Mapping[str, UserTypeDef] = field(default_factory=dict)

@@ -1,0 +1,455 @@
+"""The system keyspaces (``system_schema``, ``system``) as data.
+
+Their tables are ordinary ``Table`` objects with Cassandra 4.0's column names
+and types, so the query engine can run SELECT over them; ``system_rows``
+produces their rows from a catalog.  Rows cover user keyspaces and the system
+keyspaces themselves, so drivers see the system tables in their metadata.
+Values follow cassandra-driver conventions (sets as ``SortedSet``, maps as
+dicts, uuids as ``uuid.UUID``, inet as str, timestamps as naive UTC datetimes).
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from cassandra.util import SortedSet
+
+from logtide.schema import properties, types
+from logtide.schema.model import CLUSTERING, PARTITION_KEY, REGULAR, Column, Keyspace, Table
+
+if TYPE_CHECKING:
+    from logtide.schema.catalog import Catalog
+
+SYSTEM_SCHEMA = "system_schema"
+SYSTEM = "system"
+
+# (table, comment, partition key, clustering key, regular columns) with (name, type string) pairs
+_SCHEMA_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]] = {
+    "keyspaces": (
+        "keyspace definitions",
+        [("keyspace_name", "text")],
+        [],
+        [("durable_writes", "boolean"), ("replication", "frozen<map<text, text>>")],
+    ),
+    "tables": (
+        "table definitions",
+        [("keyspace_name", "text")],
+        [("table_name", "text")],
+        [
+            ("additional_write_policy", "text"),
+            ("bloom_filter_fp_chance", "double"),
+            ("caching", "frozen<map<text, text>>"),
+            ("cdc", "boolean"),
+            ("comment", "text"),
+            ("compaction", "frozen<map<text, text>>"),
+            ("compression", "frozen<map<text, text>>"),
+            ("crc_check_chance", "double"),
+            ("dclocal_read_repair_chance", "double"),
+            ("default_time_to_live", "int"),
+            ("extensions", "frozen<map<text, blob>>"),
+            ("flags", "frozen<set<text>>"),
+            ("gc_grace_seconds", "int"),
+            ("id", "uuid"),
+            ("max_index_interval", "int"),
+            ("memtable_flush_period_in_ms", "int"),
+            ("min_index_interval", "int"),
+            ("read_repair", "text"),
+            ("read_repair_chance", "double"),
+            ("speculative_retry", "text"),
+        ],
+    ),
+    "columns": (
+        "column definitions",
+        [("keyspace_name", "text")],
+        [("table_name", "text"), ("column_name", "text")],
+        [
+            ("clustering_order", "text"),
+            ("column_name_bytes", "blob"),
+            ("kind", "text"),
+            ("position", "int"),
+            ("type", "text"),
+        ],
+    ),
+    "dropped_columns": (
+        "dropped column registry",
+        [("keyspace_name", "text")],
+        [("table_name", "text"), ("column_name", "text")],
+        [("dropped_time", "timestamp"), ("kind", "text"), ("type", "text")],
+    ),
+    "triggers": (
+        "trigger definitions",
+        [("keyspace_name", "text")],
+        [("table_name", "text"), ("trigger_name", "text")],
+        [("options", "frozen<map<text, text>>")],
+    ),
+    "views": (
+        "view definitions",
+        [("keyspace_name", "text")],
+        [("view_name", "text")],
+        [
+            ("additional_write_policy", "text"),
+            ("base_table_id", "uuid"),
+            ("base_table_name", "text"),
+            ("bloom_filter_fp_chance", "double"),
+            ("caching", "frozen<map<text, text>>"),
+            ("cdc", "boolean"),
+            ("comment", "text"),
+            ("compaction", "frozen<map<text, text>>"),
+            ("compression", "frozen<map<text, text>>"),
+            ("crc_check_chance", "double"),
+            ("dclocal_read_repair_chance", "double"),
+            ("default_time_to_live", "int"),
+            ("extensions", "frozen<map<text, blob>>"),
+            ("gc_grace_seconds", "int"),
+            ("id", "uuid"),
+            ("include_all_columns", "boolean"),
+            ("max_index_interval", "int"),
+            ("memtable_flush_period_in_ms", "int"),
+            ("min_index_interval", "int"),
+            ("read_repair", "text"),
+            ("read_repair_chance", "double"),
+            ("speculative_retry", "text"),
+            ("where_clause", "text"),
+        ],
+    ),
+    "types": (
+        "user defined type definitions",
+        [("keyspace_name", "text")],
+        [("type_name", "text")],
+        [("field_names", "frozen<list<text>>"), ("field_types", "frozen<list<text>>")],
+    ),
+    "functions": (
+        "user defined function definitions",
+        [("keyspace_name", "text")],
+        [("function_name", "text"), ("argument_types", "frozen<list<text>>")],
+        [
+            ("argument_names", "frozen<list<text>>"),
+            ("body", "text"),
+            ("called_on_null_input", "boolean"),
+            ("language", "text"),
+            ("return_type", "text"),
+        ],
+    ),
+    "aggregates": (
+        "user defined aggregate definitions",
+        [("keyspace_name", "text")],
+        [("aggregate_name", "text"), ("argument_types", "frozen<list<text>>")],
+        [
+            ("final_func", "text"),
+            ("initcond", "text"),
+            ("return_type", "text"),
+            ("state_func", "text"),
+            ("state_type", "text"),
+        ],
+    ),
+    "indexes": (
+        "secondary index definitions",
+        [("keyspace_name", "text")],
+        [("table_name", "text"), ("index_name", "text")],
+        [("kind", "text"), ("options", "frozen<map<text, text>>")],
+    ),
+}
+
+_SYSTEM_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]] = {
+    "local": (
+        "information about the local node",
+        [("key", "text")],
+        [],
+        [
+            ("bootstrapped", "text"),
+            ("broadcast_address", "inet"),
+            ("broadcast_port", "int"),
+            ("cluster_name", "text"),
+            ("cql_version", "text"),
+            ("data_center", "text"),
+            ("gossip_generation", "int"),
+            ("host_id", "uuid"),
+            ("listen_address", "inet"),
+            ("listen_port", "int"),
+            ("native_protocol_version", "text"),
+            ("partitioner", "text"),
+            ("rack", "text"),
+            ("release_version", "text"),
+            ("rpc_address", "inet"),
+            ("rpc_port", "int"),
+            ("schema_version", "uuid"),
+            ("tokens", "set<text>"),
+            ("truncated_at", "map<uuid, blob>"),
+        ],
+    ),
+    "peers": (
+        "information about known peers in the cluster",
+        [("peer", "inet")],
+        [],
+        [
+            ("data_center", "text"),
+            ("host_id", "uuid"),
+            ("preferred_ip", "inet"),
+            ("rack", "text"),
+            ("release_version", "text"),
+            ("rpc_address", "inet"),
+            ("schema_version", "uuid"),
+            ("tokens", "set<text>"),
+        ],
+    ),
+    "peers_v2": (
+        "information about known peers in the cluster",
+        [("peer", "inet")],
+        [("peer_port", "int")],
+        [
+            ("data_center", "text"),
+            ("host_id", "uuid"),
+            ("native_address", "inet"),
+            ("native_port", "int"),
+            ("preferred_ip", "inet"),
+            ("preferred_port", "int"),
+            ("rack", "text"),
+            ("release_version", "text"),
+            ("schema_version", "uuid"),
+            ("tokens", "set<text>"),
+        ],
+    ),
+}
+
+SCHEMA_GC_GRACE_SECONDS = 7 * 24 * 3600
+LOCAL_REPLICATION = {"class": properties.LOCAL_STRATEGY}
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """What ``system.local`` says about this (only) node."""
+
+    cluster_name: str = "logtide"
+    release_version: str = "4.0.11"
+    cql_version: str = "3.4.5"
+    native_protocol_version: str = "4"
+    partitioner: str = "org.apache.cassandra.dht.Murmur3Partitioner"
+    tokens: frozenset[str] = frozenset({"0"})
+    data_center: str = "datacenter1"
+    rack: str = "rack1"
+    host_id: uuid.UUID = field(default_factory=lambda: uuid.UUID(int=1))
+    broadcast_address: str = "127.0.0.1"
+    listen_address: str = "127.0.0.1"
+    rpc_address: str = "127.0.0.1"
+    native_port: int = 9042
+    storage_port: int = 7000
+    gossip_generation: int = 0
+    schema_version: uuid.UUID | None = None  # None: the catalog's version
+
+
+def system_table_id(keyspace: str, table: str) -> uuid.UUID:
+    """Cassandra's TableId.forSystemTable: a name-based (MD5, version 3) UUID of keyspace + table."""
+    return uuid.UUID(bytes=hashlib.md5((keyspace + table).encode()).digest(), version=3)
+
+
+def _no_udt(keyspace: str, name: str) -> None:
+    return None
+
+
+def _make_table(keyspace: str, name: str, spec: tuple, store_id: int) -> Table:
+    comment, pk, ck, regular = spec
+
+    def typ(s: str) -> Any:
+        return types.parse_type_string(s, keyspace, _no_udt)
+
+    columns = [Column(n, typ(t), PARTITION_KEY, i) for i, (n, t) in enumerate(pk)]
+    columns += [Column(n, typ(t), CLUSTERING, i, "asc") for i, (n, t) in enumerate(ck)]
+    columns += [Column(n, typ(t), REGULAR) for n, t in sorted(regular)]
+    options = properties.table_defaults()
+    options["comment"] = comment
+    if keyspace == SYSTEM_SCHEMA:
+        options["gc_grace_seconds"] = SCHEMA_GC_GRACE_SECONDS
+    return Table(keyspace, name, system_table_id(keyspace, name), store_id, tuple(columns), options)
+
+
+_CACHE: dict[str, Keyspace] = {}
+
+
+def system_keyspaces() -> dict[str, Keyspace]:
+    """The system keyspaces by name (built on first use; their tables have negative store ids)."""
+    if not _CACHE:
+        store_id = -1
+        for ks_name, specs in ((SYSTEM, _SYSTEM_TABLES), (SYSTEM_SCHEMA, _SCHEMA_TABLES)):
+            tables = {}
+            for name, spec in specs.items():
+                tables[name] = _make_table(ks_name, name, spec, store_id)
+                store_id -= 1
+            _CACHE[ks_name] = Keyspace(ks_name, dict(LOCAL_REPLICATION), True, tables, {})
+    return _CACHE
+
+
+def is_system_keyspace(name: str) -> bool:
+    return name in (SYSTEM, SYSTEM_SCHEMA)
+
+
+# --------------------------------------------------------------------------
+# Rows
+# --------------------------------------------------------------------------
+
+
+def _all_tables(catalog: "Catalog") -> Iterator[Table]:
+    for ks in catalog.all_keyspaces():
+        for name in sorted(ks.tables):
+            yield ks.tables[name]
+
+
+def _keyspaces_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
+    return [
+        {"keyspace_name": ks.name, "durable_writes": ks.durable_writes, "replication": dict(ks.replication)}
+        for ks in catalog.all_keyspaces()
+    ]
+
+
+def table_flags(table: Table) -> SortedSet:
+    """system_schema.tables.flags: ``{'compound'}``, plus ``'counter'`` for counter tables."""
+    return SortedSet(["compound", "counter"] if table.is_counter_table else ["compound"])
+
+
+def _table_row(table: Table) -> dict[str, Any]:
+    o = {**properties.table_defaults(), **table.options}
+    return {
+        "keyspace_name": table.keyspace,
+        "table_name": table.name,
+        "additional_write_policy": o["additional_write_policy"],
+        "bloom_filter_fp_chance": float(o["bloom_filter_fp_chance"]),
+        "caching": dict(o["caching"]),
+        "cdc": bool(table.cdc and table.cdc.get("enabled") == "true"),
+        "comment": o["comment"],
+        "compaction": dict(o["compaction"]),
+        "compression": dict(o["compression"]),
+        "crc_check_chance": float(o["crc_check_chance"]),
+        "dclocal_read_repair_chance": float(o["dclocal_read_repair_chance"]),
+        "default_time_to_live": int(o["default_time_to_live"]),
+        "extensions": {},
+        "flags": table_flags(table),
+        "gc_grace_seconds": int(o["gc_grace_seconds"]),
+        "id": table.id,
+        "max_index_interval": int(o["max_index_interval"]),
+        "memtable_flush_period_in_ms": int(o["memtable_flush_period_in_ms"]),
+        "min_index_interval": int(o["min_index_interval"]),
+        "read_repair": o["read_repair"],
+        "read_repair_chance": float(o["read_repair_chance"]),
+        "speculative_retry": o["speculative_retry"],
+    }
+
+
+def _tables_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
+    return [_table_row(t) for t in _all_tables(catalog)]
+
+
+def _columns_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
+    rows = []
+    for table in _all_tables(catalog):
+        for c in sorted(table.columns, key=lambda c: c.name):
+            rows.append(
+                {
+                    "keyspace_name": table.keyspace,
+                    "table_name": table.name,
+                    "column_name": c.name,
+                    "clustering_order": c.clustering_order,
+                    "column_name_bytes": c.name.encode("utf-8"),
+                    "kind": c.kind,
+                    "position": c.position,
+                    "type": c.type.cql(),
+                }
+            )
+    return rows
+
+
+def _micros_to_datetime(micros: int) -> datetime.datetime:
+    epoch = datetime.datetime(1970, 1, 1)
+    return epoch + datetime.timedelta(microseconds=micros - micros % 1000)
+
+
+def _dropped_columns_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
+    rows = []
+    for table in _all_tables(catalog):
+        for name in sorted(table.dropped_columns):
+            type_string, micros = table.dropped_columns[name]
+            rows.append(
+                {
+                    "keyspace_name": table.keyspace,
+                    "table_name": table.name,
+                    "column_name": name,
+                    "dropped_time": _micros_to_datetime(micros),
+                    "kind": REGULAR,
+                    "type": type_string,
+                }
+            )
+    return rows
+
+
+def _types_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
+    rows = []
+    for ks in catalog.all_keyspaces():
+        for name in sorted(ks.types):
+            udt = ks.types[name]
+            rows.append(
+                {
+                    "keyspace_name": ks.name,
+                    "type_name": name,
+                    "field_names": list(udt.field_names),
+                    "field_types": [t.cql() for t in udt.field_types],
+                }
+            )
+    return rows
+
+
+def _no_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
+    return []
+
+
+def _local_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
+    return [
+        {
+            "key": "local",
+            "bootstrapped": "COMPLETED",
+            "broadcast_address": node.broadcast_address,
+            "broadcast_port": node.storage_port,
+            "cluster_name": node.cluster_name,
+            "cql_version": node.cql_version,
+            "data_center": node.data_center,
+            "gossip_generation": node.gossip_generation,
+            "host_id": node.host_id,
+            "listen_address": node.listen_address,
+            "listen_port": node.storage_port,
+            "native_protocol_version": node.native_protocol_version,
+            "partitioner": node.partitioner,
+            "rack": node.rack,
+            "release_version": node.release_version,
+            "rpc_address": node.rpc_address,
+            "rpc_port": node.native_port,
+            "schema_version": node.schema_version or catalog.version,
+            "tokens": SortedSet(node.tokens),
+            "truncated_at": None,
+        }
+    ]
+
+
+_ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]]]] = {
+    (SYSTEM_SCHEMA, "keyspaces"): _keyspaces_rows,
+    (SYSTEM_SCHEMA, "tables"): _tables_rows,
+    (SYSTEM_SCHEMA, "columns"): _columns_rows,
+    (SYSTEM_SCHEMA, "dropped_columns"): _dropped_columns_rows,
+    (SYSTEM_SCHEMA, "types"): _types_rows,
+    (SYSTEM_SCHEMA, "triggers"): _no_rows,
+    (SYSTEM_SCHEMA, "views"): _no_rows,
+    (SYSTEM_SCHEMA, "functions"): _no_rows,
+    (SYSTEM_SCHEMA, "aggregates"): _no_rows,
+    (SYSTEM_SCHEMA, "indexes"): _no_rows,
+    (SYSTEM, "local"): _local_rows,
+    (SYSTEM, "peers"): _no_rows,
+    (SYSTEM, "peers_v2"): _no_rows,
+}
+
+
+def system_rows(catalog: "Catalog", keyspace_name: str, table_name: str, node_info: NodeInfo) -> list[dict[str, Any]]:
+    """The rows of a system table, in primary-key order, as dicts from column name to Python value."""
+    producer = _ROWS.get((keyspace_name, table_name))
+    if producer is None:
+        raise KeyError(f"{keyspace_name}.{table_name} is not a system table")
+    return producer(catalog, node_info)

@@ -1,0 +1,417 @@
+"""Serialization of Python values to protocol-v4 bytes and back (implementation of logtide.schema.types).
+
+Leaf values always go through cassandra-driver's ``cqltypes`` codecs.  Whole composite values
+also do, except when the type contains a set or a map somewhere: the driver serializes those in
+Python iteration order, whereas Cassandra keeps set elements and map keys sorted by the element
+comparator, so for them the (trivial) collection/tuple framing is done here, element by element,
+to get the canonical byte form Cassandra stores.
+"""
+
+from __future__ import annotations
+
+import datetime
+import struct
+from typing import Any, Callable, List, Optional
+
+from cassandra import cqltypes as _ct
+from cassandra import util as _cutil
+
+from logtide.errors import InvalidRequest
+
+PROTO = 4
+EMPTY = _ct.EMPTY
+
+_int32 = struct.Struct(">i")
+_int32_pack = _int32.pack
+_int32_unpack_from = _int32.unpack_from
+_NULL = _int32_pack(-1)
+
+_EPOCH = datetime.datetime(1970, 1, 1)
+
+
+def contains_set_or_map(t) -> bool:
+    k = t.kind
+    if k in ("set", "map"):
+        return True
+    if k == "list":
+        return contains_set_or_map(t.element)
+    if k in ("tuple", "udt"):
+        return any(contains_set_or_map(i) for i in t.items)
+    return False
+
+
+# ---------------------------------------------------------------------------
+# splitting serialized values
+# ---------------------------------------------------------------------------
+
+
+def split_collection(data: bytes) -> List[Optional[bytes]]:
+    """Elements of a serialized list/set (or the flattened k, v, k, v ... of a map)."""
+    n = _int32_unpack_from(data, 0)[0]
+    p = 4
+    out = []
+    for _ in range(n):
+        ln = _int32_unpack_from(data, p)[0]
+        p += 4
+        if ln < 0:
+            out.append(None)
+        else:
+            out.append(data[p:p + ln])
+            p += ln
+    return out
+
+
+def split_map(data: bytes) -> List[Optional[bytes]]:
+    n = _int32_unpack_from(data, 0)[0]
+    p = 4
+    out = []
+    for _ in range(2 * n):
+        ln = _int32_unpack_from(data, p)[0]
+        p += 4
+        if ln < 0:
+            out.append(None)
+        else:
+            out.append(data[p:p + ln])
+            p += ln
+    return out
+
+
+def split_tuple(data: bytes) -> List[Optional[bytes]]:
+    """Components of a serialized tuple/UDT value (as many as are present)."""
+    out = []
+    p = 0
+    end = len(data)
+    while p < end:
+        ln = _int32_unpack_from(data, p)[0]
+        p += 4
+        if ln < 0:
+            out.append(None)
+        else:
+            out.append(data[p:p + ln])
+            p += ln
+    return out
+
+
+def pack_elements(items) -> bytes:
+    parts = [_int32_pack(len(items))]
+    for b in items:
+        if b is None:
+            parts.append(_NULL)
+        else:
+            parts.append(_int32_pack(len(b)))
+            parts.append(b)
+    return b"".join(parts)
+
+
+def pack_components(items) -> bytes:
+    parts = []
+    for b in items:
+        if b is None:
+            parts.append(_NULL)
+        else:
+            parts.append(_int32_pack(len(b)))
+            parts.append(b)
+    return b"".join(parts)
+
+
+def make_sorted_set(items) -> _cutil.SortedSet:
+    """A driver SortedSet holding ``items`` in the given (Cassandra comparator) order."""
+    s = _cutil.SortedSet.__new__(_cutil.SortedSet)
+    s._items = list(items)
+    return s
+
+
+def make_map(key_type, pairs) -> _cutil.OrderedMapSerializedKey:
+    """An OrderedMapSerializedKey from (key, key bytes, value) triples, in the given order."""
+    m = _cutil.OrderedMapSerializedKey(key_type.driver_type, PROTO)
+    for k, kb, v in pairs:
+        m._insert_unchecked(k, kb, v)
+    return m
+
+
+# ---------------------------------------------------------------------------
+# serializers
+# ---------------------------------------------------------------------------
+
+
+def _err(t, value, exc) -> InvalidRequest:
+    return InvalidRequest(f"Invalid value {value!r} for type {t.cql()}: {exc}")
+
+
+def make_serializer(t) -> Callable[[Any], bytes]:
+    k = t.kind
+    if k == "native":
+        drv = t.driver_type.serialize
+
+        if t.name in ("text", "varchar"):
+            def ser_text(v):
+                try:
+                    return v.encode("utf-8")
+                except AttributeError:
+                    if v is EMPTY:
+                        return b""
+                    if isinstance(v, (bytes, bytearray)):
+                        return bytes(v)
+                    raise _err(t, v, "expected a string")
+            return ser_text
+
+        if t.name == "blob":
+            def ser_blob(v):
+                if v is EMPTY:
+                    return b""
+                try:
+                    return bytes(v)
+                except Exception as e:
+                    raise _err(t, v, e)
+            return ser_blob
+
+        def ser_native(v):
+            if v is EMPTY:
+                return b""
+            try:
+                return drv(v, PROTO)
+            except InvalidRequest:
+                raise
+            except Exception as e:  # struct.error, TypeError, ValueError ...
+                raise _err(t, v, e) from None
+        return ser_native
+
+    if not contains_set_or_map(t):
+        drv = t.driver_type.serialize
+
+        def ser_driver(v):
+            if v is EMPTY:
+                return b""
+            try:
+                return drv(v, PROTO)
+            except InvalidRequest:
+                raise
+            except Exception as e:
+                raise _err(t, v, e) from None
+        return ser_driver
+
+    if k == "list":
+        el = t.element
+
+        def ser_list(v):
+            if v is EMPTY:
+                return b""
+            es = el._serializer
+            return pack_elements([None if x is None else es(x) for x in v])
+        return ser_list
+
+    if k == "set":
+        el = t.element
+
+        def ser_set(v):
+            if v is EMPTY:
+                return b""
+            if isinstance(v, (str, bytes)):
+                raise _err(t, v, "expected a set")
+            es = el._serializer
+            cmp = el._comparable
+            seen = {}
+            for x in v:
+                b = es(x)
+                c = cmp(b)
+                if c not in seen:
+                    seen[c] = b
+            return pack_elements([seen[c] for c in sorted(seen)])
+        return ser_set
+
+    if k == "map":
+        kt, vt = t.key, t.value
+
+        def ser_map(v):
+            if v is EMPTY:
+                return b""
+            try:
+                items = v.items()
+            except AttributeError:
+                raise _err(t, v, "expected a map") from None
+            ks, vs, cmp = kt._serializer, vt._serializer, kt._comparable
+            seen = {}
+            for key, val in items:
+                kb = ks(key)
+                c = cmp(kb)
+                vb = None if val is None else vs(val)
+                if c in seen:
+                    seen[c] = (seen[c][0], vb)
+                else:
+                    seen[c] = (kb, vb)
+            flat = []
+            for c in sorted(seen):
+                flat.extend(seen[c])
+            return pack_elements_flat(len(seen), flat)
+        return ser_map
+
+    if k == "tuple":
+        types = t.items
+
+        def ser_tuple(v):
+            if v is EMPTY:
+                return b""
+            if len(v) > len(types):
+                raise InvalidRequest(
+                    f"Tuple value contained too many fields (expected {len(types)}, got {len(v)})"
+                )
+            return pack_components(
+                [None if x is None else ct._serializer(x) for x, ct in zip(v, types)]
+            )
+        return ser_tuple
+
+    if k == "udt":
+        names = t.field_names
+        types = t.field_types
+
+        def ser_udt(v):
+            if v is EMPTY:
+                return b""
+            vals = udt_field_values(t, v)
+            return pack_components(
+                [None if x is None else ct._serializer(x) for x, ct in zip(vals, types)]
+            )
+        return ser_udt
+
+    raise AssertionError(k)
+
+
+def pack_elements_flat(count, flat) -> bytes:
+    parts = [_int32_pack(count)]
+    for b in flat:
+        if b is None:
+            parts.append(_NULL)
+        else:
+            parts.append(_int32_pack(len(b)))
+            parts.append(b)
+    return b"".join(parts)
+
+
+def udt_field_values(t, v) -> list:
+    """Field values of a UDT value given as a (named) tuple, a mapping or an object."""
+    names = t.field_names
+    if isinstance(v, dict):
+        return [v.get(n) for n in names]
+    if isinstance(v, (tuple, list)):
+        vals = list(v)
+        if len(vals) > len(names):
+            raise InvalidRequest(
+                f"UDT value contained too many fields (expected {len(names)}, got {len(vals)})"
+            )
+        return vals + [None] * (len(names) - len(vals))
+    return [getattr(v, n, None) for n in names]
+
+
+# ---------------------------------------------------------------------------
+# deserializers
+# ---------------------------------------------------------------------------
+
+
+def make_deserializer(t) -> Callable[[bytes], Any]:
+    k = t.kind
+    if k == "native":
+        drv = t.driver_type.deserialize
+        name = t.name
+        if name in ("text", "ascii"):
+            def des_text(data):
+                return bytes(data).decode("utf-8")
+            return des_text
+        if name == "blob":
+            def des_blob(data):
+                return bytes(data)
+            return des_blob
+        if name == "timestamp":
+            def des_ts(data):
+                if not data:
+                    return EMPTY
+                ms = _int64_unpack(data)
+                try:
+                    return _EPOCH + datetime.timedelta(milliseconds=ms)
+                except OverflowError:
+                    return ms
+            return des_ts
+
+        def des_native(data):
+            if not data:
+                return EMPTY
+            return drv(data, PROTO)
+        return des_native
+
+    if not contains_set_or_map(t):
+        drv = t.driver_type.deserialize
+
+        def des_driver(data):
+            if not data:
+                return EMPTY
+            return drv(data, PROTO)
+        return des_driver
+
+    if k == "list":
+        el = t.element
+
+        def des_list(data):
+            if not data:
+                return EMPTY
+            d = el._deserializer
+            return [None if b is None else d(b) for b in split_collection(data)]
+        return des_list
+
+    if k == "set":
+        el = t.element
+
+        def des_set(data):
+            if not data:
+                return EMPTY
+            d = el._deserializer
+            return make_sorted_set([None if b is None else d(b) for b in split_collection(data)])
+        return des_set
+
+    if k == "map":
+        kt, vt = t.key, t.value
+
+        def des_map(data):
+            if not data:
+                return EMPTY
+            kd, vd = kt._deserializer, vt._deserializer
+            flat = split_map(data)
+            return make_map(
+                kt,
+                [
+                    (None if flat[i] is None else kd(flat[i]), flat[i],
+                     None if flat[i + 1] is None else vd(flat[i + 1]))
+                    for i in range(0, len(flat), 2)
+                ],
+            )
+        return des_map
+
+    if k == "tuple":
+        types = t.items
+
+        def des_tuple(data):
+            if not data:
+                return EMPTY
+            comps = split_tuple(data)
+            vals = [None if b is None else ct._deserializer(b) for b, ct in zip(comps, types)]
+            vals += [None] * (len(types) - len(vals))
+            return tuple(vals)
+        return des_tuple
+
+    if k == "udt":
+        types = t.field_types
+
+        def des_udt(data):
+            if not data:
+                return EMPTY
+            comps = split_tuple(data)
+            vals = [None if b is None else ct._deserializer(b) for b, ct in zip(comps, types)]
+            return t.make_value(*vals)
+        return des_udt
+
+    raise AssertionError(k)
+
+
+_int64 = struct.Struct(">q")
+
+
+def _int64_unpack(data) -> int:
+    return _int64.unpack(data)[0]

@@ -1,0 +1,349 @@
+"""The embedded API: ``logtide.open(path)`` gives a Database; ``db.session()`` executes CQL.
+
+A write statement or batch is one atomic storage commit: its mutation is
+built (reading first where CQL requires: list indices, counters, conditions)
+and applied inside one write transaction, serialized by the database's write
+lock.  Reads run on per-thread snapshots and never wait for writers.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from .clock import Clock, SystemClock, TimestampSource
+from .cql import ast, parse
+from .errors import CqlError, InvalidRequest, ServerError
+from .mutation.apply import apply_mutation, load_partition
+from .mutation.builder import ListKeys, RowReader, Target, WriteContext, build
+from .mutation.cells import Cell
+from .mutation.model import Mutation
+from .query.evaluate import TermEvaluator
+from .query.functions import FunctionRegistry, TimeuuidSource
+from .query.read import live_row
+from .query.select import SelectContext, StoredSource, VirtualSource, execute_select
+from .result import ColumnSpec, ResultSet, Row, SchemaChange
+from .schema import types as T
+from .schema.catalog import Catalog
+from .schema.model import Column, Table
+from .storage.records import decode_row
+from .storage.sqlite import Store, Txn
+
+CATALOG_KEY = "catalog"
+HOST_ID_KEY = "host_id"
+
+DDL = (ast.CreateKeyspace, ast.AlterKeyspace, ast.DropKeyspace, ast.CreateTable, ast.AlterTableAdd,
+       ast.AlterTableDrop, ast.AlterTableRename, ast.AlterTableWith, ast.AlterTableAlterType, ast.DropTable,
+       ast.CreateType, ast.AlterTypeAdd, ast.AlterTypeRename, ast.DropType)
+DML = (ast.Insert, ast.Update, ast.Delete)
+
+
+class TxnRowReader(RowReader):
+    """Reads the live state of rows inside a write transaction (read-before-write)."""
+
+    def __init__(self, txn: Txn, now: int) -> None:
+        self.txn = txn
+        self.now = now
+
+    def row(self, table: Table, pk: bytes, token: int, ck: bytes, static: bool):
+        part_data = self.txn.get_partition(table.store_id, token, pk)
+        if part_data is None:
+            return None
+        part = load_partition(self.txn, table.store_id, token, pk, ())
+        if static:
+            if part.static is None:
+                return None
+            return live_row(table, part.static, part.deletion, self.now, part.key, b"", static=True)
+        data = self.txn.get_row(table.store_id, token, pk, ck)
+        if data is None:
+            return None
+        return live_row(table, decode_row(data), part.row_deletion(ck), self.now, part.key, ck)
+
+    def live_complex(self, table: Table, pk: bytes, token: int, ck: bytes, column: Column) -> list[tuple[bytes, Cell]]:
+        lr = self.row(table, pk, token, ck, column.is_static)
+        return [] if lr is None else lr.complex.get(column.name, [])
+
+    def live_cell(self, table: Table, pk: bytes, token: int, ck: bytes, column: Column) -> Cell | None:
+        lr = self.row(table, pk, token, ck, column.is_static)
+        return None if lr is None else lr.cells.get(column.name)
+
+
+@dataclass
+class PreparedStatement:
+    """A parsed statement ready to execute with bound values (``?`` or ``:name`` markers)."""
+
+    query_string: str
+    parsed: ast.Parsed
+    keyspace: str | None
+
+    @property
+    def bind_count(self) -> int:
+        return len(self.parsed.bind_markers)
+
+
+class Database:
+    """An open data directory: storage, the schema catalog, clocks and functions."""
+
+    def __init__(self, path: str | Path, clock: Clock | None = None, synchronous: str = "FULL") -> None:
+        self.path = Path(path)
+        self.clock = clock or SystemClock()
+        self.store = Store.open(self.path, synchronous=synchronous)
+        self.timestamps = TimestampSource(self.clock)
+        self.list_keys = ListKeys(self.clock.now_micros)
+        self.timeuuids = TimeuuidSource(self.clock.now_micros)
+        self.functions = FunctionRegistry(self.timeuuids, self.clock.now_micros)
+        self.write_lock = threading.RLock()
+        self._parse_cache: OrderedDict[str, ast.Parsed] = OrderedDict()
+        self._parse_lock = threading.Lock()
+        with self.store.snapshot() as txn:
+            doc = txn.get_meta(CATALOG_KEY)
+            host = txn.get_meta(HOST_ID_KEY)
+        self.catalog = Catalog.from_json(doc.decode()) if doc else Catalog.empty()
+        if host is None:
+            host = uuid.uuid4().bytes
+            with self.store.write() as wtxn:
+                wtxn.put_meta(HOST_ID_KEY, host)
+        self.host_id = uuid.UUID(bytes=host)
+        self._closed = False
+
+    # ------------------------------------------------------------------
+    def session(self, keyspace: str | None = None) -> "Session":
+        """A new session, optionally starting in ``keyspace``."""
+        s = Session(self)
+        if keyspace:
+            s.execute(f'USE "{keyspace}"' if keyspace != keyspace.lower() else f"USE {keyspace}")
+        return s
+
+    def parse(self, text: str) -> ast.Parsed:
+        """Parse with a small cache of recent statements."""
+        with self._parse_lock:
+            p = self._parse_cache.get(text)
+            if p is not None:
+                self._parse_cache.move_to_end(text)
+                return p
+        p = parse(text)
+        with self._parse_lock:
+            self._parse_cache[text] = p
+            if len(self._parse_cache) > 512:
+                self._parse_cache.popitem(last=False)
+        return p
+
+    def now_seconds(self) -> int:
+        return self.clock.now_micros() // 1_000_000
+
+    def close(self) -> None:
+        """Close storage and release the data directory."""
+        if not self._closed:
+            self._closed = True
+            self.store.close()
+
+    def __enter__(self) -> "Database":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def open(path: str | Path, clock: Clock | None = None, synchronous: str = "FULL") -> Database:  # noqa: A001
+    """Open (or create) a logtide data directory for reading and writing."""
+    return Database(path, clock=clock, synchronous=synchronous)
+
+
+class Session:
+    """Executes CQL statements against a Database, keeping the current keyspace."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.keyspace: str | None = None
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Sessions hold no resources of their own; closing the Database closes storage."""
+
+    # ------------------------------------------------------------------
+    def prepare(self, query: str) -> PreparedStatement:
+        """Parse a statement once for repeated execution with bound values."""
+        return PreparedStatement(query, self.db.parse(query), self.keyspace)
+
+    def execute(self, query: str | PreparedStatement, params: Sequence[Any] | Mapping[str, Any] | None = None,
+                timestamp: int | None = None) -> ResultSet:
+        """Execute one statement; ``params`` binds ``?``/``:name`` markers; ``timestamp`` is a client timestamp."""
+        if isinstance(query, PreparedStatement):
+            parsed = query.parsed
+        else:
+            parsed = self.db.parse(query)
+        if parsed.bind_markers:
+            if params is None:
+                raise InvalidRequest(f"Statement has {len(parsed.bind_markers)} bind markers but no values were given")
+            if not isinstance(params, Mapping) and len(params) != len(parsed.bind_markers):
+                raise InvalidRequest(f"There were {len(parsed.bind_markers)} markers(?) in CQL but "
+                                     f"{len(params)} bound variables")
+        try:
+            return self._execute(parsed.statement, params, timestamp)
+        except CqlError:
+            raise
+        except RecursionError as e:
+            raise InvalidRequest(f"Statement is too deeply nested: {e}") from None
+
+    # ------------------------------------------------------------------
+    def _evaluator(self, params: Any) -> TermEvaluator:
+        return TermEvaluator(self.db.functions, params)
+
+    def _execute(self, stmt: Any, params: Any, client_ts: int | None) -> ResultSet:
+        if isinstance(stmt, ast.Select):
+            return self._select(stmt, params)
+        if isinstance(stmt, DML):
+            return self._write([stmt], params, client_ts, None)
+        if isinstance(stmt, ast.Batch):
+            return self._batch(stmt, params, client_ts)
+        if isinstance(stmt, ast.UseKeyspace):
+            self.db.catalog.keyspace(stmt.name) if not _is_system(stmt.name) else None
+            self.keyspace = stmt.name
+            return ResultSet("set_keyspace", keyspace=stmt.name)
+        if isinstance(stmt, DDL):
+            return self._ddl(stmt)
+        if isinstance(stmt, ast.Truncate):
+            return self._truncate(stmt)
+        if isinstance(stmt, ast.Describe):
+            return self._describe(stmt)
+        raise InvalidRequest(f"{type(stmt).__name__} statements are not supported by the embedded engine")
+
+    def _table(self, name: ast.QualifiedName) -> Table:
+        ks = name.keyspace or self.keyspace
+        if ks is None:
+            raise InvalidRequest("No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename")
+        return self.db.catalog.table(ks, name.name)
+
+    # -- reads ------------------------------------------------------------
+    def _select(self, stmt: ast.Select, params: Any) -> ResultSet:
+        from .schema import system_schema
+        ks = stmt.table.keyspace or self.keyspace
+        if ks is not None and system_schema.is_system_keyspace(ks):
+            table = self._table(stmt.table)
+            rows = system_schema.system_rows(self.db.catalog, ks, table.name, self._node_info())
+            ctx = SelectContext(table, self._evaluator(params), self.db.now_seconds(), VirtualSource(rows))
+            return execute_select(stmt, table, ctx)
+        table = self._table(stmt.table)
+        with self.db.store.snapshot() as txn:
+            now = self.db.now_seconds()
+            ctx = SelectContext(table, self._evaluator(params), now, StoredSource(txn, now))
+            return execute_select(stmt, table, ctx)
+
+    def _node_info(self):
+        from .schema import system_schema
+        return system_schema.NodeInfo(host_id=self.db.host_id, schema_version=self.db.catalog.version)
+
+    # -- writes -----------------------------------------------------------
+    def _write(self, stmts: Sequence[Any], params: Any, client_ts: int | None, batch: ast.Batch | None) -> ResultSet:
+        db = self.db
+        ev = self._evaluator(params)
+        tables = [self._table(s.table) for s in stmts]
+        conditional = [s for s in stmts if _is_conditional(s)]
+        for s in conditional:
+            if s.using.timestamp is not None:
+                raise InvalidRequest("Cannot provide custom timestamp for conditional updates")
+        if batch is not None and conditional and batch.using.timestamp is not None:
+            raise InvalidRequest("Cannot provide custom timestamp for conditional BATCH")
+        with db.write_lock:
+            now = db.now_seconds()
+            ts = client_ts if client_ts is not None else db.timestamps.next()
+            if batch is not None and batch.using.timestamp is not None:
+                v = ev.value(batch.using.timestamp, T.NativeType("bigint"), "[timestamp]")
+                if v is None:
+                    raise InvalidRequest("Invalid null value of timestamp")
+                ts = int(v)
+            with db.store.write() as txn:
+                reader = TxnRowReader(txn, now)
+                ctx = WriteContext(ts, now, ev, reader, db.list_keys)
+                mutation = Mutation()
+                if conditional:
+                    from .lwt import check_conditions
+                    result = check_conditions(stmts, tables, ctx, batch is not None)
+                    if result is not None:
+                        return result
+                for s, t in zip(stmts, tables):
+                    build(s, t, ctx, mutation)
+                apply_mutation(mutation, txn, now)
+        if conditional:
+            return ResultSet("rows", (ColumnSpec(tables[0].keyspace, tables[0].name, "[applied]",
+                                                 T.NativeType("boolean")),), [Row(("[applied]",), [True])])
+        return ResultSet("void")
+
+    def _batch(self, stmt: ast.Batch, params: Any, client_ts: int | None) -> ResultSet:
+        tables = [self._table(s.table) for s in stmt.statements]
+        if stmt.using.timestamp is not None and any(s.using.timestamp is not None for s in stmt.statements):
+            raise InvalidRequest("Timestamp must be set either on BATCH or individual statements")
+        for s in stmt.statements:
+            if s.using.ttl is not None and stmt.kind == "COUNTER":
+                raise InvalidRequest("Cannot provide custom TTL for counter updates")
+        for s, t in zip(stmt.statements, tables):
+            if stmt.kind == "COUNTER" and not t.is_counter_table:
+                raise InvalidRequest("Cannot include non-counter statement in a counter batch")
+            if stmt.kind != "COUNTER" and t.is_counter_table:
+                raise InvalidRequest("Cannot include a counter statement in a logged batch"
+                                     if stmt.kind == "LOGGED" else "Counter and non-counter mutations cannot exist in the same batch")
+        if any(_is_conditional(s) for s in stmt.statements):
+            keys = {(t.keyspace, t.name) for t in tables}
+            if len(keys) > 1:
+                raise InvalidRequest("Batch with conditions cannot span multiple tables")
+        return self._write(list(stmt.statements), params, client_ts, stmt)
+
+    def _truncate(self, stmt: ast.Truncate) -> ResultSet:
+        table = self._table(stmt.table)
+        with self.db.write_lock:
+            with self.db.store.write() as txn:
+                txn.drop_table_data(table.store_id)
+        return ResultSet("void")
+
+    # -- schema -----------------------------------------------------------
+    def _ddl(self, stmt: Any) -> ResultSet:
+        db = self.db
+        with db.write_lock:
+            old = db.catalog
+            new, change = old.apply(stmt, self.keyspace, db.timestamps.next())
+            if change is None:
+                return ResultSet("void")
+            dropped = _dropped_store_ids(old, new)
+            with db.store.write() as txn:
+                txn.put_meta(CATALOG_KEY, new.to_json().encode())
+                for tid in dropped:
+                    txn.drop_table_data(tid)
+            db.catalog = new
+        if isinstance(stmt, ast.DropKeyspace) and self.keyspace == stmt.name:
+            pass
+        return ResultSet("schema_change", schema_change=change)
+
+    def _describe(self, stmt: ast.Describe) -> ResultSet:
+        from .schema.describe import describe_rows
+        rows = describe_rows(stmt, self.db.catalog, self.keyspace)
+        names = ("keyspace_name", "type", "name", "create_statement")
+        text = T.NativeType("text")
+        cols = tuple(ColumnSpec("", "", n, text) for n in names)
+        return ResultSet("rows", cols, [Row(names, list(r)) for r in rows], describe=True)
+
+
+def _is_system(name: str) -> bool:
+    from .schema import system_schema
+    return system_schema.is_system_keyspace(name)
+
+
+def _is_conditional(s: Any) -> bool:
+    return bool(getattr(s, "if_not_exists", False) or getattr(s, "if_exists", False) or getattr(s, "conditions", ()))
+
+
+def _dropped_store_ids(old: Catalog, new: Catalog) -> list[int]:
+    def ids(cat: Catalog) -> set[int]:
+        return {t.store_id for ks in cat.all_keyspaces() for t in ks.tables.values()}
+    return sorted(ids(old) - ids(new))
+
+
+_ = (ServerError, Target)

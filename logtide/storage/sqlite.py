@@ -1,0 +1,249 @@
+"""Durable storage in SQLite (WAL mode): atomic commits, snapshot reads, one writer per directory.
+
+Layout of ``<data_dir>/logtide.db``::
+
+    meta(key TEXT PRIMARY KEY, value BLOB)
+    partitions(tid, token, pk, data)     -- PRIMARY KEY (tid, token, pk)
+    rows(tid, token, pk, ck, data)       -- PRIMARY KEY (tid, token, pk, ck)
+
+``tid`` is a table's ``store_id``; ``token`` its Murmur3 token (SQLite's
+signed 64-bit integers sort like Cassandra tokens); ``ck`` the comparable
+clustering key.  Both tables are ``WITHOUT ROWID`` B-trees, so reading one
+partition or one clustering range is an index range scan, never a table scan.
+
+A write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``) holds a whole
+statement or batch, and will hold its CDC log rows and changefeed records
+too; with ``synchronous=FULL`` a commit that returned survives a crash of the
+process or the machine.  Readers in other processes (Spark workers) open the
+directory read-only and see consistent snapshots while the writer works.
+A second writer process is refused through an exclusive ``flock`` on
+``<data_dir>/LOCK``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Iterator
+
+from ..errors import StorageLocked
+
+DB_FILE = "logtide.db"
+LOCK_FILE = "LOCK"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS partitions (
+    tid INTEGER NOT NULL, token INTEGER NOT NULL, pk BLOB NOT NULL, data BLOB NOT NULL,
+    PRIMARY KEY (tid, token, pk)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rows (
+    tid INTEGER NOT NULL, token INTEGER NOT NULL, pk BLOB NOT NULL, ck BLOB NOT NULL, data BLOB NOT NULL,
+    PRIMARY KEY (tid, token, pk, ck)) WITHOUT ROWID;
+"""
+
+
+class Txn:
+    """Reads and writes inside one SQLite transaction."""
+
+    def __init__(self, conn: sqlite3.Connection, writable: bool) -> None:
+        self._conn = conn
+        self.writable = writable
+
+    # -- meta -------------------------------------------------------------
+    def get_meta(self, key: str) -> bytes | None:
+        r = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if r is None else r[0]
+
+    def put_meta(self, key: str, value: bytes) -> None:
+        self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    # -- partitions -------------------------------------------------------
+    def get_partition(self, tid: int, token: int, pk: bytes) -> bytes | None:
+        r = self._conn.execute(
+            "SELECT data FROM partitions WHERE tid = ? AND token = ? AND pk = ?", (tid, token, pk)).fetchone()
+        return None if r is None else r[0]
+
+    def put_partition(self, tid: int, token: int, pk: bytes, data: bytes | None) -> None:
+        if data is None:
+            self._conn.execute("DELETE FROM partitions WHERE tid = ? AND token = ? AND pk = ?", (tid, token, pk))
+        else:
+            self._conn.execute("INSERT OR REPLACE INTO partitions (tid, token, pk, data) VALUES (?, ?, ?, ?)",
+                               (tid, token, pk, data))
+
+    def partitions(self, tid: int, lo: int | None = None, lo_inclusive: bool = True,
+                   hi: int | None = None, hi_inclusive: bool = True) -> Iterator[tuple[int, bytes, bytes]]:
+        """Partitions of a table in token order, optionally within a token range: (token, pk, data)."""
+        sql = "SELECT token, pk, data FROM partitions WHERE tid = ?"
+        args: list = [tid]
+        if lo is not None:
+            sql += " AND token >= ?" if lo_inclusive else " AND token > ?"
+            args.append(lo)
+        if hi is not None:
+            sql += " AND token <= ?" if hi_inclusive else " AND token < ?"
+            args.append(hi)
+        sql += " ORDER BY token, pk"
+        return iter(self._conn.execute(sql, args).fetchall())
+
+    # -- rows ---------------------------------------------------------------
+    def get_row(self, tid: int, token: int, pk: bytes, ck: bytes) -> bytes | None:
+        r = self._conn.execute("SELECT data FROM rows WHERE tid = ? AND token = ? AND pk = ? AND ck = ?",
+                               (tid, token, pk, ck)).fetchone()
+        return None if r is None else r[0]
+
+    def put_row(self, tid: int, token: int, pk: bytes, ck: bytes, data: bytes | None) -> None:
+        if data is None:
+            self._conn.execute("DELETE FROM rows WHERE tid = ? AND token = ? AND pk = ? AND ck = ?",
+                               (tid, token, pk, ck))
+        else:
+            self._conn.execute("INSERT OR REPLACE INTO rows (tid, token, pk, ck, data) VALUES (?, ?, ?, ?, ?)",
+                               (tid, token, pk, ck, data))
+
+    def rows(self, tid: int, token: int, pk: bytes, lo: bytes | None = None, hi: bytes | None = None,
+             reverse: bool = False) -> list[tuple[bytes, bytes]]:
+        """Rows of one partition with ``lo <= ck < hi`` in clustering order (or reversed): (ck, data)."""
+        sql = "SELECT ck, data FROM rows WHERE tid = ? AND token = ? AND pk = ?"
+        args: list = [tid, token, pk]
+        if lo is not None:
+            sql += " AND ck >= ?"
+            args.append(lo)
+        if hi is not None:
+            sql += " AND ck < ?"
+            args.append(hi)
+        sql += " ORDER BY ck DESC" if reverse else " ORDER BY ck"
+        return self._conn.execute(sql, args).fetchall()
+
+    def has_rows(self, tid: int, token: int, pk: bytes) -> bool:
+        """Whether the partition has any stored clustering row."""
+        return self._conn.execute("SELECT 1 FROM rows WHERE tid = ? AND token = ? AND pk = ? LIMIT 1",
+                                  (tid, token, pk)).fetchone() is not None
+
+    def delete_partition_rows(self, tid: int, token: int, pk: bytes) -> None:
+        self._conn.execute("DELETE FROM rows WHERE tid = ? AND token = ? AND pk = ?", (tid, token, pk))
+
+    def drop_table_data(self, tid: int) -> None:
+        """Remove every partition and row of a table (TRUNCATE, DROP)."""
+        self._conn.execute("DELETE FROM rows WHERE tid = ?", (tid,))
+        self._conn.execute("DELETE FROM partitions WHERE tid = ?", (tid,))
+
+
+class Store:
+    """A data directory: one SQLite database in WAL mode, plus the writer lock."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, readonly: bool, lock_fd: int | None,
+                 synchronous: str) -> None:
+        self.path = path
+        self.readonly = readonly
+        self._writer = conn
+        self._lock_fd = lock_fd
+        self._synchronous = synchronous
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._closed = False
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, readonly: bool = False, synchronous: str = "FULL") -> "Store":
+        """Open (creating if needed) a data directory; refuses a second writer process."""
+        p = Path(path)
+        lock_fd = None
+        if readonly:
+            if not (p / DB_FILE).exists():
+                raise FileNotFoundError(f"no logtide data in {p}")
+            conn = cls._connect(p, readonly=True, synchronous=synchronous)
+        else:
+            p.mkdir(parents=True, exist_ok=True)
+            lock_fd = os.open(p / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(lock_fd, 64, 0).decode(errors="replace").strip()
+                os.close(lock_fd)
+                raise StorageLocked(
+                    f"data directory {p} is in use by another logtide process"
+                    + (f" (pid {holder})" if holder else "")
+                    + "; only one writer may open it") from None
+            os.ftruncate(lock_fd, 0)
+            os.pwrite(lock_fd, str(os.getpid()).encode(), 0)
+            conn = cls._connect(p, readonly=False, synchronous=synchronous)
+            conn.executescript(_SCHEMA)
+        return cls(p, conn, readonly, lock_fd, synchronous)
+
+    @staticmethod
+    def _connect(p: Path, readonly: bool, synchronous: str) -> sqlite3.Connection:
+        db = p / DB_FILE
+        if readonly:
+            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None,
+                                   check_same_thread=False)
+        else:
+            conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA synchronous={synchronous}")
+        conn.execute("PRAGMA cache_size=-65536")
+        conn.execute("PRAGMA busy_timeout=10000")
+        return conn
+
+    def _reader(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect(self.path, readonly=True, synchronous=self._synchronous)
+            self._local.conn = conn
+            with self._readers_lock:
+                self._readers.append(conn)
+        return conn
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[Txn]:
+        """One atomic write transaction; commits on success, rolls back on any exception.
+
+        The caller serializes writers (one at a time per process)."""
+        if self.readonly:
+            raise PermissionError("store opened read-only")
+        conn = self._writer
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield Txn(conn, True)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[Txn]:
+        """A consistent read-only snapshot (a deferred read transaction on this thread's reader)."""
+        conn = self._writer if self.readonly else self._reader()
+        if conn.in_transaction:  # nested use on the same thread shares the snapshot
+            yield Txn(conn, False)
+            return
+        conn.execute("BEGIN")
+        try:
+            yield Txn(conn, False)
+        finally:
+            conn.execute("COMMIT")
+
+    def checkpoint(self) -> None:
+        """Fold the WAL back into the database file."""
+        if not self.readonly:
+            self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def close(self) -> None:
+        """Close connections and release the writer lock."""
+        if self._closed:
+            return
+        self._closed = True
+        with self._readers_lock:
+            for c in self._readers:
+                with contextlib.suppress(Exception):
+                    c.close()
+            self._readers.clear()
+        with contextlib.suppress(Exception):
+            self._writer.close()
+        if self._lock_fd is not None:
+            with contextlib.suppress(Exception):
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+                os.close(self._lock_fd)
+            self._lock_fd = None
