@@ -95,6 +95,7 @@ def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="logtide",
         description="logtide: Cassandra/ScyllaDB-compatible tables with a CDC log, embedded.",
+        epilog="Run 'logtide COMMAND --help' for the options of a command.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     parent = common_options(environ)

@@ -14,7 +14,9 @@ recognised here, as cqlsh's lexer does.
 
 from __future__ import annotations
 
+import cmd
 import codecs
+import dataclasses
 import io
 import os
 import re
@@ -285,7 +287,7 @@ class Shell:
     def printer(self) -> TablePrinter:
         """The table printer for the current settings."""
         page_size = self.settings.page_size if self.settings.paging else UNPAGED_FETCH_SIZE
-        options = FormatOptions(**{**self.options.__dict__, "page_size": page_size})
+        options = dataclasses.replace(self.options, page_size=page_size)
         return TablePrinter(options=options, tty=self.tty, expand=self.settings.expand)
 
     # -- running input ------------------------------------------------------
@@ -322,7 +324,7 @@ class Shell:
     def finish_buffer(self, buffer: str) -> None:
         """End of input: whatever is left must be complete."""
         if buffer.strip() and not self.run_buffer(buffer):
-            self.printerr("Incomplete statement at end of file")
+            self.report_error(clean_statement(buffer), "Incomplete statement at end of file", 0x2000)
 
     # -- statements ---------------------------------------------------------
 
@@ -514,8 +516,6 @@ class Shell:
 
     def print_help_index(self) -> None:
         """``HELP``: the shell commands, laid out as cqlsh lays out its topics."""
-        import cmd
-
         shell_topics = sorted(set(HELP_TOPICS) | {"QUIT", "CLS", "DESC"})
         cmd.Cmd(stdout=self.out).print_topics("\nDocumented shell commands:", shell_topics, 15, 80)
         self.out.write(
@@ -676,15 +676,18 @@ def open_input(path: str, err: TextIO) -> TextIO | None:
 
 
 def run(args: ShellArgs, session_factory: SessionFactory, stdin: TextIO, out: TextIO, err: TextIO,
-        environ: dict[str, str]) -> int:
-    """Runs the shell against sessions from ``session_factory``; returns the exit status."""
+        environ: dict[str, str], to_json: Callable[[Any, Any], str] | None = None) -> int:
+    """Runs the shell against sessions from ``session_factory``; returns the exit status.
+
+    ``to_json`` replaces ``logtide.schema.types.to_json`` for ``--output json``.
+    """
     tty = args.execute is None and args.file is None and stdin.isatty()
     source = None
     if args.file is not None and args.execute is None:
         source = open_input(args.file, err)
         if source is None:
             return 1
-    shell = Shell(session_factory, out=out, err=err, output=args.output, tty=tty,
+    shell = Shell(session_factory, out=out, err=err, output=args.output, tty=tty, to_json=to_json,
                   source_name=args.file if source is not None else getattr(stdin, "name", "<stdin>"))
     if args.keyspace:
         problem = connect_keyspace(shell, args.keyspace)
@@ -724,10 +727,16 @@ def main(args: ShellArgs, environ: dict[str, str] | None = None) -> int:
                    sys.stderr, environ)
 
 
-def capture(args: ShellArgs, session_factory: SessionFactory, stdin_text: str = "") -> tuple[int, str, str]:
+class _NamedStringIO(io.StringIO):
+    """An in-memory stdin with the name cqlsh prints in error lines."""
+
+    name = "<stdin>"
+
+
+def capture(args: ShellArgs, session_factory: SessionFactory, stdin_text: str = "",
+            to_json: Callable[[Any, Any], str] | None = None) -> tuple[int, str, str]:
     """Runs the shell in batch mode on in-memory streams: (status, stdout, stderr). For tests and tools."""
-    stdin = io.StringIO(stdin_text)
-    stdin.name = "<stdin>"  # type: ignore[attr-defined]
+    stdin = _NamedStringIO(stdin_text)
     out, err = io.StringIO(), io.StringIO()
-    status = run(args, session_factory, stdin, out, err, {})
+    status = run(args, session_factory, stdin, out, err, {}, to_json)
     return status, out.getvalue(), err.getvalue()

@@ -56,13 +56,15 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int) -> None:
         _gc_partition(part, now, gc)
         _purge_stored_rows(txn, tid, pu, part, now, gc, rd.lo, rd.hi)
     if pu.static is not None or part.static is not None:
-        static = merge_rows(part.static, pu.static, now) if pu.static is not None else part.static
+        before = purge_row(part.static, part.deletion, now, gc) if part.static is not None else None
+        static = merge_rows(before, pu.static, now) if pu.static is not None else before
         static = purge_row(static, part.deletion, now, gc) if static is not None else None
         part.static = None if static is None or static.is_empty() else static
     for ck, upd in pu.rows.items():
         old = txn.get_row(tid, pu.token, pu.pk, ck)
-        row = merge_rows(decode_row(old) if old is not None else None, upd, now)
-        row = purge_row(row, part.row_deletion(ck), now, gc)
+        outer = part.row_deletion(ck)
+        before = purge_row(decode_row(old), outer, now, gc) if old is not None else None
+        row = purge_row(merge_rows(before, upd, now), outer, now, gc)
         txn.put_row(tid, pu.token, pu.pk, ck, None if row.is_empty() else encode_row(row))
     _gc_partition(part, now, gc)
     keep = part.deletion is not None or part.range_tombstones or part.static is not None \

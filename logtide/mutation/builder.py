@@ -337,7 +337,7 @@ def build_insert(stmt: ast.Insert, table: Table, ctx: WriteContext, mutation: Mu
         w = RowWriter(pu, row, attrs, ctx, target_ck)
         from .cells import reconcile_liveness
         marker = Liveness(attrs.timestamp, attrs.ttl, ctx.now + attrs.ttl) if attrs.ttl else Liveness(attrs.timestamp)
-        row.marker = reconcile_liveness(row.marker, marker, ctx.now)
+        row.marker = reconcile_liveness(row.marker, marker)
     for c in table.value_columns:
         if c.name not in values:
             continue

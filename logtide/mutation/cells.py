@@ -88,18 +88,18 @@ def reconcile_deletion(a: Deletion | None, b: Deletion | None) -> Deletion | Non
     return a if (a.timestamp, a.ldt) >= (b.timestamp, b.ldt) else b
 
 
-def reconcile_liveness(a: Liveness | None, b: Liveness | None, now: int) -> Liveness | None:
-    """The winning row marker (Cassandra's ``LivenessInfo.supersedes``)."""
+def reconcile_liveness(a: Liveness | None, b: Liveness | None) -> Liveness | None:
+    """The winning row marker (Cassandra's ``LivenessInfo.supersedes``).
+
+    The greater timestamp wins; at equal timestamps, between two expiring or
+    two non-expiring markers the later expiry wins, otherwise the expiring one.
+    """
     if a is None:
         return b
     if b is None:
         return a
     if a.timestamp != b.timestamp:
         return a if a.timestamp > b.timestamp else b
-    a_expired = not a.is_live(now)
-    b_expired = not b.is_live(now)
-    if a_expired != b_expired:
-        return a if a_expired else b
     a_expiring = a.ttl != NO_TTL
     b_expiring = b.ttl != NO_TTL
     if a_expiring == b_expiring:
@@ -225,7 +225,7 @@ def merge_rows(old: RowData | None, new: RowData, now: int) -> RowData:
     if old is None:
         return new.copy()
     merged = old.copy()
-    merged.marker = reconcile_liveness(old.marker, new.marker, now)
+    merged.marker = reconcile_liveness(old.marker, new.marker)
     merged.deletion = reconcile_deletion(old.deletion, new.deletion)
     for name, cell in new.cells.items():
         cur = merged.cells.get(name)

@@ -52,7 +52,7 @@ class UserTypeDef:
 
 @dataclass(frozen=True)
 class Table:
-    """A table.  ``columns`` keeps definition order: partition key, clustering key, then the others sorted by name.
+    """A table.  ``columns`` is in ``SELECT *`` order: partition key, clustering key, static columns by name, then regular columns by name.
 
     ``options`` maps option names to values as DESCRIBE shows them (strings,
     numbers, or dicts of strings).  ``store_id`` is the integer key of this

@@ -121,9 +121,36 @@ def make_sorted_set(items) -> _cutil.SortedSet:
     return s
 
 
-def make_map(key_type, pairs) -> _cutil.OrderedMapSerializedKey:
+class CqlMap(_cutil.OrderedMapSerializedKey):
+    """The driver's OrderedMapSerializedKey, keyed by logtide's (canonical) key serialization.
+
+    items()/keys()/values() iterate the stored pairs directly instead of re-serializing every
+    key through __getitem__ as the Mapping mixins would.
+    """
+
+    def __init__(self, key_type):
+        super().__init__(key_type.driver_type, PROTO)
+        self._key_ser = key_type._serializer
+
+    def _serialize_key(self, key):
+        return self._key_ser(key)
+
+    def items(self):
+        return list(self._items)
+
+    def keys(self):
+        return [k for k, _ in self._items]
+
+    def values(self):
+        return [v for _, v in self._items]
+
+    def __reduce__(self):
+        return (_cutil.OrderedMap, (list(self._items),))
+
+
+def make_map(key_type, pairs) -> CqlMap:
     """An OrderedMapSerializedKey from (key, key bytes, value) triples, in the given order."""
-    m = _cutil.OrderedMapSerializedKey(key_type.driver_type, PROTO)
+    m = CqlMap(key_type)
     for k, kb, v in pairs:
         m._insert_unchecked(k, kb, v)
     return m
@@ -178,10 +205,13 @@ def make_serializer(t) -> Callable[[Any], bytes]:
 
     if not contains_set_or_map(t):
         drv = t.driver_type.serialize
+        is_udt = k == "udt"
 
         def ser_driver(v):
             if v is EMPTY:
                 return b""
+            if is_udt and isinstance(v, dict):
+                v = udt_field_values(t, v)
             try:
                 return drv(v, PROTO)
             except InvalidRequest:

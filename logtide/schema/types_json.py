@@ -94,7 +94,7 @@ def java_float_to_string(x: float) -> str:
     text = None
     for p in range(1, 10):
         cand = f"{f32:.{p - 1}e}"
-        if struct.unpack(">f", struct.pack(">f", float(cand)))[0] == f32:
+        if to_float32(float(cand)) == f32:
             text = cand
             break
     if text is None:  # pragma: no cover

@@ -613,3 +613,14 @@ def test_json_round_trip(cat):
 def test_from_json_of_empty_catalog():
     cat = Catalog.empty()
     assert Catalog.from_json(cat.to_json()) == cat
+
+
+def test_alter_type_used_in_partition_key(cat):
+    cat = run(cat, "CREATE TYPE ut (a int)", "CREATE TABLE t (k frozen<ut> PRIMARY KEY)")
+    fails(cat, "ALTER TYPE ut ADD b int", InvalidRequest,
+          "Cannot add new field b of type int to user type ks.ut as the type is being used in partition key "
+          "by the following tables: ks.t")
+
+
+def test_drop_system_keyspace_refused(cat):
+    fails(cat, "DROP KEYSPACE system_schema", InvalidRequest, "System keyspace 'system_schema' is not user-modifiable")

@@ -222,6 +222,7 @@ def _answers() -> dict[str, Any]:
     warn = rows_result([("k", INT)], [(1,)], warnings=["Aggregation query used without partition key"])
     return {
         "SELECT * FROM ks.t": _basic(),
+        "SELECT *\nFROM ks.t": _basic(),
         "SELECT * FROM ks.empty": _empty(),
         "select count(*) from ks.t": warn,
         "SELECT * FROM ks.missing": InvalidRequest("unconfigured table missing"),

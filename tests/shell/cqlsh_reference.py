@@ -24,7 +24,7 @@ from types import SimpleNamespace
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path.insert(0, str(ROOT))
 
 import cassandra  # noqa: E402
 from cassandra import cqltypes  # noqa: E402
@@ -34,7 +34,7 @@ from cqlshlib.formatting import CqlType  # noqa: E402
 
 from logtide.errors import AlreadyExists, CqlError  # noqa: E402
 from logtide.result import ResultSet  # noqa: E402
-from shell import cases  # noqa: E402
+from tests.shell import cases  # noqa: E402
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 

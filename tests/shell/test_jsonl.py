@@ -52,9 +52,7 @@ def test_json_lines_output_and_status(tmp_path: Path) -> None:
     args = ShellArgs(data_dir=str(tmp_path), output="json",
                      execute="SELECT * FROM ks.t;\nINSERT INTO ks.t (pk) VALUES (1);\n"
                              "SELECT * FROM ks.missing; CONSISTENCY QUORUM")
-    from logtide import shell
-
-    status, out, err = capture(args, factory(session))
+    status, out, err = capture(args, factory(session), to_json=real_or_fake_to_json())
     lines = [json.loads(line) for line in out.splitlines()]
     assert status == 1 and err == ""
     assert lines[0]["statement"] == "SELECT * FROM ks.t" and lines[0]["columns"] == ["pk", "v"]
@@ -63,4 +61,3 @@ def test_json_lines_output_and_status(tmp_path: Path) -> None:
                         "error": {"code": 0x2200, "message": "unconfigured table missing"}}
     assert lines[3] == {"statement": "CONSISTENCY QUORUM"}
     assert "é" in out  # not \u-escaped
-    assert shell  # module imported for the JSON converter default
