@@ -90,6 +90,7 @@ class ResultSet:
     schema_change: SchemaChange | None = None
     describe: bool = False
     warnings: list[str] = field(default_factory=list)
+    paging_state: bytes | None = None  # set when more rows may follow (SELECT with a page size)
 
     @property
     def column_names(self) -> list[str]:

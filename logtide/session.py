@@ -8,6 +8,7 @@ lock.  Reads run on per-thread snapshots and never wait for writers.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import uuid
 from collections import OrderedDict
@@ -22,6 +23,7 @@ from .mutation.apply import apply_mutation, load_partition
 from .mutation.builder import ListKeys, RowReader, Target, WriteContext, build
 from .mutation.cells import Cell
 from .mutation.model import Mutation
+from .query.bind import BindCollector
 from .query.evaluate import TermEvaluator
 from .query.functions import FunctionRegistry, TimeuuidSource
 from .query.read import live_row
@@ -74,11 +76,21 @@ class TxnRowReader(RowReader):
 
 @dataclass
 class PreparedStatement:
-    """A parsed statement ready to execute with bound values (``?`` or ``:name`` markers)."""
+    """A parsed statement ready to execute with bound values (``?`` or ``:name`` markers).
+
+    ``bind_specs`` names and types each marker as Cassandra's prepared
+    metadata does; ``pk_indexes`` gives the markers of the partition key
+    columns (for token-aware routing); ``result_columns`` the columns of a
+    SELECT's result.
+    """
 
     query_string: str
     parsed: ast.Parsed
     keyspace: str | None
+    id: bytes = b""
+    bind_specs: tuple[ColumnSpec, ...] = ()
+    pk_indexes: tuple[int, ...] = ()
+    result_columns: tuple[ColumnSpec, ...] | None = None
 
     @property
     def bind_count(self) -> int:
@@ -111,9 +123,9 @@ class Database:
         self._closed = False
 
     # ------------------------------------------------------------------
-    def session(self, keyspace: str | None = None) -> "Session":
-        """A new session, optionally starting in ``keyspace``."""
-        s = Session(self)
+    def session(self, keyspace: str | None = None, user: str | None = None) -> "Session":
+        """A new session, optionally starting in ``keyspace``, optionally acting as an authenticated ``user``."""
+        s = Session(self, user)
         if keyspace:
             s.execute(f'USE "{keyspace}"' if keyspace != keyspace.lower() else f"USE {keyspace}")
         return s
@@ -154,11 +166,21 @@ def open(path: str | Path, clock: Clock | None = None, synchronous: str = "FULL"
 
 
 class Session:
-    """Executes CQL statements against a Database, keeping the current keyspace."""
+    """Executes CQL statements against a Database, keeping the current keyspace.
 
-    def __init__(self, db: Database) -> None:
+    With ``user`` (a role authenticated by the server), every statement is
+    first authorized by ``db.auth``.
+    """
+
+    def __init__(self, db: Database, user: str | None = None) -> None:
         self.db = db
         self.keyspace: str | None = None
+        self.user = user
+
+    def _authorize(self, stmt: Any) -> None:
+        auth = getattr(self.db, "auth", None)
+        if self.user is not None and auth is not None:
+            auth.authorize(self.user, stmt, self.keyspace)
 
     def __enter__(self) -> "Session":
         return self
@@ -171,12 +193,43 @@ class Session:
 
     # ------------------------------------------------------------------
     def prepare(self, query: str) -> PreparedStatement:
-        """Parse a statement once for repeated execution with bound values."""
-        return PreparedStatement(query, self.db.parse(query), self.keyspace)
+        """Parse a statement once for repeated execution with bound values, with its bind and result metadata."""
+        parsed = self.db.parse(query)
+        stmt = parsed.statement
+        if isinstance(stmt, ast.UseKeyspace) or self.user is not None:
+            self._authorize(stmt)
+        collector = BindCollector(self._table, self._infer_call)
+        collector.statement(stmt)
+        table = self._table(stmt.table) if isinstance(stmt, (ast.Insert, ast.Update, ast.Delete, ast.Select)) else None
+        specs, pk_indexes = collector.result(len(parsed.bind_markers), table)
+        result_columns = self._result_columns(stmt, table) if isinstance(stmt, ast.Select) else None
+        digest = hashlib.md5(((self.keyspace or "") + "\x00" + query).encode()).digest()
+        return PreparedStatement(query, parsed, self.keyspace, digest, specs, pk_indexes, result_columns)
+
+    def _infer_call(self, fc: ast.FunctionCall):
+        ev = self._evaluator(None)
+        return self.db.functions.resolve(fc.name, [ev.infer_type(a) for a in fc.args])
+
+    def _result_columns(self, stmt: ast.Select, table: Table | None) -> tuple[ColumnSpec, ...] | None:
+        from .query.select import result_columns
+        if table is None:
+            return None
+        try:
+            ctx = SelectContext(table, self._evaluator(None), self.db.now_seconds(), VirtualSource([]))
+            return result_columns(stmt, table, ctx)
+        except CqlError:
+            return None
 
     def execute(self, query: str | PreparedStatement, params: Sequence[Any] | Mapping[str, Any] | None = None,
-                timestamp: int | None = None) -> ResultSet:
-        """Execute one statement; ``params`` binds ``?``/``:name`` markers; ``timestamp`` is a client timestamp."""
+                timestamp: int | None = None, page_size: int | None = None,
+                paging_state: bytes | None = None) -> ResultSet:
+        """Execute one statement.
+
+        ``params`` binds ``?``/``:name`` markers; ``timestamp`` is a client
+        timestamp (the write timestamp unless the statement says USING
+        TIMESTAMP); ``page_size``/``paging_state`` page through a SELECT
+        (the result's ``paging_state`` is None on the last page).
+        """
         if isinstance(query, PreparedStatement):
             parsed = query.parsed
         else:
@@ -187,7 +240,10 @@ class Session:
             if not isinstance(params, Mapping) and len(params) != len(parsed.bind_markers):
                 raise InvalidRequest(f"There were {len(parsed.bind_markers)} markers(?) in CQL but "
                                      f"{len(params)} bound variables")
+        self._authorize(parsed.statement)
         try:
+            if isinstance(parsed.statement, ast.Select):
+                return self._select(parsed.statement, params, page_size, paging_state)
             return self._execute(parsed.statement, params, timestamp)
         except CqlError:
             raise
@@ -224,19 +280,20 @@ class Session:
         return self.db.catalog.table(ks, name.name)
 
     # -- reads ------------------------------------------------------------
-    def _select(self, stmt: ast.Select, params: Any) -> ResultSet:
+    def _select(self, stmt: ast.Select, params: Any, page_size: int | None = None,
+                paging_state: bytes | None = None) -> ResultSet:
         from .schema import system_schema
         ks = stmt.table.keyspace or self.keyspace
         if ks is not None and system_schema.is_system_keyspace(ks):
             table = self._table(stmt.table)
             rows = system_schema.system_rows(self.db.catalog, ks, table.name, self._node_info())
             ctx = SelectContext(table, self._evaluator(params), self.db.now_seconds(), VirtualSource(rows))
-            return execute_select(stmt, table, ctx)
+            return execute_select(stmt, table, ctx, page_size, paging_state)
         table = self._table(stmt.table)
         with self.db.store.snapshot() as txn:
             now = self.db.now_seconds()
             ctx = SelectContext(table, self._evaluator(params), now, StoredSource(txn, now))
-            return execute_select(stmt, table, ctx)
+            return execute_select(stmt, table, ctx, page_size, paging_state)
 
     def _node_info(self):
         from .schema import system_schema

@@ -23,7 +23,7 @@ import re
 import sys
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Protocol, Sequence, TextIO
+from typing import Any, Callable, Protocol, Sequence, TextIO
 
 from logtide.errors import AlreadyExists, CqlError, SyntaxException, Unprepared
 from logtide.format import jsonl
@@ -264,6 +264,7 @@ class Shell:
         self.failed = True
         if not self.tty:
             text = "%s:%d:%s" % (self.source_name, self.lineno, text)
+        self.out.flush()
         self.err.write(text + "\n")
         self.err.flush()
 

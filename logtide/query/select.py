@@ -9,6 +9,7 @@ clustering columns when the query does not restrict clustering columns.
 from __future__ import annotations
 
 import json
+import struct
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
@@ -39,6 +40,7 @@ class CqlRow:
     token: int
     row: LiveRow | None
     static: LiveRow | None
+    pk: bytes = b""
 
     def bytes_of(self, col: Column) -> bytes | None:
         if col.kind == PARTITION_KEY:
@@ -321,31 +323,102 @@ def _check_distinct(stmt: ast.Select, table: Table, selected: list[Selected]) ->
                              + ", ".join(missing) + ")")
 
 
+@dataclass(frozen=True)
+class PagingState:
+    """Where the next page starts: after the row (token, pk, ck) -- ck None for a static-only row --,
+    with the rows already returned and the count returned from that row's partition.
+
+    ``offset`` is used instead for results sorted in memory (ORDER BY across partitions).
+    """
+
+    token: int
+    pk: bytes
+    ck: bytes | None
+    returned: int
+    partition_count: int
+    offset: int = -1
+
+    def encode(self) -> bytes:
+        ck = b"\xff\xff\xff\xff" if self.ck is None else struct.pack(">i", len(self.ck)) + self.ck
+        return (b"\x01" + struct.pack(">qi", self.token, len(self.pk)) + self.pk + ck
+                + struct.pack(">iiq", self.returned, self.partition_count, self.offset))
+
+    @classmethod
+    def decode(cls, data: bytes) -> "PagingState":
+        try:
+            if data[:1] != b"\x01":
+                raise ValueError("version")
+            token, n = struct.unpack_from(">qi", data, 1)
+            pos = 13
+            pk = data[pos:pos + n]
+            pos += n
+            (m,) = struct.unpack_from(">i", data, pos)
+            pos += 4
+            ck = None if m < 0 else data[pos:pos + m]
+            pos += max(m, 0)
+            returned, pcount, offset = struct.unpack_from(">iiq", data, pos)
+            if len(pk) != n or (ck is not None and len(ck) != m) or pos + 16 != len(data):
+                raise ValueError("length")
+        except (struct.error, ValueError):
+            raise InvalidRequest("Invalid value for the paging state") from None
+        return cls(token, pk, ck, returned, pcount, offset)
+
+
+def _after(r: CqlRow, pk: bytes, st: PagingState, reverse: bool) -> bool:
+    """Whether row ``r`` of the resumed partition comes after the paging position."""
+    if st.ck is None:  # the static-only row was the last one: the partition is done
+        return False
+    if r.row is None:
+        return False
+    return r.row.ck < st.ck if reverse else r.row.ck > st.ck
+
+
 def cql_rows(table: Table, source: PartitionSource, kr: KeyRestrictions, reverse: bool, distinct: bool,
-             per_partition_limit: int | None) -> Iterator[CqlRow]:
-    """The rows a query addresses, before filtering on non-key columns."""
+             per_partition_limit: int | None, resume: PagingState | None = None) -> Iterator[CqlRow]:
+    """The rows a query addresses, before filtering on non-key columns, from a paging position on."""
     ranges = kr.clustering_ranges(table) if table.clustering_key else [(None, None)]
     if reverse:
         ranges = list(reversed(ranges))
     whole_partition = not kr.clustering_restricted
     for part in source.partitions(table, kr):
+        if resume is not None and resume.offset < 0:
+            if (part.token, part.pk) < (resume.token, resume.pk):
+                continue
+            if (part.token, part.pk) == (resume.token, resume.pk):
+                if distinct:
+                    continue
+                static = part.static_row()
+                for lo, hi in ranges:
+                    for lr in part.rows(lo, hi, reverse):
+                        row = CqlRow(part.key, part.token, lr, static, part.pk)
+                        if _after(row, part.pk, resume, reverse):
+                            yield row
+                continue
         static = part.static_row()
         if distinct:
             any_row = static is not None or any(True for _ in part.rows(None, None))
             if any_row:
-                yield CqlRow(part.key, part.token, None, static)
+                yield CqlRow(part.key, part.token, None, static, part.pk)
             continue
         emitted = 0
         for lo, hi in ranges:
             for lr in part.rows(lo, hi, reverse):
-                yield CqlRow(part.key, part.token, lr, static)
+                yield CqlRow(part.key, part.token, lr, static, part.pk)
                 emitted += 1
         if emitted == 0 and static is not None and whole_partition:
-            yield CqlRow(part.key, part.token, None, static)
+            yield CqlRow(part.key, part.token, None, static, part.pk)
 
 
-def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext) -> ResultSet:
-    """Run a SELECT against a table."""
+def result_columns(stmt: ast.Select, table: Table, ctx: SelectContext) -> tuple[ColumnSpec, ...]:
+    """The result columns of a SELECT (for prepared statement metadata)."""
+    if stmt.json:
+        return (ColumnSpec(table.keyspace, table.name, "[json]", T.NativeType("text")),)
+    return tuple(ColumnSpec(table.keyspace, table.name, s.name, s.type) for s in _selection(stmt, table, ctx))
+
+
+def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size: int | None = None,
+                   paging_state: bytes | None = None) -> ResultSet:
+    """Run a SELECT against a table, one page of ``page_size`` rows at a time when asked."""
     ev = ctx.ev
     kr = analyse(table, stmt.where, ev)
     needs_filtering = bool(kr.filters) or kr.partition_filters
@@ -370,21 +443,30 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext) -> Result
     aggs = [Aggregate(s.aggregate, s.arg.type if s.arg is not None else s.type) if s.aggregate else None
             for s in selected]
     first_values: list[Any] | None = None
-    source_rows: Iterable[CqlRow] = cql_rows(table, ctx.source, kr, reverse, stmt.distinct, ppl)
-    if stmt.order_by and kr.partition_keys is not None and len(kr.partition_keys) > 1:
-        source_rows = _sort_across_partitions(list(source_rows), reverse)
-    per_part_count = 0
-    current_key = None
+    resume = PagingState.decode(paging_state) if paging_state else None
+    if aggregating or (page_size is not None and page_size <= 0):
+        page_size = None
+    returned = resume.returned if resume else 0
+    source_rows: Iterable[CqlRow] = cql_rows(table, ctx.source, kr, reverse, stmt.distinct, ppl,
+                                             resume if resume and resume.offset < 0 else None)
+    in_memory = bool(stmt.order_by and kr.partition_keys is not None and len(kr.partition_keys) > 1)
+    if in_memory:
+        ordered = _sort_across_partitions(list(source_rows), reverse)
+        source_rows = ordered[resume.offset:] if resume and resume.offset >= 0 else ordered
+    per_part_count = resume.partition_count if resume else 0
+    current_key = (resume.token, resume.pk) if resume else None
+    next_state: PagingState | None = None
+    consumed = resume.offset if resume and resume.offset >= 0 else 0
     for r in source_rows:
+        consumed += 1
         if filters and not all(_filter_matches(f, r) for f in filters):
             continue
-        if ppl is not None:
-            if r.key != current_key:
-                current_key = r.key
-                per_part_count = 0
-            if per_part_count >= ppl:
-                continue
-            per_part_count += 1
+        if (r.token, r.pk) != current_key:
+            current_key = (r.token, r.pk)
+            per_part_count = 0
+        if ppl is not None and per_part_count >= ppl:
+            continue
+        per_part_count += 1
         if aggregating:
             values = [s.compute(r) for s in selected]
             if first_values is None:
@@ -394,16 +476,24 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext) -> Result
                     a.add(v)
             continue
         rows_out.append([s.compute(r) for s in selected])
-        if limit is not None and len(rows_out) >= limit:
+        returned += 1
+        if limit is not None and returned >= limit:
+            break
+        if page_size is not None and len(rows_out) >= page_size:
+            next_state = PagingState(r.token, r.pk, r.row.ck if r.row is not None else None, returned,
+                                     per_part_count, consumed if in_memory else -1)
             break
     if aggregating:
         vals = first_values or [None] * len(selected)
         rows_out = [[a.result() if a is not None else v for a, v in zip(aggs, vals)]]
     columns = tuple(ColumnSpec(table.keyspace, table.name, s.name, s.type) for s in selected)
     if stmt.json:
-        return _json_result(table, columns, rows_out)
-    names = tuple(c.name for c in columns)
-    return ResultSet("rows", columns, [Row(names, v) for v in rows_out])
+        result = _json_result(table, columns, rows_out)
+    else:
+        names = tuple(c.name for c in columns)
+        result = ResultSet("rows", columns, [Row(names, v) for v in rows_out])
+    result.paging_state = next_state.encode() if next_state is not None else None
+    return result
 
 
 def _sort_across_partitions(rows: list[CqlRow], reverse: bool) -> list[CqlRow]:

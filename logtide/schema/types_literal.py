@@ -455,7 +455,7 @@ def value_from_string(ctype, text: str) -> Any:
         if not _UUID_RE.match(text):
             raise InvalidRequest(f"Unknown timeuuid representation: {text}")
         u = _uuid.UUID(text)
-        if u.version != 1:
+        if (u.int >> 76) & 0xF != 1:  # the nibble, as java.util.UUID.version()
             raise InvalidRequest("TimeUUID supports only version 1 UUIDs")
         return u
     if name == "inet":
@@ -1165,7 +1165,7 @@ def _native_python(ctype, obj, receiver):
     if name in ("uuid", "timeuuid"):
         if not isinstance(obj, _uuid.UUID):
             raise _bad(ctype, obj, receiver)
-        if name == "timeuuid" and obj.version != 1:
+        if name == "timeuuid" and (obj.int >> 76) & 0xF != 1:
             raise _bad(ctype, obj, receiver, "TimeUUID supports only version 1 UUIDs")
         return obj
     if name == "inet":

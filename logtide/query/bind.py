@@ -1,0 +1,238 @@
+"""Bind metadata of prepared statements: the name and type each marker receives, as Cassandra reports them.
+
+Cassandra names a marker after its receiver: the column (``v``), an element
+(``key(m)``, ``value(m)``, ``idx(l)``), a list of values (``in(pk)``), or a
+special receiver (``[timestamp]``, ``[ttl]``, ``[limit]``,
+``[per_partition_limit]``, ``partition key token``, ``[json]``); a named
+marker keeps its own name.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..cql import ast
+from ..errors import InvalidRequest
+from ..result import ColumnSpec
+from ..schema import types as T
+from ..schema.model import Table
+
+BIGINT = T.NativeType("bigint")
+INT = T.NativeType("int")
+TEXT = T.NativeType("text")
+
+
+class BindCollector:
+    """Walks a statement and records, per marker index, its receiver name and type."""
+
+    def __init__(self, table_of: Callable[[ast.QualifiedName], Table], infer: Callable[[Any], Any]) -> None:
+        self.table_of = table_of
+        self.infer = infer
+        self.specs: dict[int, ColumnSpec] = {}
+        self.pk_markers: dict[str, int] = {}
+        self._table: Table | None = None
+
+    def _record(self, marker: ast.BindMarker, name: str, ctype: Any) -> None:
+        t = self._table
+        self.specs[marker.index] = ColumnSpec(t.keyspace if t else "", t.name if t else "", marker.name or name, ctype)
+
+    def term(self, term: Any, ctype: Any, name: str) -> None:
+        """Record the markers inside a term assigned to a receiver of ``ctype``."""
+        if term is None:
+            return
+        if isinstance(term, ast.BindMarker):
+            self._record(term, name, ctype)
+        elif isinstance(term, (ast.ListLiteral, ast.SetLiteral)):
+            elem = getattr(ctype, "element", None)
+            if isinstance(ctype, T.MapType) and isinstance(term, ast.SetLiteral):
+                elem = ctype.key
+            for item in term.items:
+                self.term(item, elem, f"value({name})")
+        elif isinstance(term, ast.MapLiteral):
+            for k, v in term.entries:
+                self.term(k, getattr(ctype, "key", None), f"key({name})")
+                self.term(v, getattr(ctype, "value", None), f"value({name})")
+        elif isinstance(term, ast.TupleLiteral):
+            items = getattr(ctype, "items", ())
+            for i, item in enumerate(term.items):
+                self.term(item, items[i] if i < len(items) else None, f"{name}[{i}]")
+        elif isinstance(term, ast.UdtLiteral):
+            names = getattr(ctype, "field_names", ())
+            types = getattr(ctype, "field_types", ())
+            for fname, item in term.fields:
+                ft = types[names.index(fname)] if fname in names else None
+                self.term(item, ft, f"{name}.{fname}")
+        elif isinstance(term, ast.TypeHint):
+            ks = self._table.keyspace if self._table else ""
+            self.term(term.term, T.resolve_type(term.type, ks, lambda k, n: None), name)
+        elif isinstance(term, ast.FunctionCall):
+            self._call(term)
+
+    def _call(self, fc: ast.FunctionCall) -> None:
+        if fc.name == "fromjson":
+            for a in fc.args:
+                self.term(a, TEXT, "fromjson")
+            return
+        try:
+            from ..query.functions import FunctionRegistry  # noqa: F401  (types only)
+            f = self.infer(fc)
+        except InvalidRequest:
+            f = None
+        for i, a in enumerate(fc.args):
+            ptype = f.arg_types[i] if f is not None and i < len(f.arg_types) else None
+            self.term(a, ptype, f"{fc.name}.arg{i}")
+
+    def using(self, using: ast.Using) -> None:
+        self.term(using.timestamp, BIGINT, "[timestamp]")
+        self.term(using.ttl, INT, "[ttl]")
+
+    def relation(self, table: Table, rel: ast.Relation) -> None:
+        lhs = rel.lhs
+        if isinstance(lhs, ast.TokenOf):
+            self.term(rel.rhs, BIGINT, "partition key token")
+            return
+        if isinstance(lhs, ast.ColumnTuple):
+            cols = [table.column(n) for n in lhs.columns]
+            if any(c is None for c in cols):
+                return
+            tt = T.TupleType(tuple(c.type for c in cols))
+            name = "(" + ",".join(lhs.columns) + ")"
+            if rel.op == "IN":
+                if isinstance(rel.rhs, ast.InValues):
+                    for item in rel.rhs.items:
+                        self.term(item, tt, name)
+                else:
+                    self.term(rel.rhs, T.ListType(tt, True), f"in({name})")
+            else:
+                self.term(rel.rhs, tt, name)
+            return
+        col = table.column(lhs.name)
+        if col is None:
+            return
+        if rel.op == "IN":
+            if isinstance(rel.rhs, ast.InValues):
+                for item in rel.rhs.items:
+                    self.term(item, col.type, col.name)
+            else:
+                self.term(rel.rhs, T.ListType(col.type, True), f"in({col.name})")
+            return
+        if rel.op in ("CONTAINS", "CONTAINS KEY"):
+            t = col.type
+            et = t.key if rel.op == "CONTAINS KEY" else (t.value if isinstance(t, T.MapType) else getattr(t, "element", None))
+            self.term(rel.rhs, et, col.name)
+            return
+        if rel.op == "=" and isinstance(rel.rhs, ast.BindMarker) and col.kind == "partition_key":
+            self.pk_markers[col.name] = rel.rhs.index
+        self.term(rel.rhs, col.type, col.name)
+
+    def condition(self, table: Table, cond: ast.Condition) -> None:
+        lhs = cond.lhs
+        name = lhs.name if isinstance(lhs, ast.ColumnRef) else lhs.column
+        col = table.column(name)
+        if col is None:
+            return
+        t = col.type
+        label = name
+        if isinstance(lhs, ast.ElementRef):
+            if isinstance(t, T.MapType):
+                self.term(lhs.key, t.key, f"key({name})")
+                t, label = t.value, f"value({name})"
+            else:
+                self.term(lhs.key, INT, f"idx({name})")
+                t, label = getattr(t, "element", None), f"value({name})"
+        elif isinstance(lhs, ast.FieldRef) and isinstance(t, T.UserType) and lhs.field in t.field_names:
+            t = t.field_types[t.field_names.index(lhs.field)]
+            label = f"{name}.{lhs.field}"
+        if cond.op == "IN":
+            if isinstance(cond.rhs, ast.InValues):
+                for item in cond.rhs.items:
+                    self.term(item, t, label)
+            else:
+                self.term(cond.rhs, T.ListType(t, True), f"in({label})")
+        else:
+            self.term(cond.rhs, t, label)
+
+    # -- statements ----------------------------------------------------------
+    def statement(self, stmt: Any) -> None:
+        if isinstance(stmt, ast.Batch):
+            self.using(stmt.using)
+            for s in stmt.statements:
+                self.statement(s)
+            return
+        if not isinstance(stmt, (ast.Insert, ast.Update, ast.Delete, ast.Select)):
+            return
+        table = self.table_of(stmt.table)
+        self._table = table
+        if isinstance(stmt, ast.Insert):
+            if stmt.json is not None:
+                self.term(stmt.json, TEXT, "[json]")
+            for name, term in zip(stmt.columns, stmt.values):
+                col = table.column(name)
+                if col is not None:
+                    if col.kind == "partition_key" and isinstance(term, ast.BindMarker):
+                        self.pk_markers[col.name] = term.index
+                    self.term(term, col.type, col.name)
+            self.using(stmt.using)
+            return
+        if isinstance(stmt, ast.Update):
+            self.using(stmt.using)
+            for a in stmt.assignments:
+                self._assignment(table, a)
+        if isinstance(stmt, ast.Delete):
+            self.using(stmt.using)
+            for tgt in stmt.targets:
+                if isinstance(tgt, ast.ElementRef):
+                    col = table.column(tgt.column)
+                    if col is not None:
+                        t = col.type
+                        kt = t.key if isinstance(t, T.MapType) else (t.element if isinstance(t, T.SetType) else INT)
+                        self.term(tgt.key, kt, f"key({col.name})" if isinstance(t, T.MapType) else f"idx({col.name})")
+        for rel in stmt.where:
+            self.relation(table, rel)
+        if isinstance(stmt, (ast.Update, ast.Delete)):
+            for cond in stmt.conditions:
+                self.condition(table, cond)
+        if isinstance(stmt, ast.Select):
+            self.term(stmt.per_partition_limit, INT, "[per_partition_limit]")
+            self.term(stmt.limit, INT, "[limit]")
+
+    def _assignment(self, table: Table, a: Any) -> None:
+        col = table.column(a.column)
+        if col is None:
+            return
+        t = col.type
+        if isinstance(a, ast.SetColumn):
+            self.term(a.value, t, col.name)
+        elif isinstance(a, (ast.AddTo, ast.SubtractFrom, ast.PrependTo)):
+            if t.is_counter:
+                self.term(a.value, BIGINT, col.name)
+            elif isinstance(a, ast.SubtractFrom) and isinstance(t, T.MapType):
+                self.term(a.value, T.SetType(t.key, True), col.name)
+            else:
+                self.term(a.value, t, col.name)
+        elif isinstance(a, ast.SetElement):
+            if isinstance(a.key, ast.TimeuuidListIndex):
+                self.term(a.key.key, T.NativeType("timeuuid"), f"key({col.name})")
+                self.term(a.value, getattr(t, "element", None), f"value({col.name})")
+            elif isinstance(t, T.MapType):
+                self.term(a.key, t.key, f"key({col.name})")
+                self.term(a.value, t.value, f"value({col.name})")
+            else:
+                self.term(a.key, INT, f"idx({col.name})")
+                self.term(a.value, getattr(t, "element", None), f"value({col.name})")
+        elif isinstance(a, ast.SetField):
+            if isinstance(t, T.UserType) and a.field in t.field_names:
+                self.term(a.value, t.field_types[t.field_names.index(a.field)], f"{col.name}.{a.field}")
+
+    def result(self, count: int, table: Table | None) -> tuple[tuple[ColumnSpec, ...], tuple[int, ...]]:
+        """Bind specs in marker order and the partition key indexes (empty unless all are bound)."""
+        specs = []
+        for i in range(count):
+            spec = self.specs.get(i)
+            if spec is None or spec.type is None:
+                raise InvalidRequest(f"Cannot infer the type of bind marker {i + 1}")
+            specs.append(spec)
+        pk_idx: tuple[int, ...] = ()
+        if table is not None and all(c.name in self.pk_markers for c in table.partition_key):
+            pk_idx = tuple(self.pk_markers[c.name] for c in table.partition_key)
+        return tuple(specs), pk_idx
