@@ -150,12 +150,12 @@ def _condition_holds(cond: ast.Condition, table: Table, cur: _CurrentRow, ctx: W
     return _compare(t, value, cond.op, expected)
 
 
-def check_conditions(stmts: Sequence[Any], tables: Sequence[Table], ctx: WriteContext,
+def check_conditions(stmts: Sequence[Any], tables: Sequence[Table], contexts: Sequence[WriteContext],
                      in_batch: bool) -> ResultSet | None:
     """None when every condition holds; otherwise the ``[applied] = False`` result."""
     keys = set()
     failed: list[tuple[Any, Table, _CurrentRow]] = []
-    for stmt, table in zip(stmts, tables):
+    for stmt, table, ctx in zip(stmts, tables, contexts):
         if not (getattr(stmt, "if_not_exists", False) or getattr(stmt, "if_exists", False)
                 or getattr(stmt, "conditions", ())):
             continue

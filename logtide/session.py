@@ -258,7 +258,7 @@ class Session:
         if isinstance(stmt, ast.Select):
             return self._select(stmt, params)
         if isinstance(stmt, DML):
-            return self._write([stmt], params, client_ts, None)
+            return self._write([stmt], [self._evaluator(params)], client_ts, None)
         if isinstance(stmt, ast.Batch):
             return self._batch(stmt, params, client_ts)
         if isinstance(stmt, ast.UseKeyspace):
@@ -300,9 +300,10 @@ class Session:
         return system_schema.NodeInfo(host_id=self.db.host_id, schema_version=self.db.catalog.version)
 
     # -- writes -----------------------------------------------------------
-    def _write(self, stmts: Sequence[Any], params: Any, client_ts: int | None, batch: ast.Batch | None) -> ResultSet:
+    def _write(self, stmts: Sequence[Any], evs: Sequence[TermEvaluator], client_ts: int | None,
+               batch: ast.Batch | None) -> ResultSet:
+        """Build and commit the mutation of one statement or batch (``evs``: one evaluator per statement)."""
         db = self.db
-        ev = self._evaluator(params)
         tables = [self._table(s.table) for s in stmts]
         conditional = [s for s in stmts if _is_conditional(s)]
         for s in conditional:
@@ -314,20 +315,20 @@ class Session:
             now = db.now_seconds()
             ts = client_ts if client_ts is not None else db.timestamps.next()
             if batch is not None and batch.using.timestamp is not None:
-                v = ev.value(batch.using.timestamp, T.NativeType("bigint"), "[timestamp]")
+                v = evs[0].value(batch.using.timestamp, T.NativeType("bigint"), "[timestamp]")
                 if v is None:
                     raise InvalidRequest("Invalid null value of timestamp")
                 ts = int(v)
             with db.store.write() as txn:
                 reader = TxnRowReader(txn, now)
-                ctx = WriteContext(ts, now, ev, reader, db.list_keys)
+                contexts = [WriteContext(ts, now, ev, reader, db.list_keys) for ev in evs]
                 mutation = Mutation()
                 if conditional:
                     from .lwt import check_conditions
-                    result = check_conditions(stmts, tables, ctx, batch is not None)
+                    result = check_conditions(stmts, tables, contexts, batch is not None)
                     if result is not None:
                         return result
-                for s, t in zip(stmts, tables):
+                for s, t, ctx in zip(stmts, tables, contexts):
                     build(s, t, ctx, mutation)
                 apply_mutation(mutation, txn, now)
         if conditional:
@@ -335,24 +336,49 @@ class Session:
                                                  T.NativeType("boolean")),), [Row(("[applied]",), [True])])
         return ResultSet("void")
 
+    def execute_batch(self, kind: str, statements: Sequence[tuple[str | PreparedStatement, Any]],
+                      timestamp: int | None = None) -> ResultSet:
+        """Execute a batch given as (statement, bound values) pairs, as the native protocol's BATCH message.
+
+        ``kind`` is LOGGED, UNLOGGED or COUNTER; each statement is an INSERT,
+        UPDATE or DELETE text or prepared statement with its own values.
+        """
+        parsed = []
+        evs = []
+        for query, params in statements:
+            p = query.parsed if isinstance(query, PreparedStatement) else self.db.parse(query)
+            if not isinstance(p.statement, DML):
+                raise InvalidRequest("Invalid statement in batch: only UPDATE, INSERT and DELETE statements are allowed.")
+            self._authorize(p.statement)
+            parsed.append(p.statement)
+            evs.append(self._evaluator(params))
+        batch = ast.Batch(kind.upper(), tuple(parsed))
+        self._check_batch(batch)
+        return self._write(parsed, evs, timestamp, batch)
+
     def _batch(self, stmt: ast.Batch, params: Any, client_ts: int | None) -> ResultSet:
+        self._check_batch(stmt)
+        ev = self._evaluator(params)
+        return self._write(list(stmt.statements), [ev] * len(stmt.statements), client_ts, stmt)
+
+    def _check_batch(self, stmt: ast.Batch) -> None:
+        """Cassandra's batch rules: timestamps, counter batches, conditions."""
         tables = [self._table(s.table) for s in stmt.statements]
         if stmt.using.timestamp is not None and any(s.using.timestamp is not None for s in stmt.statements):
             raise InvalidRequest("Timestamp must be set either on BATCH or individual statements")
         for s in stmt.statements:
             if s.using.ttl is not None and stmt.kind == "COUNTER":
                 raise InvalidRequest("Cannot provide custom TTL for counter updates")
-        for s, t in zip(stmt.statements, tables):
+        for t in tables:
             if stmt.kind == "COUNTER" and not t.is_counter_table:
                 raise InvalidRequest("Cannot include non-counter statement in a counter batch")
             if stmt.kind != "COUNTER" and t.is_counter_table:
                 raise InvalidRequest("Cannot include a counter statement in a logged batch"
-                                     if stmt.kind == "LOGGED" else "Counter and non-counter mutations cannot exist in the same batch")
+                                     if stmt.kind == "LOGGED" else
+                                     "Counter and non-counter mutations cannot exist in the same batch")
         if any(_is_conditional(s) for s in stmt.statements):
-            keys = {(t.keyspace, t.name) for t in tables}
-            if len(keys) > 1:
+            if len({(t.keyspace, t.name) for t in tables}) > 1:
                 raise InvalidRequest("Batch with conditions cannot span multiple tables")
-        return self._write(list(stmt.statements), params, client_ts, stmt)
 
     def _truncate(self, stmt: ast.Truncate) -> ResultSet:
         table = self._table(stmt.table)

@@ -102,7 +102,7 @@ class BindCollector:
                     for item in rel.rhs.items:
                         self.term(item, tt, name)
                 else:
-                    self.term(rel.rhs, T.ListType(tt, True), f"in({name})")
+                    self.term(rel.rhs, T.ListType(tt, False), f"in({name})")
             else:
                 self.term(rel.rhs, tt, name)
             return
@@ -114,7 +114,7 @@ class BindCollector:
                 for item in rel.rhs.items:
                     self.term(item, col.type, col.name)
             else:
-                self.term(rel.rhs, T.ListType(col.type, True), f"in({col.name})")
+                self.term(rel.rhs, T.ListType(col.type, False), f"in({col.name})")
             return
         if rel.op in ("CONTAINS", "CONTAINS KEY"):
             t = col.type
@@ -148,7 +148,7 @@ class BindCollector:
                 for item in cond.rhs.items:
                     self.term(item, t, label)
             else:
-                self.term(cond.rhs, T.ListType(t, True), f"in({label})")
+                self.term(cond.rhs, T.ListType(t, False), f"in({label})")
         else:
             self.term(cond.rhs, t, label)
 
