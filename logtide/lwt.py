@@ -18,7 +18,7 @@ from .query.restrictions import analyse
 from .result import ColumnSpec, ResultSet, Row
 from .schema import types as T
 from .schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table
-from .storage.keys import clustering_key, serialize_partition_key, token_of
+from .storage.keys import clustering_key, partition_token, serialize_partition_key
 
 
 def _row_key(stmt: Any, table: Table, ctx: WriteContext) -> tuple[tuple[bytes, ...], bytes, int, tuple[bytes, ...] | None]:
@@ -34,10 +34,10 @@ def _row_key(stmt: Any, table: Table, ctx: WriteContext) -> tuple[tuple[bytes, .
         clustering = []
         for c in table.clustering_key:
             if c.name not in values:
-                return tuple(key), serialize_partition_key(key), token_of(serialize_partition_key(key)), None
+                return tuple(key), serialize_partition_key(key), partition_token(table, serialize_partition_key(key)), None
             clustering.append(c.type.serialize(ctx.ev.value(values[c.name], c.type, c.name)))
         pk = serialize_partition_key(key)
-        return tuple(key), pk, token_of(pk), tuple(clustering)
+        return tuple(key), pk, partition_token(table, pk), tuple(clustering)
     kr = analyse(table, stmt.where, ctx.ev)
     if kr.partition_keys is None or len(kr.partition_keys) != 1:
         raise InvalidRequest("IN on the partition key is not supported with conditional updates"
@@ -54,8 +54,8 @@ def _row_key(stmt: Any, table: Table, ctx: WriteContext) -> tuple[tuple[bytes, .
                                  "in order to use IF conditions"
                                  if isinstance(stmt, ast.Delete) else "Some clustering keys are missing: "
                                  + ", ".join(c.name for c in table.clustering_key[len(clustering):]))
-        return key, pk, token_of(pk), None
-    return key, pk, token_of(pk), clustering
+        return key, pk, partition_token(table, pk), None
+    return key, pk, partition_token(table, pk), clustering
 
 
 def _static_only(stmt: Any, table: Table) -> bool:

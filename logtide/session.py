@@ -9,6 +9,7 @@ lock.  Reads run on per-thread snapshots and never wait for writers.
 from __future__ import annotations
 
 import hashlib
+import random
 import threading
 import uuid
 from collections import OrderedDict
@@ -19,7 +20,10 @@ from typing import Any, Mapping, Sequence
 from .clock import Clock, SystemClock, TimestampSource
 from .cql import ast, parse
 from .errors import CqlError, InvalidRequest, ServerError
-from .mutation.apply import apply_mutation, load_partition
+from .cdc import log_schema
+from .cdc.capture import CdcTimeuuids, capture
+from .cdc.streams import Generation, Generations, Topology, build_generation, node_tokens
+from .mutation.apply import apply_mutation, apply_partition_update, load_partition
 from .mutation.builder import ListKeys, RowReader, Target, WriteContext, build
 from .mutation.cells import Cell
 from .mutation.model import Mutation
@@ -100,7 +104,8 @@ class PreparedStatement:
 class Database:
     """An open data directory: storage, the schema catalog, clocks and functions."""
 
-    def __init__(self, path: str | Path, clock: Clock | None = None, synchronous: str = "FULL") -> None:
+    def __init__(self, path: str | Path, clock: Clock | None = None, synchronous: str = "FULL",
+                 topology: Topology | None = None) -> None:
         self.path = Path(path)
         self.clock = clock or SystemClock()
         self.store = Store.open(self.path, synchronous=synchronous)
@@ -120,7 +125,35 @@ class Database:
             with self.store.write() as wtxn:
                 wtxn.put_meta(HOST_ID_KEY, host)
         self.host_id = uuid.UUID(bytes=host)
+        self.cdc_timeuuids = CdcTimeuuids()
+        self.generations = self._load_generations(topology)
         self._closed = False
+
+    def _load_generations(self, topology: Topology | None) -> Generations:
+        """The CDC generations; a new one when the configured topology differs from the current one.
+
+        The first generation starts at timestamp 0 so that it covers every
+        past write; a later one starts one second after it is created, and the
+        previous one expires then (writes are routed by their timestamp, so
+        none is lost across the switch)."""
+        with self.store.snapshot() as txn:
+            doc = txn.get_meta(Generations.META_KEY)
+        gens = Generations.from_json(doc.decode()) if doc else None
+        if gens is not None and (topology is None or gens.current.topology == topology):
+            return gens
+        topo = topology or Topology()
+        rng = random.Random(self.host_id.int ^ (len(gens.generations) if gens else 0))
+        tokens = node_tokens(topo.vnodes, rng)
+        if gens is None:
+            gens = Generations([build_generation(topo, tokens, 0, rng)])
+        else:
+            start = self.clock.now_micros() + 1_000_000
+            last = gens.current
+            old = Generation(last.timestamp, last.range_ends, last.streams, last.topology, start)
+            gens = Generations(gens.generations[:-1] + [old, build_generation(topo, tokens, start, rng)])
+        with self.store.write() as wtxn:
+            wtxn.put_meta(Generations.META_KEY, gens.to_json().encode())
+        return gens
 
     # ------------------------------------------------------------------
     def session(self, keyspace: str | None = None, user: str | None = None) -> "Session":
@@ -160,9 +193,13 @@ class Database:
         self.close()
 
 
-def open(path: str | Path, clock: Clock | None = None, synchronous: str = "FULL") -> Database:  # noqa: A001
-    """Open (or create) a logtide data directory for reading and writing."""
-    return Database(path, clock=clock, synchronous=synchronous)
+def open(path: str | Path, clock: Clock | None = None, synchronous: str = "FULL",  # noqa: A001
+         topology: Topology | None = None) -> Database:
+    """Open (or create) a logtide data directory for reading and writing.
+
+    ``topology`` (vnodes and shards) shapes the CDC streams; giving one that
+    differs from the stored topology starts a new CDC generation."""
+    return Database(path, clock=clock, synchronous=synchronous, topology=topology)
 
 
 class Session:
@@ -330,7 +367,11 @@ class Session:
                         return result
                 for s, t, ctx in zip(stmts, tables, contexts):
                     build(s, t, ctx, mutation)
+                log_updates = capture(mutation, db.catalog, db.generations, reader.row, db.cdc_timeuuids, now,
+                                      db.clock.now_micros())
                 apply_mutation(mutation, txn, now)
+                for lu in log_updates:
+                    apply_partition_update(lu, txn, now)
         if conditional:
             return ResultSet("rows", (ColumnSpec(tables[0].keyspace, tables[0].name, "[applied]",
                                                  T.NativeType("boolean")),), [Row(("[applied]",), [True])])
@@ -392,9 +433,12 @@ class Session:
         db = self.db
         with db.write_lock:
             old = db.catalog
+            log_schema.check_statement(old, stmt, self.keyspace)
             new, change = old.apply(stmt, self.keyspace, db.timestamps.next())
             if change is None:
                 return ResultSet("void")
+            log_schema.validate(new)
+            new = log_schema.sync_log_tables(old, new)
             dropped = _dropped_store_ids(old, new)
             with db.store.write() as txn:
                 txn.put_meta(CATALOG_KEY, new.to_json().encode())

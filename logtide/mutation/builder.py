@@ -27,7 +27,7 @@ from ..cql import ast
 from ..errors import InvalidRequest
 from ..schema import types as T
 from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table
-from ..storage.keys import clustering_key, serialize_partition_key, token_of
+from ..storage.keys import clustering_key, partition_token, serialize_partition_key
 from ..query.restrictions import Evaluator, KeyRestrictions, analyse
 from .cells import NO_TTL, Cell, ComplexColumn, Deletion, Liveness, RowData
 from .model import Mutation, PartitionUpdate, RangeDeletion
@@ -166,7 +166,7 @@ def _partition_targets(table: Table, kr: KeyRestrictions) -> list[tuple[tuple[by
         seen.add(pk)
         if len(pk) > 0xFFFF:
             raise InvalidRequest(f"Key length of {len(pk)} is longer than maximum of 65535")
-        out.append((key, pk, token_of(pk)))
+        out.append((key, pk, partition_token(table, pk)))
     return out
 
 
@@ -329,7 +329,7 @@ def build_insert(stmt: ast.Insert, table: Table, ctx: WriteContext, mutation: Mu
                 raise InvalidRequest(f"Some clustering keys are missing: {c.name}")
             clustering.append(_key_bytes(c, values[c.name]))
     pk = serialize_partition_key(key_values)
-    token = token_of(pk)
+    token = partition_token(table, pk)
     pu = mutation.partition(table, tuple(key_values), pk, token)
     target_ck = b""
     if not static_only:

@@ -18,7 +18,7 @@ from ..errors import InvalidRequest
 from ..result import ColumnSpec, ResultSet, Row
 from ..schema import types as T
 from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table
-from ..storage.keys import serialize_partition_key, token_of
+from ..storage.keys import partition_token, serialize_partition_key, token_of
 from .evaluate import TermEvaluator, arg_text, call_text
 from .functions import AGGREGATES, Aggregate
 from .read import LiveRow, column_bytes
@@ -531,7 +531,7 @@ class StoredSource(PartitionSource):
     def partitions(self, table: Table, kr: KeyRestrictions) -> Iterator[Any]:
         from .read import stored_partition, stored_partitions
         if kr.partition_keys is not None:
-            keys = sorted({(token_of(pk), pk) for pk in (serialize_partition_key(k) for k in kr.partition_keys)})
+            keys = sorted({(partition_token(table, pk), pk) for pk in (serialize_partition_key(k) for k in kr.partition_keys)})
             lo, lo_inc, hi, hi_inc = token_bounds(kr)
             for token, pk in keys:
                 p = stored_partition(table, self.txn, self.now, token, pk)

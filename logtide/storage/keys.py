@@ -52,6 +52,23 @@ def token_of(partition_key: bytes) -> int:
     return Murmur3Token.hash_fn(partition_key)
 
 
+def cdc_token(stream_id: bytes) -> int:
+    """Token of a CDC log partition: the stream id's first 8 bytes (ScyllaDB's CDC partitioner).
+
+    A stream id of any other length than 16 bytes maps to the minimum token.
+    """
+    if len(stream_id) != 16:
+        return MIN_TOKEN
+    return struct.unpack(">q", stream_id[:8])[0]
+
+
+def partition_token(table, partition_key: bytes) -> int:
+    """The token of a partition of ``table``: Murmur3, or the CDC partitioner for log tables."""
+    if getattr(table, "cdc_base", None) is not None:
+        return cdc_token(partition_key)
+    return token_of(partition_key)
+
+
 def clustering_component(ctype, value: bytes, descending: bool) -> bytes:
     """The comparable encoding of one clustering value (inverted for DESC)."""
     enc = ctype.comparable(value)

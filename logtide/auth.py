@@ -1,0 +1,505 @@
+"""Roles, passwords and permissions, as Cassandra's PasswordAuthenticator and CassandraAuthorizer.
+
+An ``AuthManager`` is attached to a Database as ``db.auth`` (``attach`` or,
+lazily and with authentication off, ``of``).  Roles and their grants live in
+the store's meta table under ``roles`` as JSON, written in one storage
+transaction per change; passwords are kept as scrypt hashes with a random salt.
+
+* ``authenticate(user, password)`` checks a login (SASL PLAIN on the wire).
+* ``authorize(role, statement, keyspace)`` raises ``Unauthorized`` with
+  Cassandra's message unless the role (or a superuser) holds the permission
+  on the resource or one of its parents (table -> keyspace -> all keyspaces).
+  Reads of ``system`` / ``system_schema`` are open to every role; a CDC log
+  table ``<t>_scylla_cdc_log`` is checked against its base table, as ScyllaDB does.
+* ``execute(statement, session)`` runs CREATE/ALTER/DROP ROLE, LIST ROLES,
+  GRANT, REVOKE and LIST PERMISSIONS.
+
+A session without a user (the embedded API, or a server without ``--auth``)
+is never checked and may manage roles.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable
+
+from .cql import ast
+from .errors import AuthenticationError, InvalidRequest, SyntaxException, Unauthorized
+from .result import ColumnSpec, ResultSet, Row
+from .schema import types as T
+
+if TYPE_CHECKING:
+    from .session import Database
+
+META_KEY = "roles"
+CDC_LOG_SUFFIX = "_scylla_cdc_log"
+OPEN_KEYSPACES = frozenset({"system", "system_schema", "system_virtual_schema"})
+
+ALL_DATA_PERMISSIONS = ("CREATE", "ALTER", "DROP", "SELECT", "MODIFY", "AUTHORIZE")
+TABLE_PERMISSIONS = ("ALTER", "DROP", "SELECT", "MODIFY", "AUTHORIZE")
+PERMISSION_ORDER = ("CREATE", "ALTER", "DROP", "SELECT", "MODIFY", "AUTHORIZE", "DESCRIBE", "EXECUTE")
+ROLE_OPTIONS = frozenset({"password", "login", "superuser", "options"})
+
+SCRYPT_N, SCRYPT_R, SCRYPT_P, SCRYPT_LEN = 2 ** 14, 8, 1, 32
+
+
+class AuthSetupError(Exception):
+    """Authentication is misconfigured (raised at startup, never to a client)."""
+
+
+# --------------------------------------------------------------------------
+# Resources
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DataResource:
+    """``data`` (all keyspaces), ``data/ks`` or ``data/ks/t``, Cassandra's DataResource names."""
+
+    keyspace: str | None = None
+    table: str | None = None
+
+    @property
+    def key(self) -> str:
+        return "/".join(["data"] + [p for p in (self.keyspace, self.table) if p is not None])
+
+    @classmethod
+    def from_key(cls, key: str) -> "DataResource":
+        parts = key.split("/")[1:]
+        return cls(*(parts + [None] * (2 - len(parts))))  # type: ignore[arg-type]
+
+    def parents(self) -> list["DataResource"]:
+        """This resource, then its parents up to all keyspaces."""
+        out = [self]
+        if self.table is not None:
+            out.append(DataResource(self.keyspace))
+        if self.keyspace is not None:
+            out.append(DataResource())
+        return out
+
+    def applicable(self) -> tuple[str, ...]:
+        return TABLE_PERMISSIONS if self.table is not None else ALL_DATA_PERMISSIONS
+
+    def __str__(self) -> str:
+        if self.table is not None:
+            return f"<table {self.keyspace}.{self.table}>"
+        if self.keyspace is not None:
+            return f"<keyspace {self.keyspace}>"
+        return "<all keyspaces>"
+
+
+def role_resource(name: str | None) -> str:
+    return f"<role {name}>" if name is not None else "<all roles>"
+
+
+# --------------------------------------------------------------------------
+# Stored state
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Role:
+    """A stored role; ``password`` is ``scrypt$salt-hex$hash-hex`` or None."""
+
+    name: str
+    superuser: bool = False
+    login: bool = False
+    password: str | None = None
+    options: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"superuser": self.superuser, "login": self.login, "password": self.password,
+                "options": self.options}
+
+    @classmethod
+    def from_json(cls, name: str, doc: dict[str, Any]) -> "Role":
+        return cls(name, bool(doc.get("superuser")), bool(doc.get("login")), doc.get("password"),
+                   dict(doc.get("options") or {}))
+
+
+def hash_password(password: str, salt: bytes | None = None) -> str:
+    """``scrypt$<salt hex>$<hash hex>`` for a password, with a fresh random salt unless given."""
+    salt = os.urandom(16) if salt is None else salt
+    digest = hashlib.scrypt(password.encode("utf-8"), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P,
+                            dklen=SCRYPT_LEN)
+    return f"scrypt${salt.hex()}${digest.hex()}"
+
+
+def check_password(password: str, stored: str | None) -> bool:
+    if not stored or not stored.startswith("scrypt$"):
+        return False
+    _, salt_hex, _ = stored.split("$", 2)
+    return hmac.compare_digest(hash_password(password, bytes.fromhex(salt_hex)), stored)
+
+
+# --------------------------------------------------------------------------
+# The manager
+# --------------------------------------------------------------------------
+
+
+class AuthManager:
+    """Roles and permissions of one Database; ``enabled`` says whether logins are required."""
+
+    def __init__(self, db: "Database", enabled: bool) -> None:
+        self.db = db
+        self.enabled = enabled
+        self._lock = threading.RLock()
+        self.roles: dict[str, Role] = {}
+        self.grants: dict[str, dict[str, set[str]]] = {}  # role -> resource key -> permissions
+        with db.store.snapshot() as txn:
+            raw = txn.get_meta(META_KEY)
+        if raw:
+            doc = json.loads(raw.decode("utf-8"))
+            self.roles = {n: Role.from_json(n, d) for n, d in doc.get("roles", {}).items()}
+            self.grants = {r: {k: set(v) for k, v in g.items()} for r, g in doc.get("grants", {}).items()}
+
+    # -- persistence ------------------------------------------------------
+    def _save(self) -> None:
+        doc = {"roles": {n: r.to_json() for n, r in sorted(self.roles.items())},
+               "grants": {r: {k: sorted(v) for k, v in g.items() if v} for r, g in sorted(self.grants.items())}}
+        data = json.dumps(doc, sort_keys=True).encode("utf-8")
+        with self.db.write_lock:
+            with self.db.store.write() as txn:
+                txn.put_meta(META_KEY, data)
+
+    def bootstrap(self, name: str, password: str) -> bool:
+        """Create superuser ``name`` with ``password`` unless a role of that name exists; True if created."""
+        with self._lock:
+            if name in self.roles:
+                return False
+            self.roles[name] = Role(name, superuser=True, login=True, password=hash_password(password))
+            self._save()
+            return True
+
+    def can_anyone_log_in(self) -> bool:
+        return any(r.login and r.password for r in self.roles.values())
+
+    # -- authentication -----------------------------------------------------
+    def authenticate(self, user: str, password: str) -> str:
+        """The role name for a valid login; AuthenticationError otherwise."""
+        role = self.roles.get(user)
+        if role is None or not check_password(password, role.password):
+            raise AuthenticationError(f"Provided username {user} and/or password are incorrect")
+        if not role.login:
+            raise AuthenticationError(f"{user} is not permitted to log in")
+        return user
+
+    # -- authorization ------------------------------------------------------
+    def is_superuser(self, role: str | None) -> bool:
+        if role is None:
+            return True
+        r = self.roles.get(role)
+        return r is not None and r.superuser
+
+    def has_permission(self, role: str | None, permission: str, resource: DataResource) -> bool:
+        if self.is_superuser(role):
+            return True
+        grants = self.grants.get(role or "", {})
+        return any(permission in grants.get(r.key, ()) for r in resource.parents())
+
+    def ensure(self, role: str | None, permission: str, resource: DataResource) -> None:
+        if not self.has_permission(role, permission, resource):
+            raise Unauthorized(f"User {role} has no {permission} permission on {resource} or any of its parents")
+
+    def authorize(self, role: str | None, statement: Any, keyspace: str | None) -> None:
+        """Raise Unauthorized unless ``role`` may run ``statement`` with ``keyspace`` as the current keyspace."""
+        if role is None or self.is_superuser(role):
+            return
+        for permission, resource in required_permissions(statement, keyspace):
+            self.ensure(role, permission, resource)
+
+    # -- role statements ----------------------------------------------------
+    def execute(self, stmt: Any, session: Any) -> ResultSet:
+        """Run a role or permission statement for the session's user."""
+        user = getattr(session, "user", None)
+        with self._lock:
+            if isinstance(stmt, ast.CreateRole):
+                return self._create_role(stmt, user)
+            if isinstance(stmt, ast.AlterRole):
+                return self._alter_role(stmt, user)
+            if isinstance(stmt, ast.DropRole):
+                return self._drop_role(stmt, user)
+            if isinstance(stmt, ast.ListRoles):
+                return self._list_roles(stmt, user)
+            if isinstance(stmt, (ast.Grant, ast.Revoke)):
+                return self._grant_or_revoke(stmt, user, session)
+            if isinstance(stmt, ast.ListPermissions):
+                return self._list_permissions(stmt, user, session)
+        raise InvalidRequest(f"{type(stmt).__name__} is not a role statement")
+
+    def _create_role(self, stmt: ast.CreateRole, user: str | None) -> ResultSet:
+        opts = _role_options(stmt.options)
+        if not stmt.name:
+            raise InvalidRequest("Role name can't be an empty string")
+        if not self.is_superuser(user):
+            raise Unauthorized(f"User {user} has no CREATE permission on {role_resource(None)} or any of its parents")
+        if stmt.name in self.roles:
+            if stmt.if_not_exists:
+                return ResultSet("void")
+            raise InvalidRequest(f"{stmt.name} already exists")
+        role = Role(stmt.name, bool(opts.get("superuser", False)), bool(opts.get("login", False)))
+        self._apply_options(role, opts)
+        self.roles[role.name] = role
+        self._save()
+        return ResultSet("void")
+
+    def _alter_role(self, stmt: ast.AlterRole, user: str | None) -> ResultSet:
+        opts = _role_options(stmt.options)
+        role = self.roles.get(stmt.name)
+        if role is None:
+            raise InvalidRequest(f"{stmt.name} doesn't exist")
+        if not self.is_superuser(user):
+            if stmt.name != user:
+                raise Unauthorized(f"User {user} has no ALTER permission on {role_resource(stmt.name)} "
+                                   "or any of its parents")
+            if "superuser" in opts:
+                raise Unauthorized("Only superusers are allowed to alter superuser status")
+            if set(opts) - {"password"}:
+                raise Unauthorized("You aren't allowed to alter your own login status or options")
+        elif "superuser" in opts and stmt.name == user:
+            raise Unauthorized("You aren't allowed to alter your own superuser status or that of a role "
+                               "granted to you")
+        if "superuser" in opts:
+            role.superuser = bool(opts["superuser"])
+        if "login" in opts:
+            role.login = bool(opts["login"])
+        self._apply_options(role, opts)
+        self._save()
+        return ResultSet("void")
+
+    def _drop_role(self, stmt: ast.DropRole, user: str | None) -> ResultSet:
+        if not self.is_superuser(user):
+            raise Unauthorized(f"User {user} has no DROP permission on {role_resource(stmt.name)} or any of its parents")
+        if user is not None and stmt.name == user:
+            raise InvalidRequest("Cannot DROP primary role for current login")
+        if stmt.name not in self.roles:
+            if stmt.if_exists:
+                return ResultSet("void")
+            raise InvalidRequest(f"{stmt.name} doesn't exist")
+        del self.roles[stmt.name]
+        self.grants.pop(stmt.name, None)
+        self._save()
+        return ResultSet("void")
+
+    def _list_roles(self, stmt: ast.ListRoles, user: str | None) -> ResultSet:
+        if stmt.of is not None and stmt.of not in self.roles:
+            raise InvalidRequest(f"{stmt.of} doesn't exist")
+        if self.is_superuser(user):
+            names = [stmt.of] if stmt.of is not None else sorted(self.roles)
+        else:
+            if stmt.of is not None and stmt.of != user:
+                raise Unauthorized(f"You are not authorized to view roles granted to {stmt.of}")
+            names = [user] if user in self.roles else []
+        text, boolean = T.NativeType("text"), T.NativeType("boolean")
+        columns = tuple(ColumnSpec("system_auth", "roles", n, t) for n, t in
+                        (("role", text), ("super", boolean), ("login", boolean),
+                         ("options", T.MapType(text, text, frozen=True))))
+        labels = tuple(c.name for c in columns)
+        out = [Row(labels, [r.name, r.superuser, r.login, dict(r.options)])
+               for r in (self.roles[n] for n in names)]
+        return ResultSet("rows", columns, out)
+
+    def _grant_or_revoke(self, stmt: ast.Grant | ast.Revoke, user: str | None, session: Any) -> ResultSet:
+        resource = self._data_resource(stmt.resource, session)
+        permissions = _expand(stmt.permission, resource)
+        if not self.is_superuser(user):
+            self.ensure(user, "AUTHORIZE", resource)
+            for p in permissions:
+                self.ensure(user, p, resource)
+        if stmt.role not in self.roles:
+            raise InvalidRequest(f"Role {stmt.role} doesn't exist")
+        held = self.grants.setdefault(stmt.role, {}).setdefault(resource.key, set())
+        if isinstance(stmt, ast.Grant):
+            held.update(permissions)
+        else:
+            held.difference_update(permissions)
+        self._save()
+        return ResultSet("void")
+
+    def _list_permissions(self, stmt: ast.ListPermissions, user: str | None, session: Any) -> ResultSet:
+        resource = self._data_resource(stmt.resource, session) if stmt.resource is not None else None
+        if stmt.role is not None and stmt.role not in self.roles:
+            raise InvalidRequest(f"{stmt.role} doesn't exist")
+        if not self.is_superuser(user) and stmt.role != user:
+            raise Unauthorized(f"You are not authorized to view {stmt.role or 'everyone'}'s permissions")
+        wanted = set(_expand(stmt.permission, resource)) if stmt.permission != "ALL" else set(PERMISSION_ORDER)
+        keys = {r.key for r in resource.parents()} if resource is not None else None
+        text = T.NativeType("text")
+        columns = tuple(ColumnSpec("system_auth", "role_permissions", n, text)
+                        for n in ("role", "username", "resource", "permission"))
+        labels = tuple(c.name for c in columns)
+        out = []
+        for role in sorted(self.grants):
+            if stmt.role is not None and role != stmt.role:
+                continue
+            for key in sorted(self.grants[role], key=lambda k: (k.count("/"), k)):
+                if keys is not None and key not in keys:
+                    continue
+                for p in PERMISSION_ORDER:
+                    if p in self.grants[role][key] and p in wanted:
+                        out.append(Row(labels, [role, role, str(DataResource.from_key(key)), p]))
+        return ResultSet("rows", columns, out)
+
+    def _data_resource(self, res: ast.Resource, session: Any) -> DataResource:
+        """The resource named in GRANT/REVOKE/LIST, which must exist."""
+        catalog = self.db.catalog
+        if res.kind == "all keyspaces":
+            return DataResource()
+        keyspace = res.keyspace or getattr(session, "keyspace", None)
+        if keyspace is None:
+            raise InvalidRequest("No keyspace has been specified. USE a keyspace, or explicitly specify "
+                                 "keyspace.tablename")
+        resource = DataResource(keyspace, res.table if res.kind == "table" else None)
+        if not _exists(catalog, resource):
+            raise InvalidRequest(f"Resource {resource} doesn't exist")
+        return resource
+
+    @staticmethod
+    def _apply_options(role: Role, opts: dict[str, Any]) -> None:
+        if "password" in opts:
+            if not isinstance(opts["password"], str):
+                raise InvalidRequest("Invalid value for property 'password'. It must be a string")
+            role.password = hash_password(opts["password"])
+        if "options" in opts:
+            if not isinstance(opts["options"], dict):
+                raise InvalidRequest("Invalid value for property 'options'. It must be a map")
+            role.options = {str(k): str(v) for k, v in opts["options"].items()}
+
+
+# --------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------
+
+
+def _role_options(options: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in options:
+        key = name.lower()
+        if key not in ROLE_OPTIONS:
+            raise SyntaxException(f"Invalid property '{name}'")
+        if key in out:
+            raise SyntaxException(f"Multiple definition for property '{key}'")
+        if key in ("login", "superuser"):
+            value = _boolean(key, value)
+        out[key] = value
+    return out
+
+
+def _boolean(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise SyntaxException(f"Invalid value for property '{key}'. It must be a boolean")
+
+
+def _expand(permission: str, resource: DataResource | None) -> tuple[str, ...]:
+    """The permissions ``permission`` stands for on ``resource`` (ALL: every applicable one)."""
+    applicable = resource.applicable() if resource is not None else PERMISSION_ORDER
+    if permission == "ALL":
+        return applicable
+    if permission not in applicable:
+        raise InvalidRequest("Resource type DataResource does not support any of the requested permissions")
+    return (permission,)
+
+
+def _exists(catalog: Any, resource: DataResource) -> bool:
+    from .schema.system_schema import system_keyspaces
+
+    keyspaces = {ks.name: ks for ks in catalog.all_keyspaces()}
+    keyspaces.update({n: k for n, k in system_keyspaces().items() if n not in keyspaces})
+    ks = keyspaces.get(resource.keyspace or "")
+    if ks is None:
+        return False
+    return resource.table is None or resource.table in ks.tables
+
+
+def _table_resource(name: ast.QualifiedName, keyspace: str | None) -> DataResource | None:
+    ks = name.keyspace or keyspace
+    if ks is None:
+        return None  # the statement fails later for want of a keyspace
+    table = name.name
+    if table.endswith(CDC_LOG_SUFFIX) and len(table) > len(CDC_LOG_SUFFIX):
+        table = table[: -len(CDC_LOG_SUFFIX)]
+    return DataResource(ks, table)
+
+
+def _keyspace_resource(name: str | None, keyspace: str | None) -> DataResource | None:
+    ks = name or keyspace
+    return DataResource(ks) if ks is not None else None
+
+
+def required_permissions(stmt: Any, keyspace: str | None) -> list[tuple[str, DataResource]]:
+    """The (permission, resource) pairs Cassandra checks before running ``stmt``."""
+    out: list[tuple[str, DataResource | None]] = []
+    if isinstance(stmt, ast.Select):
+        res = _table_resource(stmt.table, keyspace)
+        if res is not None and res.keyspace not in OPEN_KEYSPACES:
+            out.append(("SELECT", res))
+    elif isinstance(stmt, (ast.Insert, ast.Update, ast.Delete)):
+        res = _table_resource(stmt.table, keyspace)
+        out.append(("MODIFY", res))
+        if getattr(stmt, "if_not_exists", False) or getattr(stmt, "if_exists", False) \
+                or getattr(stmt, "conditions", ()):
+            out.append(("SELECT", res))
+    elif isinstance(stmt, ast.Batch):
+        for s in stmt.statements:
+            out.extend(required_permissions(s, keyspace))
+    elif isinstance(stmt, ast.Truncate):
+        out.append(("MODIFY", _table_resource(stmt.table, keyspace)))
+    elif isinstance(stmt, ast.CreateKeyspace):
+        out.append(("CREATE", DataResource()))
+    elif isinstance(stmt, ast.AlterKeyspace):
+        out.append(("ALTER", DataResource(stmt.name)))
+    elif isinstance(stmt, ast.DropKeyspace):
+        out.append(("DROP", DataResource(stmt.name)))
+    elif isinstance(stmt, ast.CreateTable):
+        out.append(("CREATE", _keyspace_resource(stmt.table.keyspace, keyspace)))
+    elif isinstance(stmt, (ast.AlterTableAdd, ast.AlterTableDrop, ast.AlterTableRename, ast.AlterTableWith,
+                           ast.AlterTableAlterType)):
+        out.append(("ALTER", _table_resource(stmt.table, keyspace)))
+    elif isinstance(stmt, ast.DropTable):
+        out.append(("DROP", _table_resource(stmt.table, keyspace)))
+    elif isinstance(stmt, ast.CreateType):
+        out.append(("CREATE", _keyspace_resource(stmt.name.keyspace, keyspace)))
+    elif isinstance(stmt, (ast.AlterTypeAdd, ast.AlterTypeRename)):
+        out.append(("ALTER", _keyspace_resource(stmt.name.keyspace, keyspace)))
+    elif isinstance(stmt, ast.DropType):
+        out.append(("DROP", _keyspace_resource(stmt.name.keyspace, keyspace)))
+    return [(p, r) for p, r in out if r is not None]
+
+
+def attach(db: "Database", enabled: bool, superuser: str | None = None, password: str | None = None) -> AuthManager:
+    """Attach an AuthManager as ``db.auth``, creating the bootstrap superuser if given and missing.
+
+    With ``enabled`` and no role able to log in afterwards, raise AuthSetupError:
+    there is never a default password.
+    """
+    if (superuser is None) != (password is None):
+        raise AuthSetupError("a bootstrap superuser needs both a name and a password")
+    if password is not None and not password:
+        raise AuthSetupError("the bootstrap superuser's password is empty")
+    manager = AuthManager(db, enabled)
+    if superuser is not None and password is not None:
+        manager.bootstrap(superuser, password)
+    if enabled and not manager.can_anyone_log_in():
+        raise AuthSetupError("authentication is enabled but no role can log in: give a bootstrap superuser "
+                             "(--superuser NAME --superuser-password-file FILE, or superuser and "
+                             "superuser_password_file in the config file)")
+    db.auth = manager  # type: ignore[attr-defined]
+    return manager
+
+
+def of(db: "Database") -> AuthManager:
+    """``db.auth``, attaching a manager with authentication off when there is none yet."""
+    with db.write_lock:
+        manager = getattr(db, "auth", None)
+        if manager is None:
+            manager = AuthManager(db, enabled=False)
+            db.auth = manager  # type: ignore[attr-defined]
+        return manager

@@ -1,0 +1,75 @@
+"""Capturing a mutation: read the touched rows, derive log rows, route them to streams.
+
+Runs inside the write transaction of the base mutation, under the database's
+write lock, so the preimage read and the write are atomic: a preimage always
+equals the row as it was immediately before the write (unlike ScyllaDB,
+whose preimage read may race with concurrent writes; spec ``000``).
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from typing import Callable
+
+from ..errors import InvalidRequest
+from ..mutation.model import Mutation, PartitionUpdate
+from ..schema.catalog import Catalog
+from ..storage.keys import cdc_token
+from . import log_schema as L
+from .log import LogRow, PreState, derive, log_update, touched_rows
+from .options import CdcOptions
+from .streams import FUTURE_LIMIT_MICROS, Generations
+
+GREGORIAN_OFFSET = 0x01B21DD213814000
+
+
+class CdcTimeuuids:
+    """``cdc$time`` values: the write timestamp in the time fields, random bits in the rest (spec 001)."""
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self._rng = rng or random.Random()
+
+    def __call__(self, micros: int) -> bytes:
+        t = micros * 10 + GREGORIAN_OFFSET
+        msb = ((t & 0xFFFFFFFF) << 32) | (((t >> 32) & 0xFFFF) << 16) | 0x1000 | ((t >> 48) & 0x0FFF)
+        return struct.pack(">QQ", msb, self._rng.getrandbits(64))
+
+
+def capture(mutation: Mutation, catalog: Catalog, generations: Generations, read_row: Callable,
+            timeuuid: Callable[[int], bytes], now: int, now_micros: int) -> list[PartitionUpdate]:
+    """The log partition updates for every CDC-enabled table that ``mutation`` writes.
+
+    ``read_row(table, pk, token, ck, static)`` returns the live row before the write.
+    """
+    out: list[PartitionUpdate] = []
+    for pu in list(mutation):
+        base = pu.table
+        if base.cdc is None or base.cdc_base is not None:
+            continue
+        opts = CdcOptions.parse(base.cdc)
+        if not opts.enabled:
+            continue
+        log = catalog.find_table(base.keyspace, L.log_name(base.name))
+        if log is None:
+            continue
+        pre = PreState()
+        if opts.preimage or opts.postimage:
+            static, cks = touched_rows(pu)
+            if static:
+                pre.static = read_row(base, pu.pk, pu.token, b"", True)
+            for ck in cks:
+                pre.rows[ck] = read_row(base, pu.pk, pu.token, ck, False)
+        rows = derive(base, opts, pu, pre)
+        by_stream: dict[bytes, list[LogRow]] = {}
+        for r in rows:
+            if r.timestamp > now_micros + FUTURE_LIMIT_MICROS:
+                raise InvalidRequest(
+                    f"cdc: attempted to get a stream \"from the future\" ({r.timestamp}; current server time: "
+                    f"{now_micros}). With CDC enabled, write timestamps may be at most "
+                    f"{FUTURE_LIMIT_MICROS // 1_000_000} seconds ahead of the server's clock.")
+            stream = generations.for_timestamp(r.timestamp).stream_for(pu.token)
+            by_stream.setdefault(stream, []).append(r)
+        for stream, srows in by_stream.items():
+            out.append(log_update(log, stream, srows, timeuuid, opts.ttl, now, cdc_token(stream)))
+    return out

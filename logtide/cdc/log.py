@@ -1,0 +1,488 @@
+"""The CDC derivation: a pure function from a partition update and the rows it touches to log rows.
+
+No I/O and no clock: the caller passes the state of the touched rows before
+the write and a function that makes ``cdc$time`` values.  The rules, by spec
+document:
+
+* ``001`` (The CDC Log Table): one ``cdc$time`` per write timestamp, whose
+  time is the timestamp; ``cdc$batch_seq_no`` numbers the rows of that
+  group; ``cdc$ttl`` is the TTL of live cells; live cells with a TTL and
+  dead cells go to separate rows.
+* ``003`` (Basic operations): static-row and clustered-row changes are
+  separate rows; operation 1 update, 2 insert (the row got a row marker),
+  3 row delete, 4 partition delete, 5-8 range delete bounds (left
+  inclusive/exclusive, right inclusive/exclusive) carrying the bound's
+  clustering prefix.
+* ``002`` (Advanced column types): ``cdc$deleted_X`` for null writes and
+  collection tombstones, added elements in the value column, removed keys in
+  ``cdc$deleted_elements_X``; a collection tombstone counts at its timestamp
+  plus one, so an overwrite (tombstone at ``T - 1`` plus elements at ``T``)
+  is one row; non-frozen UDT changes always carry a UDT value.
+* ``000`` (Preimages and postimages): preimage rows (operation 0) before the
+  deltas for inserted, updated and row-deleted rows that existed, with the
+  changed columns (``true``) or all columns (``'full'``) and
+  ``cdc$deleted_X`` set for null columns; postimage rows (operation 9) after
+  the deltas for inserted and updated rows not deleted in the same write,
+  equal to the full preimage with the delta applied.  A partition delete on
+  a table without clustering columns deletes its only row and gets a
+  preimage (current ScyllaDB).
+* ScyllaDB: ``cdc$end_of_batch`` is true on the last row of each group.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from ..mutation.cells import Cell, RowData
+from ..mutation.model import PartitionUpdate, RangeDeletion
+from ..query.read import LiveRow, element_order_key
+from ..schema import types as T
+from ..schema.model import Column, Table
+from . import log_schema as L
+from .options import CdcOptions
+
+PREIMAGE, UPDATE, INSERT, ROW_DELETE, PARTITION_DELETE = 0, 1, 2, 3, 4
+RANGE_LEFT_INCLUSIVE, RANGE_LEFT_EXCLUSIVE, RANGE_RIGHT_INCLUSIVE, RANGE_RIGHT_EXCLUSIVE = 5, 6, 7, 8
+POSTIMAGE = 9
+
+TRUE = b"\x01"
+
+
+# ---------------------------------------------------------------------------
+# row state (what images show)
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class RowState:
+    """The CQL-visible content of one row: atomic values and element maps of complex columns."""
+
+    marker: bool = False
+    values: dict[str, bytes] = field(default_factory=dict)
+    elements: dict[str, dict[bytes, bytes]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, row: LiveRow | None) -> "RowState | None":
+        if row is None:
+            return None
+        return cls(row.marker_live, {n: c.value for n, c in row.cells.items()},
+                   {n: {k: c.value for k, c in elems} for n, elems in row.complex.items()})
+
+    def exists(self) -> bool:
+        return self.marker or bool(self.values) or any(self.elements.values())
+
+    def copy(self) -> "RowState":
+        return RowState(self.marker, dict(self.values), {n: dict(e) for n, e in self.elements.items()})
+
+
+@dataclass
+class PreState:
+    """The touched rows before the write: the static row and clustered rows by clustering key."""
+
+    static: LiveRow | None = None
+    rows: dict[bytes, LiveRow | None] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------
+# splitting a partition update into (timestamp, ttl) changes
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class RowDelta:
+    """What one change does to one row."""
+
+    clustering: tuple[bytes, ...]
+    marker: bool = False
+    deleted: bool = False
+    cells: dict[str, Cell] = field(default_factory=dict)
+    collection_deleted: set[str] = field(default_factory=set)
+    added: dict[str, list[tuple[bytes, bytes]]] = field(default_factory=dict)
+    removed: dict[str, list[bytes]] = field(default_factory=dict)
+
+    def columns(self) -> set[str]:
+        return set(self.cells) | self.collection_deleted | set(self.added) | set(self.removed)
+
+    def has_cells(self) -> bool:
+        return self.marker or bool(self.columns())
+
+
+@dataclass
+class Change:
+    """All atoms of a partition update that share a timestamp and a TTL (split per spec 001)."""
+
+    partition_deleted: bool = False
+    ranges: list[RangeDeletion] = field(default_factory=list)
+    static: RowDelta | None = None
+    rows: dict[bytes, RowDelta] = field(default_factory=dict)
+
+
+def _ttl_of(cell: Cell) -> int:
+    return cell.ttl if cell.value is not None else 0
+
+
+def split(pu: PartitionUpdate) -> dict[int, dict[int, Change]]:
+    """The update's atoms grouped by group timestamp, then by TTL (0: dead cells and non-expiring ones)."""
+    groups: dict[int, dict[int, Change]] = {}
+
+    def change(ts: int, ttl: int) -> Change:
+        return groups.setdefault(ts, {}).setdefault(ttl, Change())
+
+    def row_delta(ch: Change, ck: bytes | None, clustering: tuple[bytes, ...]) -> RowDelta:
+        if ck is None:
+            if ch.static is None:
+                ch.static = RowDelta(())
+            return ch.static
+        d = ch.rows.get(ck)
+        if d is None:
+            d = ch.rows[ck] = RowDelta(clustering)
+        return d
+
+    if pu.deletion is not None:
+        change(pu.deletion.timestamp, 0).partition_deleted = True
+    for rd in pu.range_deletions:
+        change(rd.deletion.timestamp, 0).ranges.append(rd)
+
+    def add_row(row: RowData, ck: bytes | None) -> None:
+        if row.deletion is not None:
+            row_delta(change(row.deletion.timestamp, 0), ck, row.clustering).deleted = True
+        if row.marker is not None:
+            row_delta(change(row.marker.timestamp, row.marker.ttl), ck, row.clustering).marker = True
+        for name, cell in row.cells.items():
+            row_delta(change(cell.timestamp, _ttl_of(cell)), ck, row.clustering).cells[name] = cell
+        for name, col in row.complex.items():
+            if col.deletion is not None:
+                # spec 002: a collection tombstone counts at its timestamp + 1
+                row_delta(change(col.deletion.timestamp + 1, 0), ck, row.clustering).collection_deleted.add(name)
+            for key, cell in col.cells.items():
+                d = row_delta(change(cell.timestamp, _ttl_of(cell)), ck, row.clustering)
+                if cell.value is None:
+                    d.removed.setdefault(name, []).append(key)
+                else:
+                    d.added.setdefault(name, []).append((key, cell.value))
+
+    if pu.static is not None:
+        add_row(pu.static, None)
+    for ck, row in pu.rows.items():
+        add_row(row, ck)
+    return groups
+
+
+# ---------------------------------------------------------------------------
+# serialization of log values
+# ---------------------------------------------------------------------------
+
+
+def _frame(items: Iterable[bytes]) -> bytes:
+    items = list(items)
+    out = bytearray(struct.pack(">i", len(items)))
+    for b in items:
+        out += struct.pack(">i", len(b)) + b
+    return bytes(out)
+
+
+def frozen_elements(ctype: Any, elements: dict[bytes, bytes] | list[tuple[bytes, bytes]]) -> bytes:
+    """The frozen log value of a non-frozen collection/UDT's elements (lists as maps of timeuuid keys)."""
+    pairs = list(elements.items()) if isinstance(elements, dict) else list(elements)
+    if isinstance(ctype, T.UserType):
+        by_index = {struct.unpack(">h", k)[0]: v for k, v in pairs}
+        out = bytearray()
+        for i in range(len(ctype.field_names)):
+            v = by_index.get(i)
+            out += b"\xff\xff\xff\xff" if v is None else struct.pack(">i", len(v)) + v
+        return bytes(out)
+    order = element_order_key(ctype)
+    pairs.sort(key=lambda kv: order(kv[0]))
+    if isinstance(ctype, T.SetType):
+        return _frame(k for k, _ in pairs)
+    flat = []
+    for k, v in pairs:
+        flat += [k, v]
+    out = bytearray(struct.pack(">i", len(pairs)))
+    for b in flat:
+        out += struct.pack(">i", len(b)) + b
+    return bytes(out)
+
+
+def frozen_keys(ctype: Any, keys: Iterable[bytes]) -> bytes:
+    """The ``cdc$deleted_elements_X`` value: a frozen set of element keys in their type's order."""
+    order = element_order_key(ctype)
+    return _frame(sorted(set(keys), key=order))
+
+
+# ---------------------------------------------------------------------------
+# the derivation
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class LogRow:
+    """One log row: group timestamp, sequence number within the group, and column values (serialized)."""
+
+    timestamp: int
+    seq: int
+    values: dict[str, bytes]
+
+
+class _Group:
+    """Rows of one ``cdc$time`` group being built."""
+
+    def __init__(self, ts: int) -> None:
+        self.ts = ts
+        self.rows: list[LogRow] = []
+
+    def add(self, op: int, values: dict[str, bytes]) -> None:
+        values[L.OPERATION] = struct.pack(">b", op)
+        self.rows.append(LogRow(self.ts, len(self.rows), values))
+
+
+def _int_bytes(v: int) -> bytes:
+    return struct.pack(">q", v)
+
+
+class Derivation:
+    """Derives the log rows of one partition update (see the module docstring for the rules)."""
+
+    def __init__(self, base: Table, opts: CdcOptions, pu: PartitionUpdate, pre: PreState) -> None:
+        self.base = base
+        self.opts = opts
+        self.pu = pu
+        self.static_cols = [c for c in base.columns if c.kind == "static"]
+        self.regular_cols = [c for c in base.columns if c.kind == "regular"]
+        self.state_static = RowState.of(pre.static)
+        self.state_rows: dict[bytes, RowState | None] = {ck: RowState.of(r) for ck, r in pre.rows.items()}
+        self.clusterings: dict[bytes, tuple[bytes, ...]] = {
+            ck: r.clustering for ck, r in pre.rows.items() if r is not None}
+        self.deleted_in_batch = self._deleted_rows()
+
+    def _deleted_rows(self) -> set[bytes | None]:
+        """Rows that a row, range or partition delete of this write removes (no postimage for them)."""
+        pu = self.pu
+        out: set[bytes | None] = set()
+        if pu.deletion is not None:
+            out.add(None)
+            out.update(pu.rows)
+        for ck, row in pu.rows.items():
+            if row.deletion is not None:
+                out.add(ck)
+            for rd in pu.range_deletions:
+                if (rd.lo is None or ck >= rd.lo) and (rd.hi is None or ck < rd.hi):
+                    out.add(ck)
+        return out
+
+    # -- values ----------------------------------------------------------------
+    def _key_values(self, clustering: tuple[bytes, ...] | None) -> dict[str, bytes]:
+        values = {c.name: v for c, v in zip(self.base.partition_key, self.pu.key)}
+        if clustering:
+            for c, v in zip(self.base.clustering_key, clustering):
+                values[c.name] = v
+        return values
+
+    def _delta_values(self, delta: RowDelta) -> dict[str, bytes]:
+        values: dict[str, bytes] = {}
+        if self.opts.delta_keys_only:
+            return values
+        for name, cell in delta.cells.items():
+            if cell.value is None:
+                values[L.DELETED + name] = TRUE
+            else:
+                values[name] = cell.value
+        for name in delta.columns() - set(delta.cells):
+            col = self.base.column(name)
+            if col is None:
+                continue
+            if name in delta.collection_deleted:
+                values[L.DELETED + name] = TRUE
+            added = delta.added.get(name)
+            if added or isinstance(col.type, T.UserType):
+                values[name] = frozen_elements(col.type, added or [])
+            removed = delta.removed.get(name)
+            if removed:
+                values[L.DELETED_ELEMENTS + name] = frozen_keys(col.type, removed)
+        return values
+
+    def _image_values(self, state: RowState, columns: list[Column], preimage: bool) -> dict[str, bytes]:
+        values: dict[str, bytes] = {}
+        for col in columns:
+            if col.type.is_multicell:
+                elems = state.elements.get(col.name)
+                v = frozen_elements(col.type, elems) if elems else None
+            else:
+                v = state.values.get(col.name)
+            if v is not None:
+                values[col.name] = v
+            elif preimage:
+                values[L.DELETED + col.name] = TRUE
+        return values
+
+    # -- state -----------------------------------------------------------------
+    @staticmethod
+    def _apply(state: RowState | None, delta: RowDelta) -> RowState | None:
+        if delta.deleted:
+            state = None
+        if not delta.has_cells():
+            return state
+        st = state.copy() if state is not None else RowState()
+        st.marker = st.marker or delta.marker
+        for name, cell in delta.cells.items():
+            if cell.value is None:
+                st.values.pop(name, None)
+            else:
+                st.values[name] = cell.value
+        for name in delta.collection_deleted:
+            st.elements.pop(name, None)
+        for name, added in delta.added.items():
+            st.elements.setdefault(name, {}).update(added)
+        for name, removed in delta.removed.items():
+            elems = st.elements.get(name)
+            if elems:
+                for k in removed:
+                    elems.pop(k, None)
+        return st
+
+    def _apply_change(self, ch: Change) -> None:
+        if ch.partition_deleted:
+            self.state_static = None
+            for ck in self.state_rows:
+                self.state_rows[ck] = None
+        for rd in ch.ranges:
+            for ck in self.state_rows:
+                if (rd.lo is None or ck >= rd.lo) and (rd.hi is None or ck < rd.hi):
+                    self.state_rows[ck] = None
+        if ch.static is not None:
+            self.state_static = self._apply(self.state_static, ch.static)
+        for ck, d in ch.rows.items():
+            self.state_rows[ck] = self._apply(self.state_rows.get(ck), d)
+
+    # -- rows ------------------------------------------------------------------
+    def _range_rows(self, g: _Group, rd: RangeDeletion) -> None:
+        if rd.start_inclusive is not None:
+            op = RANGE_LEFT_INCLUSIVE if rd.start_inclusive else RANGE_LEFT_EXCLUSIVE
+            g.add(op, self._key_values(rd.start))
+        if rd.end_inclusive is not None:
+            op = RANGE_RIGHT_INCLUSIVE if rd.end_inclusive else RANGE_RIGHT_EXCLUSIVE
+            g.add(op, self._key_values(rd.end))
+
+    def _touched(self, subgroups: dict[int, Change]) -> tuple[set[str] | None, dict[bytes, set[str] | None]]:
+        """Static columns and clustered rows (with columns; None = all) that this timestamp's changes touch."""
+        static: set[str] | None = None
+        rows: dict[bytes, set[str] | None] = {}
+        no_clustering = not self.base.clustering_key
+        for ch in subgroups.values():
+            if ch.partition_deleted and no_clustering:
+                rows[b""] = None
+            if ch.static is not None and ch.static.columns():
+                static = (static or set()) | ch.static.columns()
+            for ck, d in ch.rows.items():
+                if d.deleted:
+                    rows[ck] = None
+                elif ck not in rows or rows[ck] is not None:
+                    rows[ck] = (rows.get(ck) or set()) | d.columns()
+        return static, rows
+
+    def _preimages(self, g: _Group, static: set[str] | None, rows: dict[bytes, set[str] | None]) -> None:
+        full = self.opts.full_preimage
+        if static is not None and self.state_static is not None and self.state_static.exists():
+            cols = self.static_cols if full else [c for c in self.static_cols if c.name in static]
+            vals = self._key_values(None)
+            vals.update(self._image_values(self.state_static, cols, True))
+            g.add(PREIMAGE, vals)
+        for ck in sorted(rows):
+            st = self.state_rows.get(ck)
+            if st is None or not st.exists():
+                continue
+            touched = rows[ck]
+            cols = self.regular_cols if full or touched is None else [c for c in self.regular_cols if c.name in touched]
+            vals = self._key_values(self._clustering(ck))
+            vals.update(self._image_values(st, cols, True))
+            g.add(PREIMAGE, vals)
+
+    def _postimages(self, g: _Group, static: set[str] | None, rows: dict[bytes, set[str] | None]) -> None:
+        if static is not None and None not in self.deleted_in_batch:
+            vals = self._key_values(None)
+            vals.update(self._image_values(self.state_static or RowState(), self.static_cols, False))
+            g.add(POSTIMAGE, vals)
+        for ck in sorted(rows):
+            if ck in self.deleted_in_batch or rows[ck] is None:
+                continue
+            vals = self._key_values(self._clustering(ck))
+            vals.update(self._image_values(self.state_rows.get(ck) or RowState(), self.regular_cols, False))
+            g.add(POSTIMAGE, vals)
+
+    def _clustering(self, ck: bytes) -> tuple[bytes, ...]:
+        row = self.pu.rows.get(ck)
+        if row is not None:
+            return row.clustering
+        return self.clusterings.get(ck, ())
+
+    def rows(self) -> list[LogRow]:
+        """Every log row of the update, group by group in timestamp order."""
+        out: list[LogRow] = []
+        for ts, subgroups in sorted(split(self.pu).items()):
+            g = _Group(ts)
+            static, touched = self._touched(subgroups)
+            if self.opts.preimage:
+                self._preimages(g, static, touched)
+            for ttl, ch in sorted(subgroups.items()):
+                ttl_value = {L.TTL: _int_bytes(ttl)} if ttl else {}
+                if ch.partition_deleted:
+                    g.add(PARTITION_DELETE, self._key_values(None))
+                for rd in ch.ranges:
+                    self._range_rows(g, rd)
+                if ch.static is not None and ch.static.has_cells():
+                    vals = self._key_values(None)
+                    vals.update(self._delta_values(ch.static))
+                    vals.update(ttl_value)
+                    g.add(UPDATE, vals)
+                for ck in sorted(ch.rows):
+                    d = ch.rows[ck]
+                    if d.deleted:
+                        g.add(ROW_DELETE, self._key_values(d.clustering))
+                    if d.has_cells():
+                        vals = self._key_values(d.clustering)
+                        vals.update(self._delta_values(d))
+                        vals.update(ttl_value)
+                        g.add(INSERT if d.marker else UPDATE, vals)
+                self._apply_change(ch)
+            if self.opts.postimage:
+                self._postimages(g, static, touched)
+            if g.rows:
+                g.rows[-1].values[L.END_OF_BATCH] = TRUE
+            out.extend(g.rows)
+        return out
+
+
+def derive(base: Table, opts: CdcOptions, pu: PartitionUpdate, pre: PreState) -> list[LogRow]:
+    """The log rows for one partition update of a CDC-enabled base table."""
+    return Derivation(base, opts, pu, pre).rows()
+
+
+def touched_rows(pu: PartitionUpdate) -> tuple[bool, list[bytes]]:
+    """Whether the static row is touched, and the clustering keys of touched rows (for the preimage read)."""
+    cks = list(pu.rows)
+    if pu.deletion is not None and b"" not in pu.rows:
+        cks.append(b"")
+    return pu.static is not None, cks
+
+
+def log_update(log: Table, stream_id: bytes, rows: list[LogRow], timeuuid: Callable[[int], bytes], ttl: int,
+               now: int, token: int) -> PartitionUpdate:
+    """The log table's partition update holding ``rows`` (cells carry the CDC ``ttl``)."""
+    from ..mutation.cells import Liveness
+    from ..storage.keys import clustering_key
+    pu = PartitionUpdate(log, (stream_id,), stream_id, token)
+    ck_cols = log.clustering_key
+    times: dict[int, bytes] = {}
+    for r in rows:
+        tu = times.get(r.timestamp)
+        if tu is None:
+            tu = times[r.timestamp] = timeuuid(r.timestamp)
+        clustering = (tu, struct.pack(">i", r.seq))
+        ck = clustering_key(ck_cols, clustering)
+        ldt = now + ttl if ttl else 0x7FFFFFFF
+        marker = Liveness(r.timestamp, ttl, ldt) if ttl else Liveness(r.timestamp)
+        cells = {n: (Cell(r.timestamp, v, ttl, ldt) if ttl else Cell(r.timestamp, v)) for n, v in r.values.items()}
+        pu.rows[ck] = RowData(clustering, marker, None, cells, {})
+    return pu

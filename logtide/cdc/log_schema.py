@@ -1,0 +1,187 @@
+"""The CDC log table of a base table, and keeping log tables in step with schema changes.
+
+Spec ``001`` (The CDC Log Table) and ``002`` (non-atomic columns):
+
+* ``<table>_scylla_cdc_log`` in the base table's keyspace;
+* ``"cdc$stream_id" blob`` partition key, ``"cdc$time" timeuuid`` and
+  ``"cdc$batch_seq_no" int`` clustering columns (ascending);
+* ``"cdc$operation" tinyint``, ``"cdc$ttl" bigint`` and, as current
+  ScyllaDB writes it, ``"cdc$end_of_batch" boolean``;
+* every base key column with its type; static columns become regular;
+* every atomic non-key column ``X`` gives ``X`` and ``"cdc$deleted_X" boolean``;
+  a non-frozen collection or UDT also gives ``"cdc$deleted_elements_X"``: a
+  map ``map<K, V>`` logs as ``frozen<map<K, V>>`` / ``frozen<set<K>>``, a set
+  as ``frozen<set<K>>`` twice, a list as ``frozen<map<timeuuid, V>>`` /
+  ``frozen<set<timeuuid>>``, a UDT as ``frozen<T>`` / ``frozen<set<smallint>>``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import replace
+from typing import Any
+
+from ..cql import ast
+from ..errors import InvalidRequest
+from ..schema import properties
+from ..schema import types as T
+from ..schema.catalog import Catalog, order_columns
+from ..schema.model import CLUSTERING, PARTITION_KEY, REGULAR, Column, Keyspace, Table
+from .options import CdcOptions
+
+LOG_SUFFIX = "_scylla_cdc_log"
+STREAM_ID = "cdc$stream_id"
+TIME = "cdc$time"
+BATCH_SEQ_NO = "cdc$batch_seq_no"
+OPERATION = "cdc$operation"
+TTL = "cdc$ttl"
+END_OF_BATCH = "cdc$end_of_batch"
+DELETED = "cdc$deleted_"
+DELETED_ELEMENTS = "cdc$deleted_elements_"
+
+SMALLINT = T.NativeType("smallint")
+TIMEUUID = T.NativeType("timeuuid")
+
+
+def log_name(base: str) -> str:
+    """The log table's name: the base name plus ``_scylla_cdc_log``."""
+    return base + LOG_SUFFIX
+
+
+def is_log_table(table: Table) -> bool:
+    return table.cdc_base is not None
+
+
+def added_elements_type(t: Any) -> Any:
+    """The log type of a non-frozen collection/UDT's value column (spec 002)."""
+    if isinstance(t, T.ListType):
+        return T.MapType(TIMEUUID, t.element, False).freeze()
+    return t.freeze()
+
+
+def deleted_elements_type(t: Any) -> Any:
+    """The log type of ``cdc$deleted_elements_X`` (spec 002)."""
+    if isinstance(t, T.MapType):
+        key = t.key
+    elif isinstance(t, T.SetType):
+        key = t.element
+    elif isinstance(t, T.ListType):
+        key = TIMEUUID
+    else:
+        key = SMALLINT
+    return T.SetType(key, False).freeze()
+
+
+def log_columns(base: Table) -> tuple[Column, ...]:
+    """The log table's columns, in ``SELECT *`` order."""
+    cols = [
+        Column(STREAM_ID, T.NativeType("blob"), PARTITION_KEY, 0),
+        Column(TIME, TIMEUUID, CLUSTERING, 0, "asc"),
+        Column(BATCH_SEQ_NO, T.NativeType("int"), CLUSTERING, 1, "asc"),
+        Column(OPERATION, T.NativeType("tinyint")),
+        Column(TTL, T.NativeType("bigint")),
+        Column(END_OF_BATCH, T.NativeType("boolean")),
+    ]
+    for c in base.primary_key:
+        cols.append(Column(c.name, c.type, REGULAR))
+    for c in base.columns:
+        if c.is_primary_key:
+            continue
+        if c.type.is_multicell:
+            cols.append(Column(c.name, added_elements_type(c.type), REGULAR))
+            cols.append(Column(DELETED_ELEMENTS + c.name, deleted_elements_type(c.type), REGULAR))
+        else:
+            cols.append(Column(c.name, c.type, REGULAR))
+        cols.append(Column(DELETED + c.name, T.NativeType("boolean"), REGULAR))
+    return order_columns(cols)
+
+
+def log_options(base: Table, opts: CdcOptions) -> dict[str, Any]:
+    """ScyllaDB's log table properties: a comment, no gc grace, time-window compaction, no caching."""
+    window_minutes = max(1, opts.ttl // 60 // 24) if opts.ttl else 60
+    given = (
+        ("comment", f"CDC log for {base.keyspace}.{base.name}"),
+        ("gc_grace_seconds", 0),
+        ("compaction", {"class": "TimeWindowCompactionStrategy", "compaction_window_size": str(window_minutes),
+                        "compaction_window_unit": "MINUTES", "expired_sstables_check_frequency_seconds": "1800"}),
+        ("caching", {"enabled": "false", "keys": "NONE", "rows_per_partition": "NONE"}),
+    )
+    params, _ = properties.table_params(given, None, None)
+    return params
+
+
+def check_statement(catalog: Catalog, stmt: Any, current_keyspace: str | None) -> None:
+    """Refuse direct changes to a log table's columns (ScyllaDB's messages)."""
+    if not isinstance(stmt, (ast.AlterTableAdd, ast.AlterTableDrop, ast.AlterTableRename, ast.AlterTableAlterType,
+                             ast.AlterTableWith)):
+        return
+    ks = stmt.table.keyspace or current_keyspace
+    table = catalog.find_table(ks, stmt.table.name) if ks else None
+    if table is None or not is_log_table(table):
+        return
+    if isinstance(stmt, ast.AlterTableRename):
+        raise InvalidRequest("Cannot rename a column of a CDC log table.")
+    if isinstance(stmt, ast.AlterTableWith):
+        if any(name == "cdc" for name, _ in stmt.options):
+            enabled = dict(stmt.options)["cdc"]
+            if CdcOptions.parse(properties.cdc_options(enabled)).enabled:
+                raise InvalidRequest(f"Cannot create a CDC log for a table {table.keyspace}.{table.name}, "
+                                     "because creating nested CDC logs is not allowed")
+        return
+    raise InvalidRequest("You cannot modify the set of columns of a CDC log table directly. "
+                         "Modify the base table instead.")
+
+
+def sync_log_tables(old: Catalog, new: Catalog) -> Catalog:
+    """Create, update or drop log tables so that every CDC-enabled table has an up-to-date log.
+
+    Disabling CDC keeps (detaches) the log table; enabling it again re-attaches
+    the same table.  Dropping a base table drops its log.
+    """
+    next_id = new.next_store_id
+    keyspaces = dict(new.keyspaces)
+    changed = False
+    for ks_name, ks in new.keyspaces.items():
+        tables = dict(ks.tables)
+        old_ks = old.keyspaces.get(ks_name)
+        # a dropped base table takes its log with it
+        if old_ks is not None:
+            for name, t in old_ks.tables.items():
+                if t.cdc_base is not None and t.cdc_base not in ks.tables and name in tables:
+                    del tables[name]
+                    changed = True
+        for name, base in ks.tables.items():
+            if is_log_table(base):
+                continue
+            opts = CdcOptions.parse(base.cdc)
+            if not opts.enabled:
+                continue
+            if base.is_counter_table:
+                raise InvalidRequest(f"Cannot create CDC log for table {ks_name}.{name}. Counter support not implemented")
+            lname = log_name(name)
+            existing = tables.get(lname)
+            if existing is not None and existing.cdc_base != name:
+                raise InvalidRequest(f"Cannot create CDC log for table {ks_name}.{name} because a table of name "
+                                     f"{ks_name}.{lname} already exists")
+            columns = log_columns(base)
+            options = log_options(base, opts)
+            if existing is None:
+                tables[lname] = Table(ks_name, lname, uuid.uuid1(), next_id, columns, options, None, name)
+                next_id += 1
+                changed = True
+            elif existing.columns != columns or dict(existing.options) != options:
+                tables[lname] = replace(existing, columns=columns, options=options)
+                changed = True
+        if tables != dict(ks.tables):
+            keyspaces[ks_name] = Keyspace(ks.name, ks.replication, ks.durable_writes, tables, ks.types)
+    if not changed:
+        return new
+    return Catalog(keyspaces, new.version, next_id)
+
+
+def validate(catalog: Catalog) -> None:
+    """Check the CDC options of every table (ConfigurationException names the bad option)."""
+    for ks in catalog.keyspaces.values():
+        for t in ks.tables.values():
+            if t.cdc:
+                CdcOptions.parse(t.cdc)

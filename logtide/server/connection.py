@@ -1,0 +1,276 @@
+"""One client connection: the handshake, then requests on many streams at once.
+
+The read loop decodes frames in order.  OPTIONS, STARTUP, AUTH_RESPONSE and
+REGISTER are answered in the loop; QUERY, PREPARE, EXECUTE and BATCH each
+become a task that runs the statement in the server's thread pool and writes
+its response when done, so a slow statement holds up neither its neighbours
+on the connection nor other connections.  At most ``max_in_flight`` such
+tasks run per connection; past that the loop stops reading (TCP backpressure).
+
+Frame-level errors (bad header, unsupported version, oversized or corrupt
+frames) are answered with a protocol ERROR and the connection is closed;
+a malformed message body only gets an ERROR on its stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any, Callable
+
+from logtide.errors import AuthenticationError, CqlError, ProtocolError, ServerError
+
+from . import messages as M
+from .compression import Compression
+from .frame import (FLAG_COMPRESSED, FLAG_WARNING, Frame, FrameError, FrameReader, SegmentCodec,
+                    UnsupportedVersion, encode_frame, encode_legacy_error_frame)
+from .statements import Outcome
+from .wire import BodyWriter
+
+if TYPE_CHECKING:
+    from .server import Server
+
+log = logging.getLogger("logtide.server")
+
+PASSWORD_AUTHENTICATOR = "org.apache.cassandra.auth.PasswordAuthenticator"
+EVENT_STREAM = -1
+
+NEW, AUTHENTICATING, READY = "new", "authenticating", "ready"
+
+
+def parse_sasl_plain(token: bytes | None) -> tuple[str, str]:
+    """(user, password) from a SASL PLAIN token ``[authzid] NUL authcid NUL password``."""
+    parts = (token or b"").split(b"\x00")
+    if len(parts) < 3:
+        raise AuthenticationError("Authentication ID must not be null")
+    user, password = parts[-2], parts[-1]
+    if not user:
+        raise AuthenticationError("Authentication ID must not be null")
+    if not password:
+        raise AuthenticationError("Password must not be null")
+    try:
+        return user.decode("utf-8"), password.decode("utf-8")
+    except UnicodeDecodeError:
+        raise AuthenticationError("Invalid UTF-8 in credentials") from None
+
+
+class Connection:
+    """Serves one client until it disconnects or the server stops."""
+
+    def __init__(self, server: "Server", reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.server = server
+        self.writer = writer
+        self.frames = FrameReader(reader, server.config.max_frame_body)
+        self.state = NEW
+        self.session: Any = None
+        self.compression: Compression | None = None  # v3/v4 responses
+        self.segments: SegmentCodec | None = None
+        self.registered: set[str] = set()
+        self.tasks: set[asyncio.Task] = set()
+        self._slots = asyncio.Semaphore(server.config.max_in_flight)
+        self.closed = False
+        peer = writer.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)
+
+    @property
+    def version(self) -> int:
+        return self.frames.version or 4
+
+    # -- the read loop --------------------------------------------------------
+    async def run(self) -> None:
+        """Serve until the client leaves, a frame-level error, or cancellation (server stop).
+
+        Whatever ends the loop, statements already started finish and answer
+        before the socket is closed.
+        """
+        try:
+            while not self.closed:
+                await self._slots.acquire()
+                try:
+                    frame = await self.frames.read()
+                except BaseException:
+                    self._slots.release()
+                    raise
+                await self._dispatch(frame)
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            pass  # the client went away
+        except UnsupportedVersion as e:
+            await self._fatal_version_error(e)
+        except FrameError as e:
+            await self._fatal(e.stream, e)
+        except asyncio.CancelledError:
+            pass  # the server is stopping
+        except Exception:  # never let one connection take the server down
+            log.exception("unexpected error on connection from %s", self.peer)
+        finally:
+            if self.tasks:
+                await asyncio.wait(set(self.tasks), timeout=self.server.config.shutdown_timeout)
+            await self.close()
+
+    async def _dispatch(self, frame: Frame) -> None:
+        """Answer handshake messages inline; start a task for statements."""
+        try:
+            request = M.decode_request(frame)
+            if isinstance(request, M.Options):
+                self._respond_now(frame.stream, M.supported(self.server.supported_options()))
+            elif isinstance(request, M.Startup):
+                await self._startup(frame.stream, request)
+            elif isinstance(request, M.AuthResponse):
+                await self._auth_response(frame.stream, request)
+            elif self.state != READY:
+                raise ProtocolError(self._unexpected(frame.opcode))
+            elif isinstance(request, M.Register):
+                self.registered.update(request.events)
+                self.server.register(self)
+                self._respond_now(frame.stream, M.ready())
+            else:
+                self._start_statement(frame, request)
+                return  # the task releases the slot
+        except CqlError as e:
+            self._respond_now(frame.stream, M.error(e))
+        self._slots.release()
+
+    def _unexpected(self, opcode: int) -> str:
+        name = M.OPCODE_NAMES.get(opcode, str(opcode))
+        if self.state == NEW:
+            return f"Unexpected message {name}, expecting STARTUP or OPTIONS"
+        return f"Unexpected message {name}, expecting SASL response"
+
+    # -- handshake ------------------------------------------------------------
+    async def _startup(self, stream: int, req: M.Startup) -> None:
+        if self.state != NEW:
+            raise ProtocolError("Unexpected message STARTUP, the connection is already initialized")
+        if "CQL_VERSION" not in req.options:
+            raise ProtocolError("Missing value CQL_VERSION in STARTUP message")
+        name = req.options.get("COMPRESSION", "").lower()
+        compression = None
+        if name:
+            compression = self.server.compressions.get(name)
+            if compression is None or (self.version >= 5 and compression.compress_block is None):
+                raise ProtocolError(f"Unknown compression algorithm: {name}")
+        auth = self.server.auth
+        if auth is not None and auth.enabled:
+            self._respond_now(stream, M.authenticate(PASSWORD_AUTHENTICATOR))
+            self.state = AUTHENTICATING
+        else:
+            self._respond_now(stream, M.ready())
+            self._become_ready(None)
+        if self.version >= 5:
+            self.segments = SegmentCodec(compression)
+            self.frames.segments = self.segments
+        elif compression is not None:
+            self.compression = compression
+            self.frames.compression = compression
+
+    async def _auth_response(self, stream: int, req: M.AuthResponse) -> None:
+        if self.state != AUTHENTICATING:
+            raise ProtocolError("Unexpected message AUTH_RESPONSE, the connection is not authenticating")
+        user, password = parse_sasl_plain(req.token)
+        auth = self.server.auth
+        assert auth is not None
+        role = await self.server.run_blocking(auth.authenticate, user, password)
+        self._become_ready(role)
+        self._respond_now(stream, M.auth_success(None))
+
+    def _become_ready(self, role: str | None) -> None:
+        self.session = self.server.db.session(user=role)
+        self.state = READY
+
+    # -- statements -----------------------------------------------------------
+    def _start_statement(self, frame: Frame, request: Any) -> None:
+        runner = self.server.runner
+        version = self.version
+        call: Callable[[], Outcome]
+        if isinstance(request, M.Query):
+            call = lambda: runner.query(self.session, request, version)  # noqa: E731
+        elif isinstance(request, M.Prepare):
+            call = lambda: runner.prepare(self.session, request, version)  # noqa: E731
+        elif isinstance(request, M.Execute):
+            call = lambda: runner.execute(self.session, request, version)  # noqa: E731
+        else:
+            call = lambda: runner.batch(self.session, request, version)  # noqa: E731
+        task = asyncio.get_running_loop().create_task(self._run_statement(frame.stream, call))
+        self.tasks.add(task)
+        self.server.tasks.add(task)
+        task.add_done_callback(self._statement_done)
+
+    def _statement_done(self, task: asyncio.Task) -> None:
+        self.tasks.discard(task)
+        self.server.tasks.discard(task)
+        self._slots.release()
+
+    async def _run_statement(self, stream: int, call: Callable[[], Outcome]) -> None:
+        try:
+            outcome = await self.server.run_blocking(call)
+        except CqlError as e:
+            outcome = Outcome(M.error(e))
+        except Exception as e:  # a bug in the engine: report it as Cassandra reports its own
+            log.exception("error executing a statement from %s", self.peer)
+            outcome = Outcome(M.error(ServerError(f"{type(e).__name__}: {e}")))
+        self._respond_now(stream, outcome.response, outcome.warnings)
+        if outcome.schema_change is not None:
+            self.server.broadcast_schema_change(outcome.schema_change)
+        await self.drain()
+
+    # -- output ---------------------------------------------------------------
+    def _encode(self, stream: int, response: M.Response, warnings: list[str] | None = None) -> bytes:
+        opcode, body = response
+        flags = 0
+        if warnings and self.version >= 4:
+            body = BodyWriter().string_list(warnings).getvalue() + body
+            flags |= FLAG_WARNING
+        if self.compression is not None and self.segments is None:
+            body = self.compression.compress_body(body)
+            flags |= FLAG_COMPRESSED
+        frame = encode_frame(self.version, flags, stream, opcode, body)
+        return self.segments.encode(frame) if self.segments is not None else frame
+
+    def _respond_now(self, stream: int, response: M.Response, warnings: list[str] | None = None) -> None:
+        if self.closed:
+            return
+        try:
+            self.writer.write(self._encode(stream, response, warnings))
+        except (ConnectionError, OSError, RuntimeError):
+            self.closed = True
+
+    def push_event(self, response: M.Response) -> None:
+        """Send an EVENT (stream -1) to this client."""
+        self._respond_now(EVENT_STREAM, response)
+
+    async def drain(self) -> None:
+        if self.closed:
+            return
+        try:
+            await self.writer.drain()
+        except (ConnectionError, OSError, RuntimeError, AssertionError):
+            self.closed = True
+
+    async def _fatal(self, stream: int, error: CqlError) -> None:
+        self._respond_now(stream, M.error(error))
+        await self.drain()
+
+    async def _fatal_version_error(self, e: UnsupportedVersion) -> None:
+        """Answer in a frame the client can read: v4 for newer versions, the client's own below v3."""
+        _, body = M.error(e)
+        if e.version < 3:
+            data = encode_legacy_error_frame(max(e.version, 1), e.stream, body)
+        else:
+            data = encode_frame(4, 0, e.stream, M.ERROR, body)
+        try:
+            self.writer.write(data)
+        except (ConnectionError, OSError, RuntimeError):
+            return
+        await self.drain()
+
+    # -- teardown -------------------------------------------------------------
+    async def close(self) -> None:
+        """Close the socket; statements still running finish and their answers are dropped."""
+        self.closed = True
+        self.server.unregister(self)
+        try:
+            self.writer.close()
+            await asyncio.wait_for(self.writer.wait_closed(), timeout=5)
+        except (ConnectionError, OSError, RuntimeError, asyncio.TimeoutError):
+            pass
+        except asyncio.CancelledError:
+            pass

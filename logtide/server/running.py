@@ -1,0 +1,86 @@
+"""Ways to run a Server: in the foreground until SIGINT/SIGTERM, or on a background thread."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import threading
+from typing import Any, Callable
+
+from .server import Server, ServerConfig
+
+log = logging.getLogger("logtide.server")
+
+
+def serve_until_signalled(db: Any, config: ServerConfig, on_started: Callable[[Server], None] | None = None) -> None:
+    """Serve ``db`` in this thread until SIGINT or SIGTERM, then stop cleanly and close ``db``."""
+
+    async def main() -> None:
+        server = Server(db, config, close_db=True)
+        await server.start()
+        loop = asyncio.get_running_loop()
+        stopping: list[asyncio.Task] = []
+
+        def on_signal(signum: int) -> None:
+            if not stopping:
+                log.info("received %s: stopping (finishing statements in flight)", signal.Signals(signum).name)
+                stopping.append(loop.create_task(server.stop()))
+
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, on_signal, signum)
+        if on_started is not None:
+            on_started(server)
+        await server.wait_stopped()
+        log.info("stopped")
+
+    asyncio.run(main())
+
+
+class BackgroundServer:
+    """A Server running on its own event loop in a daemon thread (tests, benchmarks, embedding)."""
+
+    def __init__(self, db: Any, config: ServerConfig | None = None, close_db: bool = False) -> None:
+        self.server = Server(db, config or ServerConfig(port=0), close_db=close_db)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="logtide-cql-server", daemon=True)
+
+    @property
+    def host(self) -> str:
+        assert self.server.address is not None
+        return self.server.address[0]
+
+    @property
+    def port(self) -> int:
+        assert self.server.address is not None
+        return self.server.address[1]
+
+    def start(self, timeout: float = 30) -> "BackgroundServer":
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self.server.start(), self._loop).result(timeout)
+        return self
+
+    def stop(self, timeout: float = 60) -> None:
+        if not self._thread.is_alive():
+            return
+        asyncio.run_coroutine_threadsafe(self.server.stop(), self._loop).result(timeout)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout)
+        self._loop.close()
+
+    def call(self, fn: Callable[[], Any], timeout: float = 30) -> Any:
+        """Run ``fn`` on the server's loop and return its result."""
+
+        async def run() -> Any:
+            return fn()
+
+        return asyncio.run_coroutine_threadsafe(run(), self._loop).result(timeout)
+
+    def stats(self) -> dict[str, int]:
+        return self.call(self.server.stats)
+
+    def __enter__(self) -> "BackgroundServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()

@@ -1,0 +1,164 @@
+"""The asyncio CQL server: listening, connections, the worker pool, events and a clean stop.
+
+``Server(db, config)`` serves an open Database.  Statements run in a thread
+pool (``config.workers`` threads); the engine serializes writes itself.
+``stop()`` stops accepting, lets statements in flight finish and answer,
+closes every connection, shuts the pool down and, when the server owns it,
+closes the Database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import socket
+import ssl
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable, TypeVar
+
+from logtide.result import SchemaChange
+from logtide.schema.system_schema import NodeInfo
+
+from . import compression as compression_mod
+from . import messages as M
+from .connection import Connection
+from .frame import DEFAULT_MAX_FRAME_BODY
+from .prepared import DEFAULT_CAPACITY, PreparedCache
+from .statements import StatementRunner
+
+log = logging.getLogger("logtide.server")
+
+CQL_VERSION = "3.4.5"
+R = TypeVar("R")
+
+
+@dataclass
+class ServerConfig:
+    """Where and how to serve."""
+
+    host: str = "127.0.0.1"
+    port: int = 9042
+    workers: int = 8
+    max_in_flight: int = 1024  # statements per connection before reading pauses
+    max_frame_body: int = DEFAULT_MAX_FRAME_BODY
+    prepared_capacity: int = DEFAULT_CAPACITY
+    shutdown_timeout: float = 30.0
+    ssl: ssl.SSLContext | None = None
+
+
+class Server:
+    """A CQL native-protocol (v3, v4, v5) server for one Database."""
+
+    def __init__(self, db: Any, config: ServerConfig | None = None, close_db: bool = False) -> None:
+        self.db = db
+        self.config = config or ServerConfig()
+        self.close_db = close_db
+        self.auth = getattr(db, "auth", None)
+        self.compressions = compression_mod.available()
+        self.runner = StatementRunner(db, PreparedCache(self.config.prepared_capacity))
+        self.connections: set[Connection] = set()
+        self.listeners: set[Connection] = set()
+        self.tasks: set[asyncio.Task] = set()
+        self._conn_tasks: set[asyncio.Task] = set()
+        self._executor = ThreadPoolExecutor(self.config.workers, thread_name_prefix="logtide-cql")
+        self._server: asyncio.base_events.Server | None = None
+        self._stopped: asyncio.Event | None = None
+        self.address: tuple[str, int] | None = None
+
+    # -- lifecycle ------------------------------------------------------------
+    async def start(self) -> tuple[str, int]:
+        """Bind and start accepting; returns the bound (host, port)."""
+        self._stopped = asyncio.Event()
+        self._server = await asyncio.start_server(self._accept, self.config.host, self.config.port,
+                                                  ssl=self.config.ssl, reuse_address=True, limit=1 << 20)
+        sockname = self._server.sockets[0].getsockname()
+        self.address = (sockname[0], sockname[1])
+        self._publish_node_info()
+        return self.address
+
+    def _publish_node_info(self) -> None:
+        """Make ``system.local`` report the bound address and port (read by the engine as ``db.node_info``)."""
+        assert self.address is not None
+        host, port = self.address
+        if host in ("0.0.0.0", "::"):
+            host = _primary_address()
+        self.db.node_info = NodeInfo(host_id=self.db.host_id, broadcast_address=host, listen_address=host,
+                                     rpc_address=host, native_port=port)
+
+    async def wait_stopped(self) -> None:
+        assert self._stopped is not None
+        await self._stopped.wait()
+
+    async def stop(self) -> None:
+        """Stop accepting, finish statements in flight, close connections, the pool and (if owned) the db."""
+        if self._server is None or self._stopped is None or self._stopped.is_set():
+            return
+        self._server.close()
+        for task in list(self._conn_tasks):
+            task.cancel()  # each connection stops reading, then waits for its statements
+        if self._conn_tasks:
+            await asyncio.wait(set(self._conn_tasks), timeout=self.config.shutdown_timeout + 5)
+        await self._server.wait_closed()
+        self._executor.shutdown(wait=True)
+        if self.close_db:
+            self.db.close()
+        self._stopped.set()
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError:
+                pass
+        conn = Connection(self, reader, writer)
+        task = asyncio.current_task()
+        assert task is not None
+        self.connections.add(conn)
+        self._conn_tasks.add(task)
+        try:
+            await conn.run()
+        finally:
+            self.connections.discard(conn)
+            self._conn_tasks.discard(task)
+
+    # -- services for connections -----------------------------------------------
+    async def run_blocking(self, fn: Callable[..., R], *args: Any) -> R:
+        """Run ``fn(*args)`` in the worker pool."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, functools.partial(fn, *args))
+
+    def supported_options(self) -> dict[str, list[str]]:
+        return {
+            "CQL_VERSION": [CQL_VERSION],
+            "COMPRESSION": list(self.compressions),
+            "PROTOCOL_VERSIONS": ["3/v3", "4/v4", "5/v5"],
+        }
+
+    def register(self, conn: Connection) -> None:
+        self.listeners.add(conn)
+
+    def unregister(self, conn: Connection) -> None:
+        self.listeners.discard(conn)
+
+    def broadcast_schema_change(self, change: SchemaChange) -> None:
+        """Push a SCHEMA_CHANGE event to every connection that REGISTERed for it."""
+        event = M.schema_change_event(change)
+        for conn in list(self.listeners):
+            if "SCHEMA_CHANGE" in conn.registered:
+                conn.push_event(event)
+
+    def stats(self) -> dict[str, int]:
+        """Open connections, statement tasks in flight and prepared statements (for tests and monitoring)."""
+        return {"connections": len(self.connections), "tasks": len(self.tasks),
+                "connection_tasks": len(self._conn_tasks), "prepared": len(self.runner.cache)}
+
+
+def _primary_address() -> str:
+    """This host's address for clients when bound to a wildcard address."""
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return "127.0.0.1"

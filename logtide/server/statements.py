@@ -1,0 +1,168 @@
+"""QUERY, PREPARE, EXECUTE and BATCH against the engine (run in worker threads).
+
+Each method takes the connection's engine Session and a decoded request and
+returns an ``Outcome``: the RESULT (or, raised, a CqlError the caller turns
+into ERROR), the statement's warnings, and the schema change to push to
+REGISTERed clients.  Bound values are decoded here with the types of the
+statement's bind markers; results are encoded with their column types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from logtide.errors import InvalidRequest
+from logtide.result import ColumnSpec, ResultSet, SchemaChange
+
+from . import messages as M
+from .datatypes import decode_value
+from .prepared import PreparedCache, PreparedEntry
+
+
+@dataclass
+class Outcome:
+    """What a statement produced: the response, warnings, and any schema change to broadcast."""
+
+    response: M.Response
+    warnings: list[str] = field(default_factory=list)
+    schema_change: SchemaChange | None = None
+
+
+def bind_values(specs: Sequence[ColumnSpec], values: Sequence[Any], names: Sequence[str] | None) -> list[Any]:
+    """Decode raw bound values (positional, or named when ``names`` is given) with the markers' types."""
+    if names is not None:
+        by_name = dict(zip(names, values))
+        ordered = []
+        for spec in specs:
+            if spec.name in by_name:
+                ordered.append(by_name[spec.name])
+            elif spec.name.lower() in by_name:
+                ordered.append(by_name[spec.name.lower()])
+            else:
+                raise InvalidRequest(f"No value found for {spec.name}")
+        values = ordered
+    if len(values) != len(specs):
+        raise InvalidRequest(f"There were {len(specs)} markers(?) in CQL but {len(values)} bound variables")
+    return [decode_value(raw, spec) for raw, spec in zip(values, specs)]
+
+
+class StatementRunner:
+    """Runs statement requests for every connection of one server."""
+
+    def __init__(self, db: Any, cache: PreparedCache) -> None:
+        self.db = db
+        self.cache = cache
+        self._metadata_ids: dict[tuple[ColumnSpec, ...], bytes] = {}
+
+    # -- helpers ------------------------------------------------------------
+    def session_in(self, session: Any, keyspace: str | None) -> Any:
+        """``session`` itself, or a sibling session of the same user in ``keyspace``."""
+        if keyspace is None or keyspace == session.keyspace:
+            return session
+        other = self.db.session(user=session.user)
+        other.keyspace = keyspace
+        return other
+
+    def metadata_id(self, columns: Sequence[ColumnSpec] | None) -> bytes:
+        key = tuple(columns or ())
+        mid = self._metadata_ids.get(key)
+        if mid is None:
+            mid = M.result_metadata_id(key)
+            if len(self._metadata_ids) > 10_000:
+                self._metadata_ids.clear()
+            self._metadata_ids[key] = mid
+        return mid
+
+    def _prepare_entry(self, session: Any, query: str) -> PreparedEntry:
+        statement = session.prepare(query)
+        entry = PreparedEntry(statement, self.db.catalog.version, self.metadata_id(statement.result_columns))
+        self.cache.put(entry)
+        return entry
+
+    def _current(self, session: Any, entry: PreparedEntry) -> PreparedEntry:
+        """The entry, prepared again if the schema changed since (types or columns may differ)."""
+        if entry.catalog_version == self.db.catalog.version:
+            return entry
+        s = self.session_in(session, entry.statement.keyspace)
+        fresh = s.prepare(entry.statement.query_string)
+        entry = PreparedEntry(fresh, self.db.catalog.version, entry.result_metadata_id)
+        self.cache.put(entry)
+        return entry
+
+    def outcome(self, result: ResultSet, version: int, skip_metadata: bool = False,
+                known_metadata_id: bytes | None = None) -> Outcome:
+        """The RESULT message for an engine result.
+
+        ``known_metadata_id`` is the result metadata the client holds for a
+        prepared statement: metadata is skipped only when it still matches
+        (v5 also flags a change with the new id).
+        """
+        kind = result.kind
+        warnings = list(result.warnings)
+        if kind == "rows":
+            new_id = None
+            no_metadata = False
+            if known_metadata_id is not None:
+                current = self.metadata_id(result.columns)
+                if current != known_metadata_id:
+                    new_id = current
+                else:
+                    no_metadata = skip_metadata
+            else:
+                no_metadata = skip_metadata
+            response = M.rows(result.columns, result.rows, version, paging_state=result.paging_state,
+                              no_metadata=no_metadata, new_metadata_id=new_id)
+            return Outcome(response, warnings)
+        if kind == "set_keyspace":
+            return Outcome(M.set_keyspace(result.keyspace or ""), warnings)
+        if kind == "schema_change" and result.schema_change is not None:
+            return Outcome(M.schema_change(result.schema_change), warnings, result.schema_change)
+        return Outcome(M.void(), warnings)
+
+    # -- requests -------------------------------------------------------------
+    def query(self, session: Any, req: M.Query, version: int) -> Outcome:
+        p = req.params
+        s = self.session_in(session, p.keyspace)
+        if p.values or p.names is not None:
+            statement = s.prepare(req.query)
+            values = bind_values(statement.bind_specs, p.values, p.names)
+            result = s.execute(statement, values, timestamp=p.timestamp, page_size=p.page_size,
+                               paging_state=p.paging_state)
+        else:
+            result = s.execute(req.query, None, timestamp=p.timestamp, page_size=p.page_size,
+                               paging_state=p.paging_state)
+        return self.outcome(result, version, p.skip_metadata)
+
+    def prepare(self, session: Any, req: M.Prepare, version: int) -> Outcome:
+        s = self.session_in(session, req.keyspace)
+        entry = self._prepare_entry(s, req.query)
+        st = entry.statement
+        return Outcome(M.prepared(st.id, entry.result_metadata_id, st.bind_specs, st.pk_indexes,
+                                  st.result_columns, version))
+
+    def execute(self, session: Any, req: M.Execute, version: int) -> Outcome:
+        p = req.params
+        entry = self._current(session, self.cache.get(req.statement_id))
+        statement = entry.statement
+        values = bind_values(statement.bind_specs, p.values, p.names)
+        s = self.session_in(session, statement.keyspace if p.keyspace is None else p.keyspace)
+        result = s.execute(statement, values, timestamp=p.timestamp, page_size=p.page_size,
+                           paging_state=p.paging_state)
+        known = req.result_metadata_id if version >= 5 else entry.result_metadata_id
+        return self.outcome(result, version, p.skip_metadata, known)
+
+    def batch(self, session: Any, req: M.Batch, version: int) -> Outcome:
+        s = self.session_in(session, req.keyspace)
+        children: list[tuple[Any, Any]] = []
+        for child in req.children:
+            if child.statement_id is not None:
+                statement = self._current(session, self.cache.get(child.statement_id)).statement
+                children.append((statement, bind_values(statement.bind_specs, child.values, None)))
+            elif child.values:
+                statement = s.prepare(child.query)
+                children.append((statement, bind_values(statement.bind_specs, child.values, None)))
+            else:
+                children.append((child.query, None))
+        result = s.execute_batch(req.kind, children, timestamp=req.timestamp)
+        return self.outcome(result, version)
