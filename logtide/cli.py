@@ -82,12 +82,19 @@ def run_shell(ns: argparse.Namespace) -> int:
     return shell.main(args)
 
 
+def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``logtide serve``: the CQL native-protocol server (options in ``logtide.server.cli``)."""
+    from logtide.server.cli import add_serve as register
+
+    return register(subparsers, parent)
+
+
 def subcommands() -> list[Registrar]:
     """The subcommands, in the order ``--help`` lists them.
 
-    Later: ``add_serve`` (CQL native-protocol server) and ``add_replay``.
+    Later: ``add_replay``.
     """
-    return [add_shell]
+    return [add_shell, add_serve]
 
 
 def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:

@@ -46,6 +46,8 @@ DDL = (ast.CreateKeyspace, ast.AlterKeyspace, ast.DropKeyspace, ast.CreateTable,
        ast.AlterTableDrop, ast.AlterTableRename, ast.AlterTableWith, ast.AlterTableAlterType, ast.DropTable,
        ast.CreateType, ast.AlterTypeAdd, ast.AlterTypeRename, ast.DropType)
 DML = (ast.Insert, ast.Update, ast.Delete)
+ROLE_STATEMENTS = (ast.CreateRole, ast.AlterRole, ast.DropRole, ast.ListRoles, ast.Grant, ast.Revoke,
+                   ast.ListPermissions)
 
 
 class TxnRowReader(RowReader):
@@ -308,6 +310,10 @@ class Session:
             return self._truncate(stmt)
         if isinstance(stmt, ast.Describe):
             return self._describe(stmt)
+        # -- role and permission statements: delegated to logtide.auth (server engineer) --
+        if isinstance(stmt, ROLE_STATEMENTS):
+            from . import auth
+            return auth.of(self.db).execute(stmt, self)
         raise InvalidRequest(f"{type(stmt).__name__} statements are not supported by the embedded engine")
 
     def _table(self, name: ast.QualifiedName) -> Table:
@@ -334,6 +340,9 @@ class Session:
 
     def _node_info(self):
         from .schema import system_schema
+        served = getattr(self.db, "node_info", None)  # set by the CQL server: its bound address and port
+        if served is not None:
+            return served
         return system_schema.NodeInfo(host_id=self.db.host_id, schema_version=self.db.catalog.version)
 
     # -- writes -----------------------------------------------------------

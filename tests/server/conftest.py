@@ -1,0 +1,41 @@
+"""Fixtures: a logtide CQL server on a free loopback port (one per module) and driver clusters."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Iterator
+
+import pytest
+
+import logtide
+from logtide.server import BackgroundServer, ServerConfig
+
+KEYSPACE_DDL = "CREATE KEYSPACE {} WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': 1}}"
+
+# The driver warns about protocol downgrades and missing load-balancing policies: noise here.
+logging.getLogger("cassandra").setLevel(logging.ERROR)
+
+
+def cluster(port: int, protocol_version: int | None = None, **kwargs: Any) -> Any:
+    """A cassandra-driver Cluster for the server on ``port`` (protocol negotiated unless pinned)."""
+    from cassandra.cluster import Cluster
+    from cassandra.policies import RoundRobinPolicy
+
+    if protocol_version is not None:
+        kwargs["protocol_version"] = protocol_version
+    return Cluster(["127.0.0.1"], port=port, load_balancing_policy=RoundRobinPolicy(), connect_timeout=10,
+                   control_connection_timeout=10, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[BackgroundServer]:
+    """A server on an empty database (synchronous=OFF for speed), stopped after the module."""
+    db = logtide.open(tmp_path_factory.mktemp("serverdata"), synchronous="OFF")
+    srv = BackgroundServer(db, ServerConfig(port=0), close_db=True).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def port(server) -> int:
+    return server.port
