@@ -89,12 +89,16 @@ def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
     return register(subparsers, parent)
 
 
-def subcommands() -> list[Registrar]:
-    """The subcommands, in the order ``--help`` lists them.
+def add_replay(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``logtide replay``: rebuild a table from its CDC log (options in ``logtide.cdc.replay_cli``)."""
+    from logtide.cdc.replay_cli import add_replay as register
 
-    Later: ``add_replay``.
-    """
-    return [add_shell, add_serve]
+    return register(subparsers, parent)
+
+
+def subcommands() -> list[Registrar]:
+    """The subcommands, in the order ``--help`` lists them."""
+    return [add_shell, add_serve, add_replay]
 
 
 def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:

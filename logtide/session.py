@@ -182,6 +182,18 @@ class Database:
     def now_seconds(self) -> int:
         return self.clock.now_micros() // 1_000_000
 
+    def apply_mutation(self, mutation: Mutation) -> None:
+        """Commit a mutation built elsewhere (cells carry their own timestamps), logging it if CDC is on."""
+        with self.write_lock:
+            now = self.now_seconds()
+            with self.store.write() as txn:
+                reader = TxnRowReader(txn, now)
+                log_updates = capture(mutation, self.catalog, self.generations, reader.row, self.cdc_timeuuids, now,
+                                      self.clock.now_micros())
+                apply_mutation(mutation, txn, now)
+                for lu in log_updates:
+                    apply_partition_update(lu, txn, now)
+
     def close(self) -> None:
         """Close storage and release the data directory."""
         if not self._closed:
@@ -343,7 +355,8 @@ class Session:
         served = getattr(self.db, "node_info", None)  # set by the CQL server: its bound address and port
         if served is not None:
             return served
-        return system_schema.NodeInfo(host_id=self.db.host_id, schema_version=self.db.catalog.version)
+        return system_schema.NodeInfo(host_id=self.db.host_id, schema_version=self.db.catalog.version,
+                                      cdc_generations=self.db.generations)
 
     # -- writes -----------------------------------------------------------
     def _write(self, stmts: Sequence[Any], evs: Sequence[TermEvaluator], client_ts: int | None,

@@ -28,7 +28,7 @@ RESERVED_KEYWORDS = frozenset(
     """.split()
 )
 _UNQUOTED = re.compile(r"[a-z][a-z0-9_]*")
-SYSTEM_KEYSPACES = ("system", "system_schema")
+SYSTEM_KEYSPACES = ("system", "system_schema", "system_distributed")
 
 
 def quote_identifier(name: str) -> str:
@@ -129,7 +129,13 @@ def describe_table(table: Table, catalog: "Catalog | None" = None) -> str:
         order = ", ".join(f"{quote_identifier(c.name)} {'DESC' if c.reversed else 'ASC'}" for c in table.clustering_key)
         with_items.insert(0, f"CLUSTERING ORDER BY ({order})")
     lines.append(") WITH " + "\n    AND ".join(with_items) + ";")
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    if table.cdc_base is not None:
+        # ScyllaDB shows a CDC log table as informational CQL that must not be executed
+        text = ("/* Do NOT execute this statement! It's only for informational purposes.\n"
+                "   A CDC log table is created automatically when creating a base table with CDC enabled.\n\n"
+                + text + "\n*/")
+    return text
 
 
 def sorted_types(ks: Keyspace) -> list[UserTypeDef]:

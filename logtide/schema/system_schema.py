@@ -26,6 +26,23 @@ if TYPE_CHECKING:
 
 SYSTEM_SCHEMA = "system_schema"
 SYSTEM = "system"
+SYSTEM_DISTRIBUTED = "system_distributed"
+
+# ScyllaDB's CDC generation tables (clustering columns may carry a "desc" order)
+_DISTRIBUTED_TABLES: dict[str, tuple] = {
+    "cdc_generation_timestamps": (
+        "CDC generation timestamps",
+        [("key", "text")],
+        [("time", "timestamp", "desc")],
+        [("expired", "timestamp")],
+    ),
+    "cdc_streams_descriptions_v2": (
+        "CDC streams of each generation, by token range",
+        [("time", "timestamp")],
+        [("range_end", "bigint")],
+        [("streams", "frozen<set<blob>>")],
+    ),
+}
 
 # (table, comment, partition key, clustering key, regular columns) with (name, type string) pairs
 _SCHEMA_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]] = {
@@ -239,6 +256,7 @@ class NodeInfo:
     storage_port: int = 7000
     gossip_generation: int = 0
     schema_version: uuid.UUID | None = None  # None: the catalog's version
+    cdc_generations: Any = None  # logtide.cdc.streams.Generations, for system_distributed
 
 
 def system_table_id(keyspace: str, table: str) -> uuid.UUID:
@@ -257,7 +275,7 @@ def _make_table(keyspace: str, name: str, spec: tuple, store_id: int) -> Table:
         return types.parse_type_string(s, keyspace, _no_udt)
 
     columns = [Column(n, typ(t), PARTITION_KEY, i) for i, (n, t) in enumerate(pk)]
-    columns += [Column(n, typ(t), CLUSTERING, i, "asc") for i, (n, t) in enumerate(ck)]
+    columns += [Column(c[0], typ(c[1]), CLUSTERING, i, c[2] if len(c) > 2 else "asc") for i, c in enumerate(ck)]
     columns += [Column(n, typ(t), REGULAR) for n, t in sorted(regular)]
     options = properties.table_defaults()
     options["comment"] = comment
@@ -273,7 +291,8 @@ def system_keyspaces() -> dict[str, Keyspace]:
     """The system keyspaces by name (built on first use; their tables have negative store ids)."""
     if not _CACHE:
         store_id = -1
-        for ks_name, specs in ((SYSTEM, _SYSTEM_TABLES), (SYSTEM_SCHEMA, _SCHEMA_TABLES)):
+        for ks_name, specs in ((SYSTEM, _SYSTEM_TABLES), (SYSTEM_SCHEMA, _SCHEMA_TABLES),
+                               (SYSTEM_DISTRIBUTED, _DISTRIBUTED_TABLES)):
             tables = {}
             for name, spec in specs.items():
                 tables[name] = _make_table(ks_name, name, spec, store_id)
@@ -283,7 +302,7 @@ def system_keyspaces() -> dict[str, Keyspace]:
 
 
 def is_system_keyspace(name: str) -> bool:
-    return name in (SYSTEM, SYSTEM_SCHEMA)
+    return name in (SYSTEM, SYSTEM_SCHEMA, SYSTEM_DISTRIBUTED)
 
 
 # --------------------------------------------------------------------------
@@ -430,6 +449,27 @@ def _local_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
     ]
 
 
+def _generation_time(micros: int) -> datetime.datetime:
+    """A generation timestamp as the ``timestamp`` CQL type holds it (milliseconds)."""
+    return _micros_to_datetime(micros - micros % 1000)
+
+
+def _generation_timestamps_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
+    gens = node.cdc_generations
+    if gens is None:
+        return []
+    return [{"key": "timestamps", "time": _generation_time(g.timestamp),
+             "expired": None if g.expired is None else _generation_time(g.expired)} for g in gens.generations]
+
+
+def _streams_descriptions_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
+    gens = node.cdc_generations
+    if gens is None:
+        return []
+    return [{"time": _generation_time(g.timestamp), "range_end": end, "streams": SortedSet(streams)}
+            for g in gens.generations for end, streams in zip(g.range_ends, g.streams)]
+
+
 _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]]]] = {
     (SYSTEM_SCHEMA, "keyspaces"): _keyspaces_rows,
     (SYSTEM_SCHEMA, "tables"): _tables_rows,
@@ -442,6 +482,8 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM_SCHEMA, "aggregates"): _no_rows,
     (SYSTEM_SCHEMA, "indexes"): _no_rows,
     (SYSTEM, "local"): _local_rows,
+    (SYSTEM_DISTRIBUTED, "cdc_generation_timestamps"): _generation_timestamps_rows,
+    (SYSTEM_DISTRIBUTED, "cdc_streams_descriptions_v2"): _streams_descriptions_rows,
     (SYSTEM, "peers"): _no_rows,
     (SYSTEM, "peers_v2"): _no_rows,
 }
