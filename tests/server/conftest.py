@@ -18,13 +18,14 @@ logging.getLogger("cassandra").setLevel(logging.ERROR)
 
 def cluster(port: int, protocol_version: int | None = None, **kwargs: Any) -> Any:
     """A cassandra-driver Cluster for the server on ``port`` (protocol negotiated unless pinned)."""
-    from cassandra.cluster import Cluster
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
     from cassandra.policies import RoundRobinPolicy
 
     if protocol_version is not None:
         kwargs["protocol_version"] = protocol_version
-    return Cluster(["127.0.0.1"], port=port, load_balancing_policy=RoundRobinPolicy(), connect_timeout=10,
-                   control_connection_timeout=10, **kwargs)
+    profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=30)
+    return Cluster(["127.0.0.1"], port=port, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+                   connect_timeout=10, control_connection_timeout=10, **kwargs)
 
 
 @pytest.fixture(scope="module")
