@@ -23,7 +23,7 @@ from .errors import CqlError, InvalidRequest, ServerError
 from .cdc import log_schema
 from .cdc.capture import CdcTimeuuids, capture
 from .cdc.streams import Generation, Generations, Topology, build_generation, node_tokens
-from .mutation.apply import apply_mutation, apply_partition_update, load_partition
+from .mutation.apply import append_log_rows, apply_mutation, load_partition
 from .mutation.builder import ListKeys, RowReader, Target, WriteContext, build
 from .mutation.cells import Cell
 from .mutation.model import Mutation
@@ -36,7 +36,7 @@ from .result import ColumnSpec, ResultSet, Row, SchemaChange
 from .schema import types as T
 from .schema.catalog import Catalog
 from .schema.model import Column, Table
-from .storage.records import decode_row
+from .storage.records import decode_partition, decode_row
 from .storage.sqlite import Store, Txn
 
 CATALOG_KEY = "catalog"
@@ -58,10 +58,11 @@ class TxnRowReader(RowReader):
         self.now = now
 
     def row(self, table: Table, pk: bytes, token: int, ck: bytes, static: bool):
+        """The live row (or static row) as it is now, or None."""
         part_data = self.txn.get_partition(table.store_id, token, pk)
         if part_data is None:
             return None
-        part = load_partition(self.txn, table.store_id, token, pk, ())
+        part = decode_partition(part_data)
         if static:
             if part.static is None:
                 return None
@@ -192,7 +193,7 @@ class Database:
                                       self.clock.now_micros())
                 apply_mutation(mutation, txn, now)
                 for lu in log_updates:
-                    apply_partition_update(lu, txn, now)
+                    append_log_rows(lu, txn)
 
     def close(self) -> None:
         """Close storage and release the data directory."""
@@ -393,7 +394,7 @@ class Session:
                                       db.clock.now_micros())
                 apply_mutation(mutation, txn, now)
                 for lu in log_updates:
-                    apply_partition_update(lu, txn, now)
+                    append_log_rows(lu, txn)
         if conditional:
             return ResultSet("rows", (ColumnSpec(tables[0].keyspace, tables[0].name, "[applied]",
                                                  T.NativeType("boolean")),), [Row(("[applied]",), [True])])

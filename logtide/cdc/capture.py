@@ -8,6 +8,7 @@ whose preimage read may race with concurrent writes; spec ``000``).
 
 from __future__ import annotations
 
+import functools
 import random
 import struct
 from typing import Callable
@@ -36,6 +37,11 @@ class CdcTimeuuids:
         return struct.pack(">QQ", msb, self._rng.getrandbits(64))
 
 
+@functools.lru_cache(maxsize=256)
+def _options(items: tuple[tuple[str, str], ...]) -> CdcOptions:
+    return CdcOptions.parse(dict(items))
+
+
 def capture(mutation: Mutation, catalog: Catalog, generations: Generations, read_row: Callable,
             timeuuid: Callable[[int], bytes], now: int, now_micros: int) -> list[PartitionUpdate]:
     """The log partition updates for every CDC-enabled table that ``mutation`` writes.
@@ -47,7 +53,7 @@ def capture(mutation: Mutation, catalog: Catalog, generations: Generations, read
         base = pu.table
         if base.cdc is None or base.cdc_base is not None:
             continue
-        opts = CdcOptions.parse(base.cdc)
+        opts = _options(tuple(sorted(base.cdc.items())))
         if not opts.enabled:
             continue
         log = catalog.find_table(base.keyspace, L.log_name(base.name))

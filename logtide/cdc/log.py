@@ -249,13 +249,13 @@ class Derivation:
         self.base = base
         self.opts = opts
         self.pu = pu
-        self.static_cols = [c for c in base.columns if c.kind == "static"]
-        self.regular_cols = [c for c in base.columns if c.kind == "regular"]
+        self.static_cols = base.static_columns
+        self.regular_cols = base.regular_columns
         self.state_static = RowState.of(pre.static)
         self.state_rows: dict[bytes, RowState | None] = {ck: RowState.of(r) for ck, r in pre.rows.items()}
         self.clusterings: dict[bytes, tuple[bytes, ...]] = {
             ck: r.clustering for ck, r in pre.rows.items() if r is not None}
-        self.deleted_in_batch = self._deleted_rows()
+        self.deleted_in_batch = self._deleted_rows() if opts.postimage else set()
 
     def _deleted_rows(self) -> set[bytes | None]:
         """Rows that a row, range or partition delete of this write removes (no postimage for them)."""
@@ -420,9 +420,13 @@ class Derivation:
     def rows(self) -> list[LogRow]:
         """Every log row of the update, group by group in timestamp order."""
         out: list[LogRow] = []
+        images = self.opts.preimage or self.opts.postimage
+        static: set[str] | None = None
+        touched: dict[bytes, set[str] | None] = {}
         for ts, subgroups in sorted(split(self.pu).items()):
             g = _Group(ts)
-            static, touched = self._touched(subgroups)
+            if images:
+                static, touched = self._touched(subgroups)
             if self.opts.preimage:
                 self._preimages(g, static, touched)
             for ttl, ch in sorted(subgroups.items()):
@@ -445,7 +449,8 @@ class Derivation:
                         vals.update(self._delta_values(d))
                         vals.update(ttl_value)
                         g.add(INSERT if d.marker else UPDATE, vals)
-                self._apply_change(ch)
+                if images:
+                    self._apply_change(ch)
             if self.opts.postimage:
                 self._postimages(g, static, touched)
             if g.rows:
@@ -469,20 +474,25 @@ def touched_rows(pu: PartitionUpdate) -> tuple[bool, list[bytes]]:
 
 def log_update(log: Table, stream_id: bytes, rows: list[LogRow], timeuuid: Callable[[int], bytes], ttl: int,
                now: int, token: int) -> PartitionUpdate:
-    """The log table's partition update holding ``rows`` (cells carry the CDC ``ttl``)."""
+    """The log table's partition update holding ``rows`` (cells and row markers carry the CDC ``ttl``)."""
     from ..mutation.cells import Liveness
-    from ..storage.keys import clustering_key
     pu = PartitionUpdate(log, (stream_id,), stream_id, token)
-    ck_cols = log.clustering_key
-    times: dict[int, bytes] = {}
+    time_col, seq_col = log.clustering_key
+    times: dict[int, tuple[bytes, bytes]] = {}
+    ldt = now + ttl if ttl else 0x7FFFFFFF
     for r in rows:
-        tu = times.get(r.timestamp)
-        if tu is None:
-            tu = times[r.timestamp] = timeuuid(r.timestamp)
-        clustering = (tu, struct.pack(">i", r.seq))
-        ck = clustering_key(ck_cols, clustering)
-        ldt = now + ttl if ttl else 0x7FFFFFFF
-        marker = Liveness(r.timestamp, ttl, ldt) if ttl else Liveness(r.timestamp)
-        cells = {n: (Cell(r.timestamp, v, ttl, ldt) if ttl else Cell(r.timestamp, v)) for n, v in r.values.items()}
-        pu.rows[ck] = RowData(clustering, marker, None, cells, {})
+        t = times.get(r.timestamp)
+        if t is None:
+            tu = timeuuid(r.timestamp)
+            t = times[r.timestamp] = (tu, time_col.type.comparable(tu))
+        seq = struct.pack(">i", r.seq)
+        ck = t[1] + seq_col.type.comparable(seq)
+        ts = r.timestamp
+        if ttl:
+            marker = Liveness(ts, ttl, ldt)
+            cells = {n: Cell(ts, v, ttl, ldt) for n, v in r.values.items()}
+        else:
+            marker = Liveness(ts)
+            cells = {n: Cell(ts, v) for n, v in r.values.items()}
+        pu.rows[ck] = RowData((t[0], seq), marker, None, cells, {})
     return pu

@@ -46,27 +46,54 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int) -> None:
     table = pu.table
     tid = table.store_id
     gc = table.gc_grace_seconds
-    part = load_partition(txn, tid, pu.token, pu.pk, pu.key)
+    stored = txn.get_partition(tid, pu.token, pu.pk)
+    part = decode_partition(stored) if stored is not None else PartitionData(pu.key)
+    changed = stored is None
     if pu.deletion is not None:
         part.deletion = reconcile_deletion(part.deletion, pu.deletion)
         _gc_partition(part, now, gc)
         _purge_stored_rows(txn, tid, pu, part, now, gc, None, None)
+        changed = True
     for rd in pu.range_deletions:
         part.range_tombstones.append(RangeTombstone(rd.lo, rd.hi, rd.deletion))
         _gc_partition(part, now, gc)
         _purge_stored_rows(txn, tid, pu, part, now, gc, rd.lo, rd.hi)
-    if pu.static is not None or part.static is not None:
+        changed = True
+    if pu.static is not None:
         before = purge_row(part.static, part.deletion, now, gc) if part.static is not None else None
-        static = merge_rows(before, pu.static, now) if pu.static is not None else before
-        static = purge_row(static, part.deletion, now, gc) if static is not None else None
-        part.static = None if static is None or static.is_empty() else static
+        static = purge_row(merge_rows(before, pu.static, now), part.deletion, now, gc)
+        part.static = None if static.is_empty() else static
+        changed = True
+    wrote_rows = False
+    removed_rows = False
     for ck, upd in pu.rows.items():
         old = txn.get_row(tid, pu.token, pu.pk, ck)
         outer = part.row_deletion(ck)
         before = purge_row(decode_row(old), outer, now, gc) if old is not None else None
         row = purge_row(merge_rows(before, upd, now), outer, now, gc)
-        txn.put_row(tid, pu.token, pu.pk, ck, None if row.is_empty() else encode_row(row))
+        if row.is_empty():
+            if old is not None:
+                txn.put_row(tid, pu.token, pu.pk, ck, None)
+                removed_rows = True
+        else:
+            txn.put_row(tid, pu.token, pu.pk, ck, encode_row(row))
+            wrote_rows = True
+    if not (changed or removed_rows):
+        return
     _gc_partition(part, now, gc)
-    keep = part.deletion is not None or part.range_tombstones or part.static is not None \
-        or txn.has_rows(tid, pu.token, pu.pk)
-    txn.put_partition(tid, pu.token, pu.pk, encode_partition(part) if keep else None)
+    keep = (part.deletion is not None or bool(part.range_tombstones) or part.static is not None or wrote_rows
+            or txn.has_rows(tid, pu.token, pu.pk))
+    if keep:
+        if changed or stored is None:
+            txn.put_partition(tid, pu.token, pu.pk, encode_partition(part))
+    elif stored is not None:
+        txn.put_partition(tid, pu.token, pu.pk, None)
+
+
+def append_log_rows(pu: PartitionUpdate, txn: Txn) -> None:
+    """Write CDC log rows: new rows under fresh ``cdc$time`` keys, so nothing is read or merged."""
+    tid = pu.table.store_id
+    if txn.get_partition(tid, pu.token, pu.pk) is None:
+        txn.put_partition(tid, pu.token, pu.pk, encode_partition(PartitionData(pu.key)))
+    for ck, row in pu.rows.items():
+        txn.put_row(tid, pu.token, pu.pk, ck, encode_row(row))

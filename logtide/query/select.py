@@ -560,6 +560,20 @@ class VirtualPartition:
         return iter(reversed(rows) if reverse else rows)
 
 
+def _virtual_elements(ctype: Any, value: Any) -> list:
+    """Element cells (key, Cell) of a non-frozen set or map value, in comparator order."""
+    from ..mutation.cells import Cell
+    from .read import element_order_key
+    if isinstance(ctype, T.MapType):
+        items = [(ctype.key.serialize(k), Cell(0, ctype.value.serialize(x))) for k, x in value.items()]
+    elif isinstance(ctype, T.SetType):
+        items = [(ctype.element.serialize(e), Cell(0, b"")) for e in value]
+    else:
+        raise AssertionError(f"virtual tables have no non-frozen {ctype.cql()} columns")
+    order = element_order_key(ctype)
+    return sorted(items, key=lambda kv: order(kv[0]))
+
+
 class VirtualSource(PartitionSource):
     """Rows given as dicts of Python values, laid out like a stored table."""
 
@@ -585,7 +599,10 @@ class VirtualSource(PartitionSource):
                 v = d.get(c.name)
                 if v is None:
                     continue
-                lr.cells[c.name] = Cell(0, c.type.freeze().serialize(v) if c.type.is_multicell else c.type.serialize(v))
+                if c.type.is_multicell:  # non-frozen collections are read from element cells (server engineer)
+                    lr.complex[c.name] = _virtual_elements(c.type, v)
+                else:
+                    lr.cells[c.name] = Cell(0, c.type.serialize(v))
             vp.clustered.append(lr)
         wanted = None
         if kr.partition_keys is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Mapping
 
 PARTITION_KEY = "partition_key"
@@ -72,38 +73,40 @@ class Table:
     # written at or before the drop time stay invisible if the column is re-added
     dropped_columns: Mapping[str, tuple[str, int]] = field(default_factory=dict)
 
-    @property
+    # Derived views are computed once per (immutable) table.
+    @cached_property
     def partition_key(self) -> tuple[Column, ...]:
         return tuple(sorted((c for c in self.columns if c.kind == PARTITION_KEY), key=lambda c: c.position))
 
-    @property
+    @cached_property
     def clustering_key(self) -> tuple[Column, ...]:
         return tuple(sorted((c for c in self.columns if c.kind == CLUSTERING), key=lambda c: c.position))
 
-    @property
+    @cached_property
     def primary_key(self) -> tuple[Column, ...]:
         return self.partition_key + self.clustering_key
 
-    @property
+    @cached_property
     def static_columns(self) -> tuple[Column, ...]:
         return tuple(c for c in self.columns if c.kind == STATIC)
 
-    @property
+    @cached_property
     def regular_columns(self) -> tuple[Column, ...]:
         return tuple(c for c in self.columns if c.kind == REGULAR)
 
-    @property
+    @cached_property
     def value_columns(self) -> tuple[Column, ...]:
         """Non-key columns (static and regular) sorted by name."""
         return tuple(sorted((c for c in self.columns if not c.is_primary_key), key=lambda c: c.name))
 
-    def column(self, name: str) -> Column | None:
-        for c in self.columns:
-            if c.name == name:
-                return c
-        return None
+    @cached_property
+    def _by_name(self) -> dict[str, Column]:
+        return {c.name: c for c in self.columns}
 
-    @property
+    def column(self, name: str) -> Column | None:
+        return self._by_name.get(name)
+
+    @cached_property
     def is_counter_table(self) -> bool:
         return any(c.type.is_counter for c in self.columns if not c.is_primary_key)
 

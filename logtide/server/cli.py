@@ -169,7 +169,7 @@ def serve(settings: ServeSettings) -> int:
     except auth_mod.AuthSetupError as e:
         db.close()
         raise StartupError(str(e)) from None
-    config = ServerConfig(host=settings.host, port=settings.port, workers=settings.workers, ssl=ssl_ctx)
+    config = ServerConfig(host=settings.host, port=settings.port, workers=settings.workers, tls=ssl_ctx)
 
     def announce(server: Any) -> None:
         host, port = server.address

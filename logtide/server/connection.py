@@ -34,6 +34,7 @@ log = logging.getLogger("logtide.server")
 
 PASSWORD_AUTHENTICATOR = "org.apache.cassandra.auth.PasswordAuthenticator"
 EVENT_STREAM = -1
+YIELD_EVERY = 8
 
 NEW, AUTHENTICATING, READY = "new", "authenticating", "ready"
 
@@ -84,6 +85,7 @@ class Connection:
         before the socket is closed.
         """
         try:
+            handled = 0
             while not self.closed:
                 await self._slots.acquire()
                 try:
@@ -92,6 +94,9 @@ class Connection:
                     self._slots.release()
                     raise
                 await self._dispatch(frame)
+                handled += 1
+                if handled % YIELD_EVERY == 0:
+                    await asyncio.sleep(0)  # buffered frames never block: let other connections have a turn
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
             pass  # the client went away
         except UnsupportedVersion as e:
@@ -168,7 +173,7 @@ class Connection:
         user, password = parse_sasl_plain(req.token)
         auth = self.server.auth
         assert auth is not None
-        role = await self.server.run_blocking(auth.authenticate, user, password)
+        role = await self.server.run_blocking(self, auth.authenticate, user, password)
         self._become_ready(role)
         self._respond_now(stream, M.auth_success(None))
 
@@ -201,7 +206,7 @@ class Connection:
 
     async def _run_statement(self, stream: int, call: Callable[[], Outcome]) -> None:
         try:
-            outcome = await self.server.run_blocking(call)
+            outcome = await self.server.run_blocking(self, call)
         except CqlError as e:
             outcome = Outcome(M.error(e))
         except Exception as e:  # a bug in the engine: report it as Cassandra reports its own

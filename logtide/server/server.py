@@ -26,6 +26,7 @@ from . import messages as M
 from .connection import Connection
 from .frame import DEFAULT_MAX_FRAME_BODY
 from .prepared import DEFAULT_CAPACITY, PreparedCache
+from .scheduler import FairScheduler
 from .statements import StatementRunner
 
 log = logging.getLogger("logtide.server")
@@ -45,7 +46,7 @@ class ServerConfig:
     max_frame_body: int = DEFAULT_MAX_FRAME_BODY
     prepared_capacity: int = DEFAULT_CAPACITY
     shutdown_timeout: float = 30.0
-    ssl: ssl.SSLContext | None = None
+    tls: ssl.SSLContext | None = None  # serve over TLS with this context
 
 
 class Server:
@@ -63,6 +64,7 @@ class Server:
         self.tasks: set[asyncio.Task] = set()
         self._conn_tasks: set[asyncio.Task] = set()
         self._executor = ThreadPoolExecutor(self.config.workers, thread_name_prefix="logtide-cql")
+        self.scheduler = FairScheduler(self._executor, self.config.workers)
         self._server: asyncio.base_events.Server | None = None
         self._stopped: asyncio.Event | None = None
         self.address: tuple[str, int] | None = None
@@ -72,7 +74,7 @@ class Server:
         """Bind and start accepting; returns the bound (host, port)."""
         self._stopped = asyncio.Event()
         self._server = await asyncio.start_server(self._accept, self.config.host, self.config.port,
-                                                  ssl=self.config.ssl, reuse_address=True, limit=1 << 20)
+                                                  ssl=self.config.tls, reuse_address=True, limit=1 << 20)
         sockname = self._server.sockets[0].getsockname()
         self.address = (sockname[0], sockname[1])
         self._publish_node_info()
@@ -125,10 +127,9 @@ class Server:
             self._conn_tasks.discard(task)
 
     # -- services for connections -----------------------------------------------
-    async def run_blocking(self, fn: Callable[..., R], *args: Any) -> R:
-        """Run ``fn(*args)`` in the worker pool."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, functools.partial(fn, *args))
+    async def run_blocking(self, owner: Any, fn: Callable[..., R], *args: Any) -> R:
+        """Run ``fn(*args)`` in the worker pool, taking turns with other owners (connections)."""
+        return await self.scheduler.run(owner, functools.partial(fn, *args))
 
     def supported_options(self) -> dict[str, list[str]]:
         return {
@@ -153,7 +154,8 @@ class Server:
     def stats(self) -> dict[str, int]:
         """Open connections, statement tasks in flight and prepared statements (for tests and monitoring)."""
         return {"connections": len(self.connections), "tasks": len(self.tasks),
-                "connection_tasks": len(self._conn_tasks), "prepared": len(self.runner.cache)}
+                "connection_tasks": len(self._conn_tasks), "queued": self.scheduler.pending(),
+                "running": self.scheduler.busy, "prepared": len(self.runner.cache)}
 
 
 def _primary_address() -> str:

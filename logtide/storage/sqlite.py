@@ -52,6 +52,10 @@ class Txn:
     def __init__(self, conn: sqlite3.Connection, writable: bool) -> None:
         self._conn = conn
         self.writable = writable
+        # records read or written in this transaction: a write reads the rows it
+        # touches more than once (preimage, merge), so reads are served from here
+        self._partitions: dict[tuple[int, int, bytes], bytes | None] = {}
+        self._rows: dict[tuple[int, int, bytes, bytes], bytes | None] = {}
 
     # -- meta -------------------------------------------------------------
     def get_meta(self, key: str) -> bytes | None:
@@ -63,11 +67,17 @@ class Txn:
 
     # -- partitions -------------------------------------------------------
     def get_partition(self, tid: int, token: int, pk: bytes) -> bytes | None:
+        key = (tid, token, pk)
+        if key in self._partitions:
+            return self._partitions[key]
         r = self._conn.execute(
             "SELECT data FROM partitions WHERE tid = ? AND token = ? AND pk = ?", (tid, token, pk)).fetchone()
-        return None if r is None else r[0]
+        data = None if r is None else r[0]
+        self._partitions[key] = data
+        return data
 
     def put_partition(self, tid: int, token: int, pk: bytes, data: bytes | None) -> None:
+        self._partitions[(tid, token, pk)] = data
         if data is None:
             self._conn.execute("DELETE FROM partitions WHERE tid = ? AND token = ? AND pk = ?", (tid, token, pk))
         else:
@@ -90,11 +100,17 @@ class Txn:
 
     # -- rows ---------------------------------------------------------------
     def get_row(self, tid: int, token: int, pk: bytes, ck: bytes) -> bytes | None:
+        key = (tid, token, pk, ck)
+        if key in self._rows:
+            return self._rows[key]
         r = self._conn.execute("SELECT data FROM rows WHERE tid = ? AND token = ? AND pk = ? AND ck = ?",
                                (tid, token, pk, ck)).fetchone()
-        return None if r is None else r[0]
+        data = None if r is None else r[0]
+        self._rows[key] = data
+        return data
 
     def put_row(self, tid: int, token: int, pk: bytes, ck: bytes, data: bytes | None) -> None:
+        self._rows[(tid, token, pk, ck)] = data
         if data is None:
             self._conn.execute("DELETE FROM rows WHERE tid = ? AND token = ? AND pk = ? AND ck = ?",
                                (tid, token, pk, ck))
@@ -122,10 +138,13 @@ class Txn:
                                   (tid, token, pk)).fetchone() is not None
 
     def delete_partition_rows(self, tid: int, token: int, pk: bytes) -> None:
+        self._rows.clear()
         self._conn.execute("DELETE FROM rows WHERE tid = ? AND token = ? AND pk = ?", (tid, token, pk))
 
     def drop_table_data(self, tid: int) -> None:
         """Remove every partition and row of a table (TRUNCATE, DROP)."""
+        self._rows.clear()
+        self._partitions.clear()
         self._conn.execute("DELETE FROM rows WHERE tid = ?", (tid,))
         self._conn.execute("DELETE FROM partitions WHERE tid = ?", (tid,))
 
