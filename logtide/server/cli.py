@@ -173,9 +173,9 @@ def serve(settings: ServeSettings) -> int:
 
     def announce(server: Any) -> None:
         host, port = server.address
-        log.info("listening on %s:%d (CQL native protocol v3/v4/v5; TLS %s; authentication %s)",
-                 host, port, "on" if ssl_ctx else "off", "on" if settings.auth else "off")
-        log.info("data directory %s", os.path.abspath(settings.data_dir))
+        log.info("listening on %s:%d, data directory %s (CQL native protocol v3/v4/v5; TLS %s; authentication %s)",
+                 host, port, os.path.abspath(settings.data_dir), "on" if ssl_ctx else "off",
+                 "on" if settings.auth else "off")
 
     try:
         serve_until_signalled(db, config, announce)
