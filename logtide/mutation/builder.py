@@ -657,6 +657,9 @@ def build_delete(stmt: ast.Delete, table: Table, ctx: WriteContext, mutation: Mu
                 end = prefix + (sl.end.values if sl and sl.end else ())
                 start_inc: bool | None = (sl.start.inclusive if sl and sl.start else (True if prefix else None))
                 end_inc: bool | None = (sl.end.inclusive if sl and sl.end else (True if prefix else None))
+                if sl is not None and sl.first < len(ck_cols) and ck_cols[sl.first].reversed:
+                    # bounds in clustering order, as ScyllaDB's range tombstones (and so its CDC log) have them
+                    start, start_inc, end, end_inc = end, end_inc, start, start_inc
                 pu.range_deletions.append(RangeDeletion(start, start_inc, end, end_inc, lo, hi, deletion))
             out.append(Target(key, pk, token, prefix, b""))
     return out

@@ -1,7 +1,8 @@
 """The asyncio CQL server: listening, connections, the worker pool, events and a clean stop.
 
-``Server(db, config)`` serves an open Database.  Statements run in a thread
-pool (``config.workers`` threads); the engine serializes writes itself.
+``Server(db, config)`` serves an open Database.  Statements run on
+``config.workers`` threads shared fairly between connections (``scheduler``);
+the engine serializes writes itself.
 ``stop()`` stops accepting, lets statements in flight finish and answer,
 closes every connection, shuts the pool down and, when the server owns it,
 closes the Database.
@@ -14,7 +15,6 @@ import functools
 import logging
 import socket
 import ssl
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
@@ -26,7 +26,7 @@ from . import messages as M
 from .connection import Connection
 from .frame import DEFAULT_MAX_FRAME_BODY
 from .prepared import DEFAULT_CAPACITY, PreparedCache
-from .scheduler import FairScheduler
+from .scheduler import WorkerPool
 from .statements import StatementRunner
 
 log = logging.getLogger("logtide.server")
@@ -63,8 +63,7 @@ class Server:
         self.listeners: set[Connection] = set()
         self.tasks: set[asyncio.Task] = set()
         self._conn_tasks: set[asyncio.Task] = set()
-        self._executor = ThreadPoolExecutor(self.config.workers, thread_name_prefix="logtide-cql")
-        self.scheduler = FairScheduler(self._executor, self.config.workers)
+        self.workers: WorkerPool | None = None
         self._server: asyncio.base_events.Server | None = None
         self._stopped: asyncio.Event | None = None
         self.address: tuple[str, int] | None = None
@@ -73,6 +72,7 @@ class Server:
     async def start(self) -> tuple[str, int]:
         """Bind and start accepting; returns the bound (host, port)."""
         self._stopped = asyncio.Event()
+        self.workers = WorkerPool(asyncio.get_running_loop(), self.config.workers, "logtide-cql")
         self._server = await asyncio.start_server(self._accept, self.config.host, self.config.port,
                                                   ssl=self.config.tls, reuse_address=True, limit=1 << 20)
         sockname = self._server.sockets[0].getsockname()
@@ -103,7 +103,8 @@ class Server:
         if self._conn_tasks:
             await asyncio.wait(set(self._conn_tasks), timeout=self.config.shutdown_timeout + 5)
         await self._server.wait_closed()
-        self._executor.shutdown(wait=True)
+        if self.workers is not None:
+            await asyncio.to_thread(self.workers.shutdown)
         if self.close_db:
             self.db.close()
         self._stopped.set()
@@ -129,7 +130,8 @@ class Server:
     # -- services for connections -----------------------------------------------
     async def run_blocking(self, owner: Any, fn: Callable[..., R], *args: Any) -> R:
         """Run ``fn(*args)`` in the worker pool, taking turns with other owners (connections)."""
-        return await self.scheduler.run(owner, functools.partial(fn, *args))
+        assert self.workers is not None
+        return await self.workers.submit(owner, functools.partial(fn, *args))
 
     def supported_options(self) -> dict[str, list[str]]:
         return {
@@ -154,8 +156,9 @@ class Server:
     def stats(self) -> dict[str, int]:
         """Open connections, statement tasks in flight and prepared statements (for tests and monitoring)."""
         return {"connections": len(self.connections), "tasks": len(self.tasks),
-                "connection_tasks": len(self._conn_tasks), "queued": self.scheduler.pending(),
-                "running": self.scheduler.busy, "prepared": len(self.runner.cache)}
+                "connection_tasks": len(self._conn_tasks),
+                "queued": self.workers.pending() if self.workers else 0,
+                "running": self.workers.busy if self.workers else 0, "prepared": len(self.runner.cache)}
 
 
 def _primary_address() -> str:

@@ -230,3 +230,18 @@ def test_preimages_are_consistent_under_concurrent_writers(tmp_path):
                 assert v == previous, "preimage must equal the value written just before in timestamp order"
             else:
                 previous = v
+
+
+def test_range_delete_bounds_follow_clustering_order(session, db):
+    session.execute("CREATE TABLE t (pk int, ck int, v int, PRIMARY KEY (pk, ck)) WITH CLUSTERING ORDER BY (ck DESC) "
+                    "AND cdc = {'enabled': true}")
+    for i in range(5):
+        session.execute(f"INSERT INTO t (pk, ck, v) VALUES (0, {i}, {i})")
+    session.execute("DELETE FROM t WHERE pk = 0 AND ck > 1 AND ck <= 3")
+    got = [r for r in log(session, 'ck, "cdc$operation"') if r[1] >= 5]
+    assert got == [(3, 5), (1, 8)]
+    assert [r.ck for r in session.execute("SELECT ck FROM t")] == [4, 1, 0]
+    target = db.session()
+    target.execute("CREATE TABLE ks.copy (pk int, ck int, v int, PRIMARY KEY (pk, ck)) WITH CLUSTERING ORDER BY (ck DESC)")
+    from logtide.cdc.replay import replay
+    assert replay(db, "ks", "t", db, "ks", "copy", verify=True).differences == []
