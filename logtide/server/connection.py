@@ -35,6 +35,7 @@ log = logging.getLogger("logtide.server")
 PASSWORD_AUTHENTICATOR = "org.apache.cassandra.auth.PasswordAuthenticator"
 EVENT_STREAM = -1
 YIELD_EVERY = 8
+WRITE_BUFFER_LIMIT = 1 << 20
 
 NEW, AUTHENTICATING, READY = "new", "authenticating", "ready"
 
@@ -67,6 +68,8 @@ class Connection:
         self.compression: Compression | None = None  # v3/v4 responses
         self.segments: SegmentCodec | None = None
         self.registered: set[str] = set()
+        self._out: list[bytes] = []  # encoded frames waiting for the next flush
+        self._flush_scheduled = False
         self.tasks: set[asyncio.Task] = set()
         self._slots = asyncio.Semaphore(server.config.max_in_flight)
         self.closed = False
@@ -95,7 +98,9 @@ class Connection:
                     raise
                 await self._dispatch(frame)
                 handled += 1
-                if handled % YIELD_EVERY == 0:
+                if self.writer.transport.get_write_buffer_size() > WRITE_BUFFER_LIMIT:
+                    await self.drain()  # a client that does not read gets no more work done
+                elif handled % YIELD_EVERY == 0:
                     await asyncio.sleep(0)  # buffered frames never block: let other connections have a turn
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
             pass  # the client went away
@@ -160,6 +165,7 @@ class Connection:
         else:
             self._respond_now(stream, M.ready())
             self._become_ready(None)
+        self._flush()  # the answer to STARTUP is the last legacy frame
         if self.version >= 5:
             self.segments = SegmentCodec(compression)
             self.frames.segments = self.segments
@@ -215,10 +221,10 @@ class Connection:
         self._respond_now(stream, outcome.response, outcome.warnings)
         if outcome.schema_change is not None:
             self.server.broadcast_schema_change(outcome.schema_change)
-        await self.drain()
 
     # -- output ---------------------------------------------------------------
     def _encode(self, stream: int, response: M.Response, warnings: list[str] | None = None) -> bytes:
+        """One response frame (compressed in v3/v4 when negotiated; v5 segments are made at flush)."""
         opcode, body = response
         flags = 0
         if warnings and self.version >= 4:
@@ -227,14 +233,27 @@ class Connection:
         if self.compression is not None and self.segments is None:
             body = self.compression.compress_body(body)
             flags |= FLAG_COMPRESSED
-        frame = encode_frame(self.version, flags, stream, opcode, body)
-        return self.segments.encode(frame) if self.segments is not None else frame
+        return encode_frame(self.version, flags, stream, opcode, body)
 
     def _respond_now(self, stream: int, response: M.Response, warnings: list[str] | None = None) -> None:
+        """Queue a response; everything queued in one loop iteration goes out in one write."""
         if self.closed:
             return
+        self._out.append(self._encode(stream, response, warnings))
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        if not self._out:
+            return
+        frames, self._out = self._out, []
+        if self.closed:
+            return
+        data = self.segments.encode_frames(frames) if self.segments is not None else b"".join(frames)
         try:
-            self.writer.write(self._encode(stream, response, warnings))
+            self.writer.write(data)
         except (ConnectionError, OSError, RuntimeError):
             self.closed = True
 
@@ -252,6 +271,7 @@ class Connection:
 
     async def _fatal(self, stream: int, error: CqlError) -> None:
         self._respond_now(stream, M.error(error))
+        self._flush()
         await self.drain()
 
     async def _fatal_version_error(self, e: UnsupportedVersion) -> None:
@@ -269,7 +289,8 @@ class Connection:
 
     # -- teardown -------------------------------------------------------------
     async def close(self) -> None:
-        """Close the socket; statements still running finish and their answers are dropped."""
+        """Send what is queued and close the socket."""
+        self._flush()
         self.closed = True
         self.server.unregister(self)
         try:

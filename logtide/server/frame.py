@@ -111,6 +111,25 @@ class SegmentCodec:
         return b"".join(self._segment(message[i:i + MAX_SEGMENT_PAYLOAD], False)
                         for i in range(0, len(message), MAX_SEGMENT_PAYLOAD))
 
+    def encode_frames(self, frames: list[bytes]) -> bytes:
+        """Segments for several frames: whole frames packed into self-contained segments, a frame
+        too large for one segment alone in a run of segments that are not self-contained."""
+        out: list[bytes] = []
+        batch: list[bytes] = []
+        size = 0
+        for f in frames:
+            if size + len(f) > MAX_SEGMENT_PAYLOAD and batch:
+                out.append(self._segment(b"".join(batch), True))
+                batch, size = [], 0
+            if len(f) > MAX_SEGMENT_PAYLOAD:
+                out.append(self.encode(f))
+            else:
+                batch.append(f)
+                size += len(f)
+        if batch:
+            out.append(self._segment(b"".join(batch), True))
+        return b"".join(out)
+
     def _segment(self, payload: bytes, self_contained: bool) -> bytes:
         uncompressed_length = 0
         if self.compression is not None:

@@ -46,6 +46,7 @@ class ServerConfig:
     max_frame_body: int = DEFAULT_MAX_FRAME_BODY
     prepared_capacity: int = DEFAULT_CAPACITY
     shutdown_timeout: float = 30.0
+    handoff_wait: float = 0.002  # seconds the loop waits for a statement on an idle worker (see scheduler)
     tls: ssl.SSLContext | None = None  # serve over TLS with this context
 
 
@@ -72,7 +73,8 @@ class Server:
     async def start(self) -> tuple[str, int]:
         """Bind and start accepting; returns the bound (host, port)."""
         self._stopped = asyncio.Event()
-        self.workers = WorkerPool(asyncio.get_running_loop(), self.config.workers, "logtide-cql")
+        self.workers = WorkerPool(asyncio.get_running_loop(), self.config.workers, "logtide-cql",
+                                  self.config.handoff_wait)
         self._server = await asyncio.start_server(self._accept, self.config.host, self.config.port,
                                                   ssl=self.config.tls, reuse_address=True, limit=1 << 20)
         sockname = self._server.sockets[0].getsockname()
@@ -131,7 +133,7 @@ class Server:
     async def run_blocking(self, owner: Any, fn: Callable[..., R], *args: Any) -> R:
         """Run ``fn(*args)`` in the worker pool, taking turns with other owners (connections)."""
         assert self.workers is not None
-        return await self.workers.submit(owner, functools.partial(fn, *args))
+        return await self.workers.run(owner, functools.partial(fn, *args))
 
     def supported_options(self) -> dict[str, list[str]]:
         return {
