@@ -95,26 +95,13 @@ class BindCollector:
             cols = [table.column(n) for n in lhs.columns]
             if any(c is None for c in cols):
                 return
-            tt = T.TupleType(tuple(c.type for c in cols))
-            name = "(" + ",".join(lhs.columns) + ")"
-            if rel.op == "IN":
-                if isinstance(rel.rhs, ast.InValues):
-                    for item in rel.rhs.items:
-                        self.term(item, tt, name)
-                else:
-                    self.term(rel.rhs, T.ListType(tt, False), f"in({name})")
-            else:
-                self.term(rel.rhs, tt, name)
+            self.operand(rel.op, rel.rhs, T.TupleType(tuple(c.type for c in cols)), "(" + ",".join(lhs.columns) + ")")
             return
         col = table.column(lhs.name)
         if col is None:
             return
         if rel.op == "IN":
-            if isinstance(rel.rhs, ast.InValues):
-                for item in rel.rhs.items:
-                    self.term(item, col.type, col.name)
-            else:
-                self.term(rel.rhs, T.ListType(col.type, False), f"in({col.name})")
+            self.operand("IN", rel.rhs, col.type, col.name)
             return
         if rel.op in ("CONTAINS", "CONTAINS KEY"):
             t = col.type
@@ -143,14 +130,17 @@ class BindCollector:
         elif isinstance(lhs, ast.FieldRef) and isinstance(t, T.UserType) and lhs.field in t.field_names:
             t = t.field_types[t.field_names.index(lhs.field)]
             label = f"{name}.{lhs.field}"
-        if cond.op == "IN":
-            if isinstance(cond.rhs, ast.InValues):
-                for item in cond.rhs.items:
-                    self.term(item, t, label)
-            else:
-                self.term(cond.rhs, T.ListType(t, False), f"in({label})")
+        self.operand(cond.op, cond.rhs, t, label)
+
+    def operand(self, op: str, rhs: Any, ctype: Any, name: str) -> None:
+        """The right side of a relation or condition: one value, or the values of ``IN``."""
+        if op != "IN":
+            self.term(rhs, ctype, name)
+        elif isinstance(rhs, ast.InValues):
+            for item in rhs.items:
+                self.term(item, ctype, name)
         else:
-            self.term(cond.rhs, t, label)
+            self.term(rhs, T.ListType(ctype, False), f"in({name})")
 
     # -- statements ----------------------------------------------------------
     def statement(self, stmt: Any) -> None:
