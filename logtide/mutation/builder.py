@@ -321,6 +321,7 @@ def build_insert(stmt: ast.Insert, table: Table, ctx: WriteContext, mutation: Mu
         key_values.append(_key_bytes(c, v))
     static_only = (bool(table.clustering_key)
                    and not any(c.name in values for c in table.clustering_key)
+                   and any(table.column(n).kind == STATIC for n in values)
                    and all(table.column(n).kind in (PARTITION_KEY, STATIC) for n in values))
     clustering: list[bytes] = []
     if not static_only:

@@ -173,6 +173,7 @@ def serve(settings: ServeSettings) -> int:
 
     def announce(server: Any) -> None:
         host, port = server.address
+        host = f"[{host}]" if ":" in host else host
         log.info("listening on %s:%d, data directory %s (CQL native protocol v3/v4/v5; TLS %s; authentication %s)",
                  host, port, os.path.abspath(settings.data_dir), "on" if ssl_ctx else "off",
                  "on" if settings.auth else "off")

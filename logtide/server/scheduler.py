@@ -88,13 +88,13 @@ class WorkerPool:
         if pending:
             self._deliver()
 
-    def shutdown(self) -> None:
-        """Finish the queued jobs, then stop the threads."""
+    def shutdown(self, timeout: float | None = None) -> None:
+        """Finish the queued jobs, then stop the threads (waiting at most ``timeout`` for each)."""
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
         for t in self._threads:
-            t.join()
+            t.join(timeout)
 
     # -- worker side ------------------------------------------------------------
     def _next(self) -> Job | None:

@@ -73,10 +73,11 @@ class Server:
     async def start(self) -> tuple[str, int]:
         """Bind and start accepting; returns the bound (host, port)."""
         self._stopped = asyncio.Event()
-        self.workers = WorkerPool(asyncio.get_running_loop(), self.config.workers, "logtide-cql",
-                                  self.config.handoff_wait)
         self._server = await asyncio.start_server(self._accept, self.config.host, self.config.port,
                                                   ssl=self.config.tls, reuse_address=True, limit=1 << 20)
+        # no connection can have run yet: its callbacks come on a later loop iteration
+        self.workers = WorkerPool(asyncio.get_running_loop(), self.config.workers, "logtide-cql",
+                                  self.config.handoff_wait)
         sockname = self._server.sockets[0].getsockname()
         self.address = (sockname[0], sockname[1])
         self._publish_node_info()
@@ -106,7 +107,7 @@ class Server:
             await asyncio.wait(set(self._conn_tasks), timeout=self.config.shutdown_timeout + 5)
         await self._server.wait_closed()
         if self.workers is not None:
-            await asyncio.to_thread(self.workers.shutdown)
+            await asyncio.to_thread(self.workers.shutdown, self.config.shutdown_timeout)
         if self.close_db:
             self.db.close()
         self._stopped.set()

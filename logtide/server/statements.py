@@ -47,6 +47,12 @@ def bind_values(specs: Sequence[ColumnSpec], values: Sequence[Any], names: Seque
     return [decode_value(raw, spec) for raw, spec in zip(values, specs)]
 
 
+def _follow_use(session: Any, result: ResultSet) -> None:
+    """A USE run on a sibling session (prepared elsewhere, v5 keyspace flag) still moves the connection."""
+    if result.kind == "set_keyspace" and result.keyspace:
+        session.keyspace = result.keyspace
+
+
 class StatementRunner:
     """Runs statement requests for every connection of one server."""
 
@@ -132,6 +138,7 @@ class StatementRunner:
         else:
             result = s.execute(req.query, None, timestamp=p.timestamp, page_size=p.page_size,
                                paging_state=p.paging_state)
+        _follow_use(session, result)
         return self.outcome(result, version, p.skip_metadata)
 
     def prepare(self, session: Any, req: M.Prepare, version: int) -> Outcome:
@@ -149,6 +156,7 @@ class StatementRunner:
         s = self.session_in(session, statement.keyspace if p.keyspace is None else p.keyspace)
         result = s.execute(statement, values, timestamp=p.timestamp, page_size=p.page_size,
                            paging_state=p.paging_state)
+        _follow_use(session, result)
         known = req.result_metadata_id if version >= 5 else entry.result_metadata_id
         return self.outcome(result, version, p.skip_metadata, known)
 

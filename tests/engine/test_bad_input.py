@@ -22,6 +22,7 @@ def t(session):
     ("INSERT INTO t (pk, ck, v) VALUES (0, 1, 3000000000)", "Unable to make int from '3000000000'"),
     ("INSERT INTO t (pk, ck, nope) VALUES (0, 1, 1)", "Undefined column name nope"),
     ("INSERT INTO t (pk, v) VALUES (0, 1)", "Some clustering keys are missing: ck"),
+    ("INSERT INTO t (pk) VALUES (0)", "Some clustering keys are missing: ck"),
     ("INSERT INTO t (ck, v) VALUES (0, 1)", "Some partition key parts are missing: pk"),
     ("INSERT INTO t (pk, ck, v, v) VALUES (0, 1, 1, 2)", "Multiple definitions found for column v"),
     ("INSERT INTO t (pk, ck, v) VALUES (null, 1, 1)", "Invalid null value in condition for column pk"),

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
@@ -26,6 +30,20 @@ def cluster(port: int, protocol_version: int | None = None, **kwargs: Any) -> An
     profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=30)
     return Cluster(["127.0.0.1"], port=port, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
                    connect_timeout=10, control_connection_timeout=10, **kwargs)
+
+
+def run_cqlsh(port: int, home: Path, *args: str) -> tuple[int, str, str]:
+    """``cqlsh 127.0.0.1 PORT ARGS...`` (cqlsh from PyPI, non-interactive): (exit status, stdout, stderr).
+
+    ``home`` is a scratch HOME: cqlsh writes ``~/.cassandra``.
+    """
+    env = {**os.environ, "HOME": str(home)}
+    env.pop("CQLSH_HOST", None)
+    env.pop("CQLSH_PORT", None)
+    cmd = [sys.executable, "-c", "import sys; from cqlshlib.__main__ import main; sys.exit(main())",
+           "127.0.0.1", str(port), *args]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=home)
+    return done.returncode, done.stdout, done.stderr
 
 
 @pytest.fixture(scope="module")

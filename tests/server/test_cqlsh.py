@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from .conftest import KEYSPACE_DDL
+from .conftest import KEYSPACE_DDL, run_cqlsh
 
 WARNING = "WARNING: cqlsh was built against 5.0.0, but this server is 4.0.11.  All features may not work!\n"
 
@@ -17,17 +15,8 @@ WARNING = "WARNING: cqlsh was built against 5.0.0, but this server is 4.0.11.  A
 @pytest.fixture(scope="module")
 def cqlsh(server, tmp_path_factory):
     """Run ``cqlsh 127.0.0.1 PORT ARGS...``; returns (exit status, stdout, stderr)."""
-    home = tmp_path_factory.mktemp("cqlsh-home")  # cqlsh writes ~/.cassandra
-    env = {**os.environ, "HOME": str(home), "CQLSH_NO_BUNDLED": "TRUE"}
-    env.pop("CQLSH_HOST", None)
-
-    def run(*args: str) -> tuple[int, str, str]:
-        cmd = [sys.executable, "-c", "import sys; from cqlshlib.__main__ import main; sys.exit(main())",
-               "127.0.0.1", str(server.port), *args]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=home)
-        return done.returncode, done.stdout, done.stderr
-
-    return run
+    home = tmp_path_factory.mktemp("cqlsh-home")
+    return lambda *args: run_cqlsh(server.port, home, *args)
 
 
 @pytest.fixture(scope="module", autouse=True)

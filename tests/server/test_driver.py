@@ -95,7 +95,7 @@ def test_ddl_schema_agreement_and_metadata(conn):
 
 def test_schema_change_events_refresh_other_clients(conn, port):
     c, session, ks = conn
-    other = cluster(port)
+    other = cluster(port, schema_event_refresh_window=0.05)
     other.connect()
     try:
         session.execute(f"CREATE TABLE {ks}.pushed (k int PRIMARY KEY)")

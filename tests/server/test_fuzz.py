@@ -19,6 +19,13 @@ import threading
 import time
 from pathlib import Path
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from logtide.errors import ProtocolError
+from logtide.server import messages as M
+from logtide.server.frame import MAX_SEGMENT_PAYLOAD, Frame, FrameError, SegmentCodec
+
 from .conftest import KEYSPACE_DDL, cluster
 from .fuzz_client import FRAMES_PER_PIPELINED_CONNECTION, GARBAGE_CONNECTIONS, PIPELINED_CONNECTIONS, TIME_LIMIT
 
@@ -73,9 +80,30 @@ def test_fuzz_never_breaks_the_server(server, port, caplog):
     while (stats["connections"] > baseline or stats["tasks"]) and time.monotonic() < deadline:
         time.sleep(0.1)
         stats = server.stats()
-    assert stats["connections"] == baseline and stats["tasks"] == 0, stats
+    assert stats["connections"] == baseline and stats["tasks"] == 0 and stats["queued"] == 0, stats
     assert session.execute(select, (1,)).one() is not None
     assert [r.getMessage() for r in caplog.records if r.name == "logtide.server"] == []
     print(f"fuzz: {tally['frames_sent']} frames, {tally['answers']} answers ({tally['errors']} errors), "
           f"{tally['closed']} garbage connections closed, {good['ok']} good requests, {elapsed:.1f}s")
     c.shutdown()
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(version=st.sampled_from([3, 4, 5]), flags=st.sampled_from([0, 0x02, 0x04, 0x10]),
+       opcode=st.integers(0, 255), body=st.binary(max_size=200))
+def test_decoding_any_body_raises_only_protocol_errors(version, flags, opcode, body):
+    try:
+        M.decode_request(Frame(version, flags, 0, opcode, body))
+    except ProtocolError:
+        pass
+
+
+@settings(max_examples=500, deadline=None)
+@given(data=st.binary(min_size=6, max_size=64))
+def test_segment_headers_from_garbage_raise_frame_errors(data):
+    codec = SegmentCodec()
+    try:
+        length, _, _ = codec.decode_header(data)
+    except FrameError:
+        return
+    assert 0 <= length <= MAX_SEGMENT_PAYLOAD
