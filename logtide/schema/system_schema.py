@@ -27,6 +27,24 @@ if TYPE_CHECKING:
 SYSTEM_SCHEMA = "system_schema"
 SYSTEM = "system"
 SYSTEM_DISTRIBUTED = "system_distributed"
+SYSTEM_AUTH = "system_auth"
+
+# Cassandra's role tables, listed so that clients (cqlsh's LIST ROLES) find the keyspace; their
+# rows are not exposed (roles live in logtide.auth; hashes are never readable)
+_AUTH_TABLES: dict[str, tuple] = {
+    "roles": (
+        "role definitions",
+        [("role", "text")],
+        [],
+        [("can_login", "boolean"), ("is_superuser", "boolean"), ("member_of", "set<text>"), ("salted_hash", "text")],
+    ),
+    "role_permissions": (
+        "permissions granted to db roles",
+        [("role", "text")],
+        [("resource", "text")],
+        [("permissions", "set<text>")],
+    ),
+}
 
 # ScyllaDB's CDC generation tables (clustering columns may carry a "desc" order)
 _DISTRIBUTED_TABLES: dict[str, tuple] = {
@@ -292,7 +310,7 @@ def system_keyspaces() -> dict[str, Keyspace]:
     if not _CACHE:
         store_id = -1
         for ks_name, specs in ((SYSTEM, _SYSTEM_TABLES), (SYSTEM_SCHEMA, _SCHEMA_TABLES),
-                               (SYSTEM_DISTRIBUTED, _DISTRIBUTED_TABLES)):
+                               (SYSTEM_DISTRIBUTED, _DISTRIBUTED_TABLES), (SYSTEM_AUTH, _AUTH_TABLES)):
             tables = {}
             for name, spec in specs.items():
                 tables[name] = _make_table(ks_name, name, spec, store_id)
@@ -302,7 +320,7 @@ def system_keyspaces() -> dict[str, Keyspace]:
 
 
 def is_system_keyspace(name: str) -> bool:
-    return name in (SYSTEM, SYSTEM_SCHEMA, SYSTEM_DISTRIBUTED)
+    return name in (SYSTEM, SYSTEM_SCHEMA, SYSTEM_DISTRIBUTED, SYSTEM_AUTH)
 
 
 # --------------------------------------------------------------------------
@@ -482,6 +500,8 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM_SCHEMA, "aggregates"): _no_rows,
     (SYSTEM_SCHEMA, "indexes"): _no_rows,
     (SYSTEM, "local"): _local_rows,
+    (SYSTEM_AUTH, "roles"): _no_rows,
+    (SYSTEM_AUTH, "role_permissions"): _no_rows,
     (SYSTEM_DISTRIBUTED, "cdc_generation_timestamps"): _generation_timestamps_rows,
     (SYSTEM_DISTRIBUTED, "cdc_streams_descriptions_v2"): _streams_descriptions_rows,
     (SYSTEM, "peers"): _no_rows,

@@ -112,7 +112,7 @@ def test_describe_schema_skips_system_keyspaces(schema):
 
 
 def test_describe_keyspaces(schema):
-    assert describe_keyspaces(schema) == "ks  system  system_distributed  system_schema\n"
+    assert describe_keyspaces(schema) == "ks  system  system_auth  system_distributed  system_schema\n"
 
 
 def test_describe_tables(schema):
@@ -143,6 +143,7 @@ def test_rows_keyspaces(schema):
     assert rows(schema, "DESCRIBE KEYSPACES") == [
         ("ks", "keyspace", "ks", None),
         ("system", "keyspace", "system", None),
+        ("system_auth", "keyspace", "system_auth", None),
         ("system_distributed", "keyspace", "system_distributed", None),
         ("system_schema", "keyspace", "system_schema", None),
     ]
@@ -178,7 +179,7 @@ def test_rows_generic_name(schema):
 
 def test_rows_schema(schema):
     assert {r[0] for r in rows(schema, "DESCRIBE SCHEMA")} == {"ks"}
-    assert {r[0] for r in rows(schema, "DESCRIBE FULL SCHEMA")} == {"ks", "system", "system_distributed", "system_schema"}
+    assert {r[0] for r in rows(schema, "DESCRIBE FULL SCHEMA")} == {"ks", "system", "system_auth", "system_distributed", "system_schema"}
 
 
 @pytest.mark.parametrize(

@@ -217,8 +217,6 @@ def test_cqlsh_login_and_errors(auth_server, tmp_path):
         'permission on <all keyspaces> or any of its parents"')
 
 
-@pytest.mark.xfail(reason="cqlsh prints LIST ROLES only if system_schema lists a system_auth keyspace "
-                          "(engine: logtide/schema/system_schema.py)", strict=False)
 def test_cqlsh_list_roles(auth_server, tmp_path):
     status, out, err = run_cqlsh(auth_server.port, tmp_path, "-u", ADMIN, "-p", ADMIN_PASSWORD, "-e", "LIST ROLES")
     assert status == 0, err
