@@ -1,6 +1,6 @@
 """Write workload through cassandra-driver against ``logtide serve``, side by side with the embedded session.
 
-    python bench/bench_server.py [--count 100000] [--in-flight 64] [--synchronous NORMAL] [--json]
+    python bench/bench_server.py [--count 100000] [--in-flight 64] [--synchronous FULL] [--json]
 
 The workload is COUNT single-row writes on one table, generated from a fixed
 seed: inserts (with a set and a map), updates of regular columns, collection
@@ -187,8 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=100_000, help="statements per run (default 100000)")
     parser.add_argument("--in-flight", type=int, default=64, help="driver requests outstanding (default 64)")
-    parser.add_argument("--synchronous", choices=("FULL", "NORMAL", "OFF"), default="NORMAL",
-                        help="SQLite synchronous setting for both runs (default NORMAL)")
+    parser.add_argument("--synchronous", choices=("FULL", "NORMAL", "OFF"), default="FULL",
+                        help="SQLite synchronous setting for both runs (default FULL, as logtide serve runs)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

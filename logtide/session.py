@@ -37,6 +37,7 @@ from .schema import types as T
 from .schema.catalog import Catalog
 from .schema.model import Column, Table
 from .storage.records import decode_partition, decode_row
+from .storage.group_commit import GroupCommitter
 from .storage.sqlite import Store, Txn
 
 CATALOG_KEY = "catalog"
@@ -117,6 +118,7 @@ class Database:
         self.timeuuids = TimeuuidSource(self.clock.now_micros)
         self.functions = FunctionRegistry(self.timeuuids, self.clock.now_micros)
         self.write_lock = threading.RLock()
+        self.committer = GroupCommitter(self.store, self.write_lock)
         self._parse_cache: OrderedDict[str, ast.Parsed] = OrderedDict()
         self._parse_lock = threading.Lock()
         with self.store.snapshot() as txn:
@@ -185,15 +187,18 @@ class Database:
 
     def apply_mutation(self, mutation: Mutation) -> None:
         """Commit a mutation built elsewhere (cells carry their own timestamps), logging it if CDC is on."""
-        with self.write_lock:
+        def work(txn: Txn) -> None:
             now = self.now_seconds()
-            with self.store.write() as txn:
-                reader = TxnRowReader(txn, now)
-                log_updates = capture(mutation, self.catalog, self.generations, reader.row, self.cdc_timeuuids, now,
-                                      self.clock.now_micros())
-                apply_mutation(mutation, txn, now)
-                for lu in log_updates:
-                    append_log_rows(lu, txn)
+            self.commit_mutation(mutation, txn, now, TxnRowReader(txn, now))
+        self.committer.run(work)
+
+    def commit_mutation(self, mutation: Mutation, txn: Txn, now: int, reader: TxnRowReader) -> None:
+        """Write a mutation and its CDC log rows in ``txn`` (the caller holds the write lock)."""
+        log_updates = capture(mutation, self.catalog, self.generations, reader.row, self.cdc_timeuuids, now,
+                              self.clock.now_micros())
+        apply_mutation(mutation, txn, now)
+        for lu in log_updates:
+            append_log_rows(lu, txn)
 
     def close(self) -> None:
         """Close storage and release the data directory."""
@@ -371,7 +376,7 @@ class Session:
                 raise InvalidRequest("Cannot provide custom timestamp for conditional updates")
         if batch is not None and conditional and batch.using.timestamp is not None:
             raise InvalidRequest("Cannot provide custom timestamp for conditional BATCH")
-        with db.write_lock:
+        def work(txn: Txn) -> ResultSet | None:
             now = db.now_seconds()
             ts = client_ts if client_ts is not None else db.timestamps.next()
             if batch is not None and batch.using.timestamp is not None:
@@ -379,22 +384,22 @@ class Session:
                 if v is None:
                     raise InvalidRequest("Invalid null value of timestamp")
                 ts = int(v)
-            with db.store.write() as txn:
-                reader = TxnRowReader(txn, now)
-                contexts = [WriteContext(ts, now, ev, reader, db.list_keys) for ev in evs]
-                mutation = Mutation()
-                if conditional:
-                    from .lwt import check_conditions
-                    result = check_conditions(stmts, tables, contexts, batch is not None)
-                    if result is not None:
-                        return result
-                for s, t, ctx in zip(stmts, tables, contexts):
-                    build(s, t, ctx, mutation)
-                log_updates = capture(mutation, db.catalog, db.generations, reader.row, db.cdc_timeuuids, now,
-                                      db.clock.now_micros())
-                apply_mutation(mutation, txn, now)
-                for lu in log_updates:
-                    append_log_rows(lu, txn)
+            reader = TxnRowReader(txn, now)
+            contexts = [WriteContext(ts, now, ev, reader, db.list_keys) for ev in evs]
+            mutation = Mutation()
+            if conditional:
+                from .lwt import check_conditions
+                result = check_conditions(stmts, tables, contexts, batch is not None)
+                if result is not None:
+                    return result
+            for s, t, ctx in zip(stmts, tables, contexts):
+                build(s, t, ctx, mutation)
+            db.commit_mutation(mutation, txn, now, reader)
+            return None
+
+        not_applied = db.committer.run(work)
+        if not_applied is not None:
+            return not_applied
         if conditional:
             return ResultSet("rows", (ColumnSpec(tables[0].keyspace, tables[0].name, "[applied]",
                                                  T.NativeType("boolean")),), [Row(("[applied]",), [True])])
@@ -446,9 +451,7 @@ class Session:
 
     def _truncate(self, stmt: ast.Truncate) -> ResultSet:
         table = self._table(stmt.table)
-        with self.db.write_lock:
-            with self.db.store.write() as txn:
-                txn.drop_table_data(table.store_id)
+        self.db.committer.run(lambda txn: txn.drop_table_data(table.store_id))
         return ResultSet("void")
 
     # -- schema -----------------------------------------------------------

@@ -46,7 +46,10 @@ class ServerConfig:
     max_frame_body: int = DEFAULT_MAX_FRAME_BODY
     prepared_capacity: int = DEFAULT_CAPACITY
     shutdown_timeout: float = 30.0
-    handoff_wait: float = 0.002  # seconds the loop waits for a statement on an idle worker (see scheduler)
+    # seconds the loop waits for a statement on an idle worker (see scheduler); None: 2 ms, or 0 when
+    # every commit is fsynced (synchronous=FULL), where a write outlasts the wait and group commit wants
+    # the loop free to hand more writes over
+    handoff_wait: float | None = None
     tls: ssl.SSLContext | None = None  # serve over TLS with this context
 
 
@@ -76,8 +79,10 @@ class Server:
         self._server = await asyncio.start_server(self._accept, self.config.host, self.config.port,
                                                   ssl=self.config.tls, reuse_address=True, limit=1 << 20)
         # no connection can have run yet: its callbacks come on a later loop iteration
-        self.workers = WorkerPool(asyncio.get_running_loop(), self.config.workers, "logtide-cql",
-                                  self.config.handoff_wait)
+        wait = self.config.handoff_wait
+        if wait is None:
+            wait = 0.0 if getattr(self.db.store, "synchronous", "FULL") == "FULL" else 0.002
+        self.workers = WorkerPool(asyncio.get_running_loop(), self.config.workers, "logtide-cql", wait)
         sockname = self._server.sockets[0].getsockname()
         self.address = (sockname[0], sockname[1])
         self._publish_node_info()

@@ -205,6 +205,11 @@ class Store:
         conn.execute("PRAGMA busy_timeout=10000")
         return conn
 
+    @property
+    def synchronous(self) -> str:
+        """The SQLite ``synchronous`` setting commits use (FULL: fsynced before acknowledged)."""
+        return self._synchronous
+
     def _reader(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
@@ -230,6 +235,19 @@ class Store:
             raise
         else:
             conn.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def savepoint(self) -> Iterator[Txn]:
+        """A nested atomic unit inside the current write transaction, rolled back on any exception."""
+        conn = self._writer
+        conn.execute("SAVEPOINT stmt")
+        try:
+            yield Txn(conn, True)
+        except BaseException:
+            conn.execute("ROLLBACK TO stmt")
+            conn.execute("RELEASE stmt")
+            raise
+        conn.execute("RELEASE stmt")
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[Txn]:

@@ -139,3 +139,45 @@ def test_readers_in_other_processes_see_consistent_snapshots(tmp_path):
         finally:
             reader.close()
         assert len(before) == len(during) == 1 and len(after) == 2
+
+
+def test_concurrent_writes_share_commits_and_a_failing_one_changes_nothing(tmp_path):
+    import threading
+    from logtide.storage.group_commit import GroupCommitter
+
+    with logtide.open(tmp_path / "d") as db:
+        s = db.session()
+        s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+        s.execute("CREATE TABLE ks.t (pk int, ck int, l list<int>, PRIMARY KEY (pk, ck))")
+        errors: list[Exception] = []
+        commits = 0
+        real_write = db.store.write
+
+        def counting_write():
+            nonlocal commits
+            commits += 1
+            return real_write()
+
+        db.store.write = counting_write  # type: ignore[method-assign]
+
+        def writer(k: int) -> None:
+            ws = db.session("ks")
+            for i in range(50):
+                try:
+                    if i % 10 == 9:  # fails: the list has no element 5
+                        ws.execute(f"UPDATE t SET l[5] = 1 WHERE pk = {k} AND ck = {i}")
+                    else:
+                        ws.execute(f"UPDATE t SET l = l + [{i}] WHERE pk = {k} AND ck = 0")
+                except InvalidRequest as e:
+                    errors.append(e)
+
+        threads = [threading.Thread(target=writer, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(errors) == 40
+        for k in range(8):
+            assert s.execute(f"SELECT l FROM ks.t WHERE pk = {k} AND ck = 0").one().l == [i for i in range(50) if i % 10 != 9]
+        assert commits < 400  # 400 statements shared commits
+        assert isinstance(db.committer, GroupCommitter)
