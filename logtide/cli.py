@@ -25,9 +25,30 @@ def default_data_dir(environ: Mapping[str, str]) -> str:
     return os.path.join(os.path.expanduser("~"), ".local", "share", "logtide")
 
 
+def topology(ns: argparse.Namespace):
+    """The CDC topology given with ``--vnodes``/``--shards`` (None: keep the stored one)."""
+    from logtide.cdc.streams import Topology
+
+    vnodes = getattr(ns, "vnodes", None)
+    shards = getattr(ns, "shards", None)
+    if vnodes is None and shards is None:
+        return None
+    default = Topology()
+    try:
+        return Topology(vnodes if vnodes is not None else default.vnodes, shards if shards is not None else default.shards)
+    except ValueError as e:
+        raise SystemExit(f"logtide: {e}") from None
+
+
 def common_options(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     """Options every subcommand takes (a parent parser)."""
     parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("--vnodes", type=int, metavar="N",
+                        help="CDC topology: number of vnode token ranges (default 16); a value different from "
+                             "the stored one starts a new CDC generation")
+    parent.add_argument("--shards", type=int, metavar="N",
+                        help="CDC topology: shards per vnode range, one stream each (default 2); a value "
+                             "different from the stored one starts a new CDC generation")
     parent.add_argument(
         "--data-dir",
         metavar="DIR",
@@ -78,6 +99,7 @@ def run_shell(ns: argparse.Namespace) -> int:
         file=ns.file,
         output=ns.output,
         disable_history=ns.disable_history,
+        topology=topology(ns),
     )
     return shell.main(args)
 

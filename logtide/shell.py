@@ -653,6 +653,7 @@ class ShellArgs:
     file: str | None = None
     output: str = "table"
     disable_history: bool = False
+    topology: Any = None  # logtide.cdc.streams.Topology, or None to keep the stored one
 
 
 def connect_keyspace(shell: Shell, keyspace: str) -> str | None:
@@ -723,7 +724,7 @@ def main(args: ShellArgs, environ: dict[str, str] | None = None) -> int:
     import logtide
 
     environ = dict(os.environ if environ is None else environ)
-    with logtide.open(args.data_dir) as db:
+    with logtide.open(args.data_dir, topology=args.topology) as db:
         return run(args, lambda keyspace: db.session(keyspace=keyspace), sys.stdin, sys.stdout,
                    sys.stderr, environ)
 

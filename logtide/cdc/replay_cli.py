@@ -62,7 +62,7 @@ def run_replay(ns: argparse.Namespace) -> int:
         print("logtide replay: the target is the source table; give --to or --target-data-dir", file=sys.stderr)
         return 2
     try:
-        source = logtide.open(ns.data_dir)
+        source = logtide.open(ns.data_dir)  # the stored topology: replay does not change it
     except CqlError as e:
         print(f"logtide replay: {e}", file=sys.stderr)
         return 2

@@ -38,6 +38,7 @@ class ServeSettings:
     tls_key: str | None
     workers: int
     synchronous: str
+    topology: Any = None  # logtide.cdc.streams.Topology from --vnodes/--shards, or None
 
 
 def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -77,6 +78,7 @@ def settings_from(ns: argparse.Namespace) -> ServeSettings:
         if value is not None and key != "data_dir":
             merged[key] = value
     from logtide.cli import default_data_dir
+    from logtide.cli import topology as cli_topology
 
     data_dir = ns.data_dir
     if "data_dir" in merged and ns.data_dir == default_data_dir(os.environ):
@@ -86,6 +88,7 @@ def settings_from(ns: argparse.Namespace) -> ServeSettings:
         superuser=merged.get("superuser"), superuser_password_file=merged.get("superuser_password_file"),
         tls_cert=merged.get("tls_cert"), tls_key=merged.get("tls_key"), workers=merged["workers"],
         synchronous=merged["synchronous"].upper(),
+        topology=cli_topology(ns),
     )
 
 
@@ -161,7 +164,7 @@ def serve(settings: ServeSettings) -> int:
     ssl_ctx = tls_context(settings.tls_cert, settings.tls_key)
     os.makedirs(settings.data_dir, exist_ok=True)
     try:
-        db = logtide.open(settings.data_dir, synchronous=settings.synchronous)
+        db = logtide.open(settings.data_dir, synchronous=settings.synchronous, topology=settings.topology)
     except CqlError as e:
         raise StartupError(f"cannot open data directory {settings.data_dir}: {e}") from None
     try:

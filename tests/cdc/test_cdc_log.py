@@ -245,3 +245,17 @@ def test_range_delete_bounds_follow_clustering_order(session, db):
     target.execute("CREATE TABLE ks.copy (pk int, ck int, v int, PRIMARY KEY (pk, ck)) WITH CLUSTERING ORDER BY (ck DESC)")
     from logtide.cdc.replay import replay
     assert replay(db, "ks", "t", db, "ks", "copy", verify=True).differences == []
+
+
+def test_topology_options_of_the_command_line(tmp_path):
+    import subprocess
+    import sys
+    cmd = [sys.executable, "-m", "logtide", "shell", "--data-dir", str(tmp_path / "d")]
+    q = "SELECT count(*) FROM system_distributed.cdc_streams_descriptions_v2"
+    first = subprocess.run(cmd + ["--vnodes", "4", "--shards", "1", "-e", q], capture_output=True, text=True)
+    assert first.returncode == 0 and "     4" in first.stdout, first.stderr
+    again = subprocess.run(cmd + ["-e", "SELECT count(*) FROM system_distributed.cdc_generation_timestamps"],
+                           capture_output=True, text=True)
+    assert "     1" in again.stdout  # no options: the stored topology stays, no new generation
+    bad = subprocess.run(cmd + ["--shards", "0", "-e", q], capture_output=True, text=True)
+    assert bad.returncode != 0 and "shards must be between 1 and 256" in bad.stderr

@@ -190,6 +190,8 @@ def run_document(port: int, home: Path, doc: str, examples: list[Example], marke
         data.add(marker_select(marker_ids[ex.name, "last"]))
         data.add(ex.last, ex.name, "last")
     data.add(marker_select(marker_ids[doc, "end"]))
+    for ex in examples:  # keep the schema small for the documents still to run
+        data.add(f"DROP KEYSPACE {ex.keyspace}")
 
     outcomes = {ex.name: Outcome() for ex in examples}
     stray: list[str] = []
