@@ -118,3 +118,21 @@ def test_system_schema_is_queryable(session):
 def test_system_local(session):
     r = session.execute("SELECT key, cluster_name, partitioner FROM system.local WHERE key = 'local'").one()
     assert r.key == "local" and r.partitioner == "org.apache.cassandra.dht.Murmur3Partitioner"
+
+
+def test_describe_output_recreates_the_schema(session, tmp_path):
+    import logtide
+    session.execute("CREATE TYPE ut (a int, \"B\" frozen<list<text>>)")
+    session.execute("CREATE TABLE x (pk int, \"Ck\" timeuuid, s int static, m map<int, frozen<ut>>, u ut, "
+                    "t frozen<tuple<int, text>>, PRIMARY KEY ((pk), \"Ck\")) WITH CLUSTERING ORDER BY (\"Ck\" DESC) "
+                    "AND comment = 'it''s' AND default_time_to_live = 7 AND cdc = {'enabled': true, 'preimage': 'full'}")
+    script = "\n".join(r.create_statement for r in session.execute("DESCRIBE KEYSPACE ks"))
+    with logtide.open(tmp_path / "copy") as other:
+        s2 = other.session()
+        from logtide.cql import parse_many
+        for p in parse_many(script):
+            if "_scylla_cdc_log" in p.text:
+                continue
+            s2.execute(p.text)
+        again = "\n".join(r.create_statement for r in s2.execute("DESCRIBE KEYSPACE ks"))
+    assert again == script
