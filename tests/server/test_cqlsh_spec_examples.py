@@ -8,11 +8,16 @@ statement is compared with the expected block by the same rules (timeuuids
 masked, blank lines ignored, ``(N rows)`` compared only when shown, DESCRIBE
 examples with ``...`` compared as "the shown lines appear in order").
 
-How the examples are run, to keep the module fast (cqlsh start-up costs a
-good part of a second):
+How the examples are run, to keep the module fast (a cqlsh process costs
+0.3-1 s to start and connect):
 
-* One generated script per spec document, not one cqlsh per example; the four
-  documents run concurrently.
+* One generated script per spec document, not one cqlsh per example (two
+  sessions per document, see below).  The documents run one after the other:
+  run concurrently they take longer, because every DDL is pushed as a
+  SCHEMA_CHANGE event to every cqlsh, whose driver then re-reads that part of
+  the schema, and the server's DDL and system_schema reads grow with the
+  number of tables.  For the same reason each document's keyspaces are dropped
+  at the end of its run.
 * Every example gets a fresh keyspace ``exD_N`` (created by the script, then
   ``USE exD_N``) and its statements are rewritten from the literal ``ks.``
   prefix (``ks.t``, ``ks.ut``, ``ks.t_scylla_cdc_log``, ``TYPE ks.ut``; also
@@ -33,18 +38,22 @@ good part of a second):
   the line after the statement's end) is attributed to the last statement
   starting at or before it.  An error in the last statement becomes part of its
   output (as the in-process shell's does); an error in an earlier statement
-  fails the example.
+  fails the example, and so does anything cqlsh prints for the earlier
+  statements (it prints nothing for DDL and writes that succeed; server
+  warnings would show there).
 * Schema statements run in a first cqlsh session, the rest of each example in a
   second one.  cqlsh formats a SELECT's rows with the driver's schema
   metadata, and after ``CREATE TABLE ... WITH cdc`` that metadata is refreshed
   for the base table only (the target of the SCHEMA_CHANGE result): the log
-  table ``t_scylla_cdc_log`` is created implicitly and the server pushes no
-  event for it, so in the same session cqlsh refuses to print rows from it
-  (``'t_scylla_cdc_log' not found in keyspace ...``).  Against ScyllaDB a
-  script run at full speed races the same way (the driver refreshes on pushed
-  events after a random delay of up to 2 s).  A second session loads the full
-  schema when it connects, as a user querying the log later would.  The split
-  is at each example's last CREATE/ALTER/DROP, so statement order is kept.
+  table ``t_scylla_cdc_log`` is created implicitly and logtide's server pushes
+  no SCHEMA_CHANGE event for it, so in the same session cqlsh refuses to print
+  rows from it (``'t_scylla_cdc_log' not found in keyspace ...``, after the
+  server ran the SELECT).  ScyllaDB does push a CREATED event for the log
+  table, but a script run at full speed races the driver's refresh on it too
+  (scheduled after a random delay of up to ``schema_event_refresh_window``,
+  2 s).  A second session loads the whole schema when it connects, as a user
+  querying the log later would.  The split is after each example's last
+  CREATE/ALTER/DROP, so statement order is kept.
 * ``-- clock: MICROS`` lines are dropped: the server's clock is the wall clock
   and cqlsh's driver sends client-side timestamps.  See ``WALL_CLOCK`` for the
   examples whose expected output shows clock-derived values.
@@ -53,7 +62,6 @@ good part of a second):
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -107,6 +115,7 @@ class Outcome:
     """What cqlsh printed for one example."""
 
     output: str = ""  # stdout of the last statement
+    setup_output: str = ""  # stdout of the statements before it (expected: nothing)
     last_errors: list[str] = field(default_factory=list)
     setup_errors: list[str] = field(default_factory=list)  # errors of any earlier statement
 
@@ -214,9 +223,11 @@ def run_document(port: int, home: Path, doc: str, examples: list[Example], marke
         if phase == "data":
             segments = split_by_markers(stdout)
             for ex in examples:
-                outcomes[ex.name].output = "\n".join(segments.get(marker_ids[ex.name, "last"], ["<marker missing>"]))
-        elif stdout.strip() and not stdout.startswith("WARNING: cqlsh was built against"):
-            stray.append(f"schema session printed: {stdout!r}")
+                outcomes[ex.name].setup_output = "\n".join(segments.get(marker_ids[ex.name, "setup"], ["<no marker>"]))
+                outcomes[ex.name].output = "\n".join(segments.get(marker_ids[ex.name, "last"], ["<no marker>"]))
+        else:  # cqlsh prints a version warning (the server says 4.0.11), and nothing for DDL
+            printed = [line for line in stdout.splitlines() if line and not line.startswith("WARNING: cqlsh was built")]
+            stray.extend(f"schema session printed: {line}" for line in printed)
     if stray:
         for o in outcomes.values():
             o.setup_errors.extend(stray)
@@ -225,7 +236,7 @@ def run_document(port: int, home: Path, doc: str, examples: list[Example], marke
 
 @pytest.fixture(scope="module")
 def cqlsh_outcomes(server, tmp_path_factory) -> dict[str, Outcome]:
-    """Every document's examples run through cqlsh (documents concurrently): example name -> Outcome."""
+    """Every document's examples run through cqlsh, one document after the other: example name -> Outcome."""
     marker_ids: dict = {}
     keys = [(ex.name, role) for ex in ALL for role in ("setup", "last")] + [(doc, "end") for doc in DOCUMENTS]
     s = server.server.db.session()
@@ -235,12 +246,9 @@ def cqlsh_outcomes(server, tmp_path_factory) -> dict[str, Outcome]:
         marker_ids[key] = marker_id
         s.execute(f"INSERT INTO {MARKER_TABLE} (k, {MARKER_COLUMN}) VALUES ({marker_id}, '@@marker:{marker_id}@@')")
     home = tmp_path_factory.mktemp("cqlsh-spec-home")
-    with ThreadPoolExecutor(int(__import__("os").environ.get("POOL", len(DOCUMENTS)))) as pool:
-        runs = [pool.submit(run_document, server.port, home, doc, [ex for ex in ALL if ex.doc == doc], marker_ids)
-                for doc in DOCUMENTS]
-        outcomes: dict[str, Outcome] = {}
-        for run in runs:
-            outcomes.update(run.result())
+    outcomes: dict[str, Outcome] = {}
+    for doc in DOCUMENTS:
+        outcomes.update(run_document(server.port, home, doc, [ex for ex in ALL if ex.doc == doc], marker_ids))
     return outcomes
 
 
@@ -252,6 +260,7 @@ def mask_clock(lines: list[str]) -> list[str]:
 def test_cqlsh_spec_example(cqlsh_outcomes, example):
     outcome = cqlsh_outcomes[example.name]
     assert not outcome.setup_errors, "statements before the last one failed:\n" + "\n".join(outcome.setup_errors)
+    assert not outcome.setup_output.strip(), "statements before the last one printed:\n" + outcome.setup_output
     # DESCRIBE names the example's keyspace: map it back to "ks" (as whole word, then "." or "'")
     output = re.sub(rf"\b{example.keyspace}(?=[.'])", "ks", outcome.output)
     got = normalise("\n".join([output, *outcome.last_errors]))
