@@ -91,6 +91,8 @@ class ResultSet:
     describe: bool = False
     warnings: list[str] = field(default_factory=list)
     paging_state: bytes | None = None  # set when more rows may follow (SELECT with a page size)
+    # schema changes the statement caused besides its own (e.g. a CDC log table created with its base)
+    implied_changes: list[SchemaChange] = field(default_factory=list)
 
     @property
     def column_names(self) -> list[str]:

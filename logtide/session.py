@@ -347,7 +347,8 @@ class Session:
         ks = stmt.table.keyspace or self.keyspace
         if ks is not None and system_schema.is_system_keyspace(ks):
             table = self._table(stmt.table)
-            rows = system_schema.system_rows(self.db.catalog, ks, table.name, self._node_info())
+            rows = system_schema.system_rows(self._catalog_for(table, stmt, params), ks, table.name,
+                                             self._node_info())
             ctx = SelectContext(table, self._evaluator(params), self.db.now_seconds(), VirtualSource(rows))
             return execute_select(stmt, table, ctx, page_size, paging_state)
         table = self._table(stmt.table)
@@ -355,6 +356,19 @@ class Session:
             now = self.db.now_seconds()
             ctx = SelectContext(table, self._evaluator(params), now, StoredSource(txn, now))
             return execute_select(stmt, table, ctx, page_size, paging_state)
+
+    def _catalog_for(self, table: Table, stmt: ast.Select, params: Any) -> Catalog:
+        """The catalog a system table's rows come from: only the keyspaces a ``keyspace_name`` restriction names."""
+        cat = self.db.catalog
+        pk = table.partition_key
+        if len(pk) != 1 or pk[0].name != "keyspace_name":
+            return cat
+        from .query.restrictions import analyse
+        kr = analyse(table, stmt.where, self._evaluator(params))
+        if kr.partition_keys is None:
+            return cat
+        names = {pk[0].type.deserialize(k[0]) for k in kr.partition_keys}
+        return Catalog({n: k for n, k in cat.keyspaces.items() if n in names}, cat.version, cat.next_store_id)
 
     def _node_info(self):
         from .schema import system_schema
@@ -471,9 +485,7 @@ class Session:
                 for tid in dropped:
                     txn.drop_table_data(tid)
             db.catalog = new
-        if isinstance(stmt, ast.DropKeyspace) and self.keyspace == stmt.name:
-            pass
-        return ResultSet("schema_change", schema_change=change)
+        return ResultSet("schema_change", schema_change=change, implied_changes=_log_changes(old, new, change))
 
     def _describe(self, stmt: ast.Describe) -> ResultSet:
         from .schema.describe import describe_rows
@@ -491,6 +503,27 @@ def _is_system(name: str) -> bool:
 
 def _is_conditional(s: Any) -> bool:
     return bool(getattr(s, "if_not_exists", False) or getattr(s, "if_exists", False) or getattr(s, "conditions", ()))
+
+
+def _log_changes(old: Catalog, new: Catalog, change: SchemaChange) -> list[SchemaChange]:
+    """Schema changes of CDC log tables that a DDL statement made implicitly (clients refresh on them)."""
+    out = []
+    for ks in new.keyspaces.values():
+        for name, t in ks.tables.items():
+            if t.cdc_base is None:
+                continue
+            before = old.find_table(ks.name, name)
+            if before is None:
+                out.append(SchemaChange("CREATED", "TABLE", ks.name, name))
+            elif before != t:
+                out.append(SchemaChange("UPDATED", "TABLE", ks.name, name))
+    for ks in old.keyspaces.values():
+        if ks.name not in new.keyspaces:
+            continue
+        for name, t in ks.tables.items():
+            if t.cdc_base is not None and new.find_table(ks.name, name) is None:
+                out.append(SchemaChange("DROPPED", "TABLE", ks.name, name))
+    return [c for c in out if (c.keyspace, c.name) != (change.keyspace, change.name)]
 
 
 def _dropped_store_ids(old: Catalog, new: Catalog) -> list[int]:

@@ -231,7 +231,7 @@ class Catalog:
             "next_store_id": self.next_store_id,
             "keyspaces": [_keyspace_to_doc(ks) for ks in self.keyspaces.values()],
         }
-        return json.dumps(doc, indent=1, sort_keys=False)
+        return json.dumps(doc, separators=(",", ":"))  # compact: the C encoder (indent would be pure Python)
 
     @classmethod
     def from_json(cls, text: str) -> "Catalog":

@@ -221,6 +221,8 @@ class Connection:
         self._respond_now(stream, outcome.response, outcome.warnings)
         if outcome.schema_change is not None:
             self.server.broadcast_schema_change(outcome.schema_change)
+        for change in outcome.implied_changes:
+            self.server.broadcast_schema_change(change)
 
     # -- output ---------------------------------------------------------------
     def _encode(self, stream: int, response: M.Response, warnings: list[str] | None = None) -> bytes:

@@ -27,6 +27,7 @@ class Outcome:
     response: M.Response
     warnings: list[str] = field(default_factory=list)
     schema_change: SchemaChange | None = None
+    implied_changes: list[SchemaChange] = field(default_factory=list)  # e.g. a CDC log table created with its base
 
 
 def bind_values(specs: Sequence[ColumnSpec], values: Sequence[Any], names: Sequence[str] | None) -> list[Any]:
@@ -123,7 +124,8 @@ class StatementRunner:
         if kind == "set_keyspace":
             return Outcome(M.set_keyspace(result.keyspace or ""), warnings)
         if kind == "schema_change" and result.schema_change is not None:
-            return Outcome(M.schema_change(result.schema_change), warnings, result.schema_change)
+            return Outcome(M.schema_change(result.schema_change), warnings, result.schema_change,
+                           list(result.implied_changes))
         return Outcome(M.void(), warnings)
 
     # -- requests -------------------------------------------------------------

@@ -342,3 +342,22 @@ def test_segments_decode_with_the_driver(size):
     assert bytes(out) == payload
     assert contained == ([True] if size <= F.MAX_SEGMENT_PAYLOAD else [False] * len(contained))
 
+
+
+def test_cdc_log_table_changes_are_announced_with_their_base(port):
+    with RawClient(port) as listener, RawClient(port) as other:
+        listener.startup()
+        other.startup()
+        assert isinstance(listener.request(RegisterMessage(["SCHEMA_CHANGE"])), ReadyMessage)
+        assert other.request(q("CREATE TABLE proto.cdcevt (k int PRIMARY KEY, v int) WITH cdc = {'enabled': true}")).kind == 5
+        events = [listener.recv().event_args for _ in range(2)]
+        assert {(e["change_type"], e["table"]) for e in events} == {("CREATED", "cdcevt"),
+                                                                     ("CREATED", "cdcevt_scylla_cdc_log")}
+        assert other.request(q("ALTER TABLE proto.cdcevt ADD w int")).kind == 5
+        events = [listener.recv().event_args for _ in range(2)]
+        assert {(e["change_type"], e["table"]) for e in events} == {("UPDATED", "cdcevt"),
+                                                                     ("UPDATED", "cdcevt_scylla_cdc_log")}
+        assert other.request(q("DROP TABLE proto.cdcevt")).kind == 5
+        events = [listener.recv().event_args for _ in range(2)]
+        assert {(e["change_type"], e["table"]) for e in events} == {("DROPPED", "cdcevt"),
+                                                                     ("DROPPED", "cdcevt_scylla_cdc_log")}
