@@ -8,7 +8,8 @@ time it expires.  Reconciliation follows Cassandra's ``Cells.reconcile`` and
 * the greater timestamp wins;
 * at equal timestamps a tombstone beats a live cell, an expiring cell beats a
   non-expiring one, between expiring cells (or between tombstones) the later
-  ``ldt`` wins, and otherwise the greater value in unsigned byte order wins.
+  ``ldt`` wins, and otherwise (also at equal ``ldt``) the greater value in
+  unsigned byte order wins.
 """
 
 from __future__ import annotations
@@ -75,8 +76,9 @@ def reconcile(a: Cell, b: Cell) -> Cell:
         b_tomb = b.value is None
         if a_tomb != b_tomb:
             return a if a_tomb else b
-        return a if a.ldt >= b.ldt else b
-    return a if a.value >= b.value else b  # type: ignore[operator]
+        if a.ldt != b.ldt:
+            return a if a.ldt > b.ldt else b
+    return a if (a.value or b"") >= (b.value or b"") else b
 
 
 def reconcile_deletion(a: Deletion | None, b: Deletion | None) -> Deletion | None:

@@ -170,3 +170,10 @@ def test_insert_of_only_static_columns_is_a_static_update(session):
     session.execute("CREATE TABLE st (pk int, ck int, s int static, c int, PRIMARY KEY (pk, ck))")
     session.execute("INSERT INTO st (pk, s) VALUES (0, 0)")
     assert rows(session.execute("SELECT * FROM st")) == [(0, None, 0, None)]
+
+
+def test_equal_expiry_falls_back_to_the_greater_value(t):
+    t.execute("UPDATE t USING TIMESTAMP 10 AND TTL 100 SET v = 0 WHERE pk = 0 AND ck = 0")
+    t.execute("UPDATE t USING TIMESTAMP 10 AND TTL 100 SET v = 1 WHERE pk = 0 AND ck = 0")
+    t.execute("UPDATE t USING TIMESTAMP 10 AND TTL 100 SET v = 0 WHERE pk = 0 AND ck = 0")
+    assert rows(t.execute("SELECT v FROM t")) == [(1,)]

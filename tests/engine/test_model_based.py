@@ -11,7 +11,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass, field
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import logtide
@@ -179,6 +179,7 @@ def engine_rows(session) -> set:
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(ops, min_size=1, max_size=25))
+@example([("insert", 0, 1, 0, None, 1, 1), ("insert", 0, 1, 1, None, 1, 1)])
 def test_engine_agrees_with_reference_model(program):
     with tempfile.TemporaryDirectory() as d:
         clock = ManualClock(BASE * 1_000_000)
