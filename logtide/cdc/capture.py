@@ -14,11 +14,11 @@ import struct
 from typing import Callable
 
 from ..errors import InvalidRequest
-from ..mutation.model import Mutation, PartitionUpdate
+from ..mutation.model import Mutation
 from ..schema.catalog import Catalog
 from ..storage.keys import cdc_token
 from . import log_schema as L
-from .log import LogRow, PreState, derive, log_update, touched_rows
+from .log import LogAppend, LogRow, PreState, derive, log_update, touched_rows
 from .options import CdcOptions
 from .streams import FUTURE_LIMIT_MICROS, Generations
 
@@ -43,12 +43,12 @@ def _options(items: tuple[tuple[str, str], ...]) -> CdcOptions:
 
 
 def capture(mutation: Mutation, catalog: Catalog, generations: Generations, read_row: Callable,
-            timeuuid: Callable[[int], bytes], now: int, now_micros: int) -> list[PartitionUpdate]:
+            timeuuid: Callable[[int], bytes], now: int, now_micros: int) -> list[LogAppend]:
     """The log partition updates for every CDC-enabled table that ``mutation`` writes.
 
     ``read_row(table, pk, token, ck, static)`` returns the live row before the write.
     """
-    out: list[PartitionUpdate] = []
+    out: list[LogAppend] = []
     for pu in list(mutation):
         base = pu.table
         if base.cdc is None or base.cdc_base is not None:
@@ -68,13 +68,16 @@ def capture(mutation: Mutation, catalog: Catalog, generations: Generations, read
                 pre.rows[ck] = read_row(base, pu.pk, pu.token, ck, False)
         rows = derive(base, opts, pu, pre)
         by_stream: dict[bytes, list[LogRow]] = {}
+        streams: dict[int, bytes] = {}
         for r in rows:
-            if r.timestamp > now_micros + FUTURE_LIMIT_MICROS:
-                raise InvalidRequest(
-                    f"cdc: attempted to get a stream \"from the future\" ({r.timestamp}; current server time: "
-                    f"{now_micros}). With CDC enabled, write timestamps may be at most "
-                    f"{FUTURE_LIMIT_MICROS // 1_000_000} seconds ahead of the server's clock.")
-            stream = generations.for_timestamp(r.timestamp).stream_for(pu.token)
+            stream = streams.get(r.timestamp)
+            if stream is None:
+                if r.timestamp > now_micros + FUTURE_LIMIT_MICROS:
+                    raise InvalidRequest(
+                        f"cdc: attempted to get a stream \"from the future\" ({r.timestamp}; current server time: "
+                        f"{now_micros}). With CDC enabled, write timestamps may be at most "
+                        f"{FUTURE_LIMIT_MICROS // 1_000_000} seconds ahead of the server's clock.")
+                stream = streams[r.timestamp] = generations.for_timestamp(r.timestamp).stream_for(pu.token)
             by_stream.setdefault(stream, []).append(r)
         for stream, srows in by_stream.items():
             out.append(log_update(log, stream, srows, timeuuid, opts.ttl, now, cdc_token(stream)))

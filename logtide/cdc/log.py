@@ -472,27 +472,31 @@ def touched_rows(pu: PartitionUpdate) -> tuple[bool, list[bytes]]:
     return pu.static is not None, cks
 
 
+@dataclass
+class LogAppend:
+    """Log rows ready to append to one stream (log partition): encoded records under fresh keys."""
+
+    table: Table
+    stream_id: bytes
+    token: int
+    rows: list[tuple[bytes, bytes]]  # (comparable clustering key, encoded row record)
+
+
 def log_update(log: Table, stream_id: bytes, rows: list[LogRow], timeuuid: Callable[[int], bytes], ttl: int,
-               now: int, token: int) -> PartitionUpdate:
-    """The log table's partition update holding ``rows`` (cells and row markers carry the CDC ``ttl``)."""
-    from ..mutation.cells import Liveness
-    pu = PartitionUpdate(log, (stream_id,), stream_id, token)
+               now: int, token: int) -> LogAppend:
+    """The log rows of one stream, encoded: every cell and the row marker carry the CDC ``ttl``."""
+    from ..storage.records import encode_row_parts
     time_col, seq_col = log.clustering_key
     times: dict[int, tuple[bytes, bytes]] = {}
     ldt = now + ttl if ttl else 0x7FFFFFFF
+    out = []
     for r in rows:
         t = times.get(r.timestamp)
         if t is None:
             tu = timeuuid(r.timestamp)
             t = times[r.timestamp] = (tu, time_col.type.comparable(tu))
         seq = struct.pack(">i", r.seq)
-        ck = t[1] + seq_col.type.comparable(seq)
         ts = r.timestamp
-        if ttl:
-            marker = Liveness(ts, ttl, ldt)
-            cells = {n: Cell(ts, v, ttl, ldt) for n, v in r.values.items()}
-        else:
-            marker = Liveness(ts)
-            cells = {n: Cell(ts, v) for n, v in r.values.items()}
-        pu.rows[ck] = RowData((t[0], seq), marker, None, cells, {})
-    return pu
+        out.append((t[1] + seq_col.type.comparable(seq),
+                    encode_row_parts((t[0], seq), (ts, ttl, ldt), {n: (ts, v, ttl, ldt) for n, v in r.values.items()})))
+    return LogAppend(log, stream_id, token, out)

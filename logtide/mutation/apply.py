@@ -8,6 +8,8 @@ shadowed.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..storage.records import decode_partition, decode_row, encode_partition, encode_row
 from ..storage.sqlite import Txn
 from .cells import PartitionData, RangeTombstone, merge_rows, purge_row, reconcile_deletion
@@ -90,10 +92,10 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int) -> None:
         txn.put_partition(tid, pu.token, pu.pk, None)
 
 
-def append_log_rows(pu: PartitionUpdate, txn: Txn) -> None:
-    """Write CDC log rows: new rows under fresh ``cdc$time`` keys, so nothing is read or merged."""
-    tid = pu.table.store_id
-    if txn.get_partition(tid, pu.token, pu.pk) is None:
-        txn.put_partition(tid, pu.token, pu.pk, encode_partition(PartitionData(pu.key)))
-    for ck, row in pu.rows.items():
-        txn.put_row(tid, pu.token, pu.pk, ck, encode_row(row))
+def append_log_rows(log: Any, txn: Txn) -> None:
+    """Write CDC log rows (a ``cdc.log.LogAppend``): new rows under fresh ``cdc$time`` keys, nothing to merge."""
+    tid = log.table.store_id
+    if txn.get_partition(tid, log.token, log.stream_id) is None:
+        txn.put_partition(tid, log.token, log.stream_id, encode_partition(PartitionData((log.stream_id,))))
+    for ck, data in log.rows:
+        txn.put_row(tid, log.token, log.stream_id, ck, data)

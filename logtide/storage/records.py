@@ -48,6 +48,12 @@ def encode_row(row: RowData) -> bytes:
     return pickle.dumps(_row_tuple(row), protocol=_PROTOCOL)
 
 
+def encode_row_parts(clustering: tuple[bytes, ...], marker: tuple[int, int, int] | None,
+                     cells: dict[str, tuple[int, bytes | None, int, int]]) -> bytes:
+    """Bytes of a row record given as plain tuples (a new row without tombstones or complex columns)."""
+    return pickle.dumps((clustering, marker, None, cells, {}), protocol=_PROTOCOL)
+
+
 def decode_row(data: bytes) -> RowData:
     """Inverse of :func:`encode_row`."""
     return _row_from(pickle.loads(data))
