@@ -233,6 +233,12 @@ class Session:
         self.db = db
         self.keyspace: str | None = None
         self.user = user
+        self._call = threading.local()  # per-call settings (the server may run one session's statements in parallel)
+
+    def _now(self) -> int:
+        """The current time in seconds for this statement: the client's ``now_in_seconds`` or the clock's."""
+        override = getattr(self._call, "now", None)
+        return self.db.now_seconds() if override is None else override
 
     def _authorize(self, stmt: Any) -> None:
         auth = getattr(self.db, "auth", None)
@@ -279,13 +285,15 @@ class Session:
 
     def execute(self, query: str | PreparedStatement, params: Sequence[Any] | Mapping[str, Any] | None = None,
                 timestamp: int | None = None, page_size: int | None = None,
-                paging_state: bytes | None = None) -> ResultSet:
+                paging_state: bytes | None = None, now_in_seconds: int | None = None) -> ResultSet:
         """Execute one statement.
 
         ``params`` binds ``?``/``:name`` markers; ``timestamp`` is a client
         timestamp (the write timestamp unless the statement says USING
         TIMESTAMP); ``page_size``/``paging_state`` page through a SELECT
-        (the result's ``paging_state`` is None on the last page).
+        (the result's ``paging_state`` is None on the last page);
+        ``now_in_seconds`` replaces the clock for TTL expiry (protocol v5's
+        ``now_in_seconds``): what is live for a read, when a TTL ends for a write.
         """
         if isinstance(query, PreparedStatement):
             parsed = query.parsed
@@ -298,6 +306,7 @@ class Session:
                 raise InvalidRequest(f"There were {len(parsed.bind_markers)} markers(?) in CQL but "
                                      f"{len(params)} bound variables")
         self._authorize(parsed.statement)
+        self._call.now = now_in_seconds
         try:
             if isinstance(parsed.statement, ast.Select):
                 return self._select(parsed.statement, params, page_size, paging_state)
@@ -306,6 +315,8 @@ class Session:
             raise
         except RecursionError as e:
             raise InvalidRequest(f"Statement is too deeply nested: {e}") from None
+        finally:
+            self._call.now = None
 
     # ------------------------------------------------------------------
     def _evaluator(self, params: Any) -> TermEvaluator:
@@ -349,11 +360,11 @@ class Session:
             table = self._table(stmt.table)
             rows = system_schema.system_rows(self._catalog_for(table, stmt, params), ks, table.name,
                                              self._node_info())
-            ctx = SelectContext(table, self._evaluator(params), self.db.now_seconds(), VirtualSource(rows))
+            ctx = SelectContext(table, self._evaluator(params), self._now(), VirtualSource(rows))
             return execute_select(stmt, table, ctx, page_size, paging_state)
         table = self._table(stmt.table)
         with self.db.store.snapshot() as txn:
-            now = self.db.now_seconds()
+            now = self._now()
             ctx = SelectContext(table, self._evaluator(params), now, StoredSource(txn, now))
             return execute_select(stmt, table, ctx, page_size, paging_state)
 
@@ -390,8 +401,10 @@ class Session:
                 raise InvalidRequest("Cannot provide custom timestamp for conditional updates")
         if batch is not None and conditional and batch.using.timestamp is not None:
             raise InvalidRequest("Cannot provide custom timestamp for conditional BATCH")
+        now_override = getattr(self._call, "now", None)
+
         def work(txn: Txn) -> ResultSet | None:
-            now = db.now_seconds()
+            now = db.now_seconds() if now_override is None else now_override
             ts = client_ts if client_ts is not None else db.timestamps.next()
             if batch is not None and batch.using.timestamp is not None:
                 v = evs[0].value(batch.using.timestamp, T.NativeType("bigint"), "[timestamp]")
@@ -420,7 +433,7 @@ class Session:
         return ResultSet("void")
 
     def execute_batch(self, kind: str, statements: Sequence[tuple[str | PreparedStatement, Any]],
-                      timestamp: int | None = None) -> ResultSet:
+                      timestamp: int | None = None, now_in_seconds: int | None = None) -> ResultSet:
         """Execute a batch given as (statement, bound values) pairs, as the native protocol's BATCH message.
 
         ``kind`` is LOGGED, UNLOGGED or COUNTER; each statement is an INSERT,
@@ -437,7 +450,11 @@ class Session:
             evs.append(self._evaluator(params))
         batch = ast.Batch(kind.upper(), tuple(parsed))
         self._check_batch(batch)
-        return self._write(parsed, evs, timestamp, batch)
+        self._call.now = now_in_seconds
+        try:
+            return self._write(parsed, evs, timestamp, batch)
+        finally:
+            self._call.now = None
 
     def _batch(self, stmt: ast.Batch, params: Any, client_ts: int | None) -> ResultSet:
         self._check_batch(stmt)

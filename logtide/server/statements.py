@@ -136,10 +136,10 @@ class StatementRunner:
             statement = s.prepare(req.query)
             values = bind_values(statement.bind_specs, p.values, p.names)
             result = s.execute(statement, values, timestamp=p.timestamp, page_size=p.page_size,
-                               paging_state=p.paging_state)
+                               paging_state=p.paging_state, now_in_seconds=p.now_in_seconds)
         else:
             result = s.execute(req.query, None, timestamp=p.timestamp, page_size=p.page_size,
-                               paging_state=p.paging_state)
+                               paging_state=p.paging_state, now_in_seconds=p.now_in_seconds)
         _follow_use(session, result)
         return self.outcome(result, version, p.skip_metadata)
 
@@ -157,7 +157,7 @@ class StatementRunner:
         values = bind_values(statement.bind_specs, p.values, p.names)
         s = self.session_in(session, statement.keyspace if p.keyspace is None else p.keyspace)
         result = s.execute(statement, values, timestamp=p.timestamp, page_size=p.page_size,
-                           paging_state=p.paging_state)
+                           paging_state=p.paging_state, now_in_seconds=p.now_in_seconds)
         _follow_use(session, result)
         known = req.result_metadata_id if version >= 5 else entry.result_metadata_id
         return self.outcome(result, version, p.skip_metadata, known)
@@ -174,5 +174,6 @@ class StatementRunner:
                 children.append((statement, bind_values(statement.bind_specs, child.values, None)))
             else:
                 children.append((child.query, None))
-        result = s.execute_batch(req.kind, children, timestamp=req.timestamp)
+        result = s.execute_batch(req.kind, children, timestamp=req.timestamp,
+                                 now_in_seconds=getattr(req, "now_in_seconds", None))
         return self.outcome(result, version)

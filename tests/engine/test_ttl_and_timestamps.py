@@ -115,3 +115,14 @@ def test_writetime_and_ttl_refused_on_keys_and_collections(session):
         session.execute("SELECT writetime(pk) FROM k")
     with pytest.raises(InvalidRequest, match="non-frozen collection m"):
         session.execute("SELECT ttl(m) FROM k")
+
+
+def test_now_in_seconds_replaces_the_clock_for_expiry(t, clock):
+    now = clock.micros // 1_000_000
+    t.execute("INSERT INTO t (pk, ck, v) VALUES (0, 0, 1) USING TTL 10", now_in_seconds=now - 5)
+    assert rows(t.execute("SELECT ttl(v) FROM t")) == [(5,)]
+    assert rows(t.execute("SELECT v FROM t", now_in_seconds=now + 5)) == []
+    assert rows(t.execute("SELECT v FROM t", now_in_seconds=now)) == [(1,)]
+    t.execute_batch("UNLOGGED", [("UPDATE t USING TTL 10 SET w = 2 WHERE pk = 0 AND ck = 1", None)],
+                    now_in_seconds=now + 100)
+    assert rows(t.execute("SELECT ttl(w) FROM t WHERE pk = 0 AND ck = 1")) == [(110,)]
