@@ -19,12 +19,12 @@ from typing import Any, Mapping, Sequence
 
 from .clock import Clock, SystemClock, TimestampSource
 from .cql import ast, parse
-from .errors import CqlError, InvalidRequest, ServerError
+from .errors import CqlError, InvalidRequest
 from .cdc import log_schema
 from .cdc.capture import CdcTimeuuids, capture
 from .cdc.streams import Generation, Generations, Topology, build_generation, node_tokens
-from .mutation.apply import append_log_rows, apply_mutation, load_partition
-from .mutation.builder import ListKeys, RowReader, Target, WriteContext, build
+from .mutation.apply import append_log_rows, apply_mutation
+from .mutation.builder import ListKeys, RowReader, WriteContext, build
 from .mutation.cells import Cell
 from .mutation.model import Mutation
 from .query.bind import BindCollector
@@ -548,5 +548,3 @@ def _dropped_store_ids(old: Catalog, new: Catalog) -> list[int]:
         return {t.store_id for ks in cat.all_keyspaces() for t in ks.tables.values()}
     return sorted(ids(old) - ids(new))
 
-
-_ = (ServerError, Target)

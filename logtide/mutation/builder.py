@@ -181,7 +181,7 @@ def _check_no_filters(kr: KeyRestrictions) -> None:
 def _full_clusterings(table: Table, kr: KeyRestrictions) -> list[tuple[bytes, ...]]:
     ck_cols = table.clustering_key
     if kr.clustering_slice is not None:
-        raise InvalidRequest(f"Slice restrictions are not supported on the clustering columns in UPDATE statements")
+        raise InvalidRequest("Slice restrictions are not supported on the clustering columns in UPDATE statements")
     prefixes = kr.clustering_prefixes
     if ck_cols and (not prefixes or len(prefixes[0]) < len(ck_cols)):
         have = len(prefixes[0]) if prefixes else 0
@@ -504,7 +504,7 @@ def _collection_op(a: Any, col: Column, w: RowWriter, tg: Target) -> None:
         if delta is T.UNSET:
             return
         if delta is None:
-            raise InvalidRequest(f"Invalid null value for counter increment/decrement")
+            raise InvalidRequest("Invalid null value for counter increment/decrement")
         current = ctx.reader.live_cell(w.pu.table, tg.pk, tg.token, w.ck, col)
         base = T.NativeType("bigint").deserialize(current.value) if current is not None and current.value else 0
         pending = w.row.cells.get(col.name)

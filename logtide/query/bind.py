@@ -74,7 +74,6 @@ class BindCollector:
                 self.term(a, TEXT, "fromjson")
             return
         try:
-            from ..query.functions import FunctionRegistry  # noqa: F401  (types only)
             f = self.infer(fc)
         except InvalidRequest:
             f = None

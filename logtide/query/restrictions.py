@@ -122,7 +122,7 @@ def _in_values(ev: Evaluator, rhs: Any, ctype: Any, receiver: str) -> list[Any]:
         return [ev.value(t, ctype, receiver) for t in rhs.items]
     values = ev.value(rhs, T.ListType(ctype, True), f"in({receiver})")
     if values is None:
-        raise InvalidRequest(f"Invalid null value for IN restriction")
+        raise InvalidRequest("Invalid null value for IN restriction")
     return list(values)
 
 

@@ -83,7 +83,6 @@ from functools import cached_property
 from typing import Any, Callable, Optional
 
 from cassandra import cqltypes as _ct
-from cassandra import util as _cutil
 
 from logtide.errors import ConfigurationException, InvalidRequest, SyntaxException
 

@@ -291,7 +291,6 @@ def make_serializer(t) -> Callable[[Any], bytes]:
         return ser_tuple
 
     if k == "udt":
-        names = t.field_names
         types = t.field_types
 
         def ser_udt(v):

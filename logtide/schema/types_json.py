@@ -15,7 +15,6 @@ import ipaddress
 import json
 import math
 import struct
-import uuid as _uuid
 from decimal import Decimal
 from typing import Any
 
@@ -27,7 +26,6 @@ from logtide.schema.types_literal import (
     duration_to_string,
     iso_local_date,
     map_of,
-    parse_inet,
     sorted_set_of,
     to_float32,
     value_from_string,

@@ -1,10 +1,8 @@
 """Codecs (serialize/deserialize through cassandra-driver) and the comparable() byte order."""
 
 import datetime
-import functools
 import ipaddress
 import math
-import socket
 import struct
 import uuid
 from decimal import Decimal
