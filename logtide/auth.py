@@ -167,6 +167,18 @@ class AuthManager:
             with self.db.store.write() as txn:
                 txn.put_meta(META_KEY, data)
 
+    def forget(self, keyspace: str, table: str | None = None) -> None:
+        """Revoke every permission on a dropped table, or on a dropped keyspace and its tables (as Cassandra)."""
+        prefix = DataResource(keyspace, table).key
+        with self._lock:
+            changed = False
+            for grants in self.grants.values():
+                for key in [k for k in grants if k == prefix or (table is None and k.startswith(prefix + "/"))]:
+                    del grants[key]
+                    changed = True
+            if changed:
+                self._save()
+
     def bootstrap(self, name: str, password: str) -> bool:
         """Create superuser ``name`` with ``password`` unless a role of that name exists; True if created."""
         with self._lock:

@@ -502,6 +502,9 @@ class Session:
                 for tid in dropped:
                     txn.drop_table_data(tid)
             db.catalog = new
+        auth = getattr(db, "auth", None)
+        if auth is not None and change.change_type == "DROPPED" and change.target in ("KEYSPACE", "TABLE"):
+            auth.forget(change.keyspace, change.name if change.target == "TABLE" else None)
         return ResultSet("schema_change", schema_change=change, implied_changes=_log_changes(old, new, change))
 
     def _describe(self, stmt: ast.Describe) -> ResultSet:

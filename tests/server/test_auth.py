@@ -221,3 +221,20 @@ def test_cqlsh_list_roles(auth_server, tmp_path):
     status, out, err = run_cqlsh(auth_server.port, tmp_path, "-u", ADMIN, "-p", ADMIN_PASSWORD, "-e", "LIST ROLES")
     assert status == 0, err
     assert " role  | super | login | options" in out and " admin |  True |  True |        {}" in out
+
+
+def test_dropping_a_table_or_keyspace_revokes_its_permissions(db):
+    s = db.session()
+    s.execute(KEYSPACE_DDL.format("ks"))
+    s.execute("CREATE TABLE ks.t (k int PRIMARY KEY, v int)")
+    s.execute("CREATE TABLE ks.u (k int PRIMARY KEY, v int)")
+    s.execute("CREATE ROLE alice WITH PASSWORD = 'a' AND LOGIN = true")
+    s.execute("GRANT SELECT ON ks.t TO alice")
+    s.execute("GRANT SELECT ON ks.u TO alice")
+    s.execute("GRANT MODIFY ON KEYSPACE ks TO alice")
+    s.execute("DROP TABLE ks.t")
+    s.execute("CREATE TABLE ks.t (k int PRIMARY KEY, v int)")
+    assert [tuple(r)[2:] for r in s.execute("LIST ALL PERMISSIONS OF alice")] == [
+        ("<keyspace ks>", "MODIFY"), ("<table ks.u>", "SELECT")]
+    s.execute("DROP KEYSPACE ks")
+    assert list(s.execute("LIST ALL PERMISSIONS OF alice")) == []
