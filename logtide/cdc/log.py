@@ -485,7 +485,7 @@ class LogAppend:
 def log_update(log: Table, stream_id: bytes, rows: list[LogRow], timeuuid: Callable[[int], bytes], ttl: int,
                now: int, token: int) -> LogAppend:
     """The log rows of one stream, encoded: every cell and the row marker carry the CDC ``ttl``."""
-    from ..storage.records import encode_row_parts
+    from ..storage.records import encode_uniform_row
     time_col, seq_col = log.clustering_key
     times: dict[int, tuple[bytes, bytes]] = {}
     ldt = now + ttl if ttl else 0x7FFFFFFF
@@ -497,6 +497,5 @@ def log_update(log: Table, stream_id: bytes, rows: list[LogRow], timeuuid: Calla
             t = times[r.timestamp] = (tu, time_col.type.comparable(tu))
         seq = struct.pack(">i", r.seq)
         ts = r.timestamp
-        out.append((t[1] + seq_col.type.comparable(seq),
-                    encode_row_parts((t[0], seq), (ts, ttl, ldt), {n: (ts, v, ttl, ldt) for n, v in r.values.items()})))
+        out.append((t[1] + seq_col.type.comparable(seq), encode_uniform_row((t[0], seq), ts, ttl, ldt, r.values)))
     return LogAppend(log, stream_id, token, out)

@@ -100,7 +100,7 @@ def run(s, stmt) -> bool:
         return False
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workload)
 def test_replaying_delta_rows_reproduces_the_base_table(program):
     with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
@@ -183,7 +183,7 @@ def image(row) -> dict:
     return {c: as_plain(c, row[c]) for c in ("s",) + VALUE_COLS}
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workload)
 @example(["INSERT INTO ks.t (pk, ck, v) VALUES (3, 3, 0)",
           "BEGIN UNLOGGED BATCH INSERT INTO ks.t (pk, ck, v) VALUES (3, 3, null) USING TTL 1; "

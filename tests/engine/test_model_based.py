@@ -177,7 +177,7 @@ def engine_rows(session) -> set:
     return got
 
 
-@settings(max_examples=4000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(ops, min_size=1, max_size=25))
 @example([("insert", 0, 1, 0, None, 1, 1), ("insert", 0, 1, 1, None, 1, 1)])
 def test_engine_agrees_with_reference_model(program):
