@@ -97,5 +97,4 @@ def append_log_rows(log: Any, txn: Txn) -> None:
     tid = log.table.store_id
     if txn.get_partition(tid, log.token, log.stream_id) is None:
         txn.put_partition(tid, log.token, log.stream_id, encode_partition(PartitionData((log.stream_id,))))
-    for ck, data in log.rows:
-        txn.put_row(tid, log.token, log.stream_id, ck, data)
+    txn.insert_rows(tid, log.token, log.stream_id, log.rows)

@@ -118,6 +118,13 @@ class Txn:
             self._conn.execute("INSERT OR REPLACE INTO rows (tid, token, pk, ck, data) VALUES (?, ?, ?, ?, ?)",
                                (tid, token, pk, ck, data))
 
+    def insert_rows(self, tid: int, token: int, pk: bytes, rows: list[tuple[bytes, bytes]]) -> None:
+        """Insert new rows of one partition in one call: (ck, data) pairs under keys not stored yet."""
+        for ck, data in rows:
+            self._rows[(tid, token, pk, ck)] = data
+        self._conn.executemany("INSERT OR REPLACE INTO rows (tid, token, pk, ck, data) VALUES (?, ?, ?, ?, ?)",
+                               [(tid, token, pk, ck, data) for ck, data in rows])
+
     def rows(self, tid: int, token: int, pk: bytes, lo: bytes | None = None, hi: bytes | None = None,
              reverse: bool = False) -> list[tuple[bytes, bytes]]:
         """Rows of one partition with ``lo <= ck < hi`` in clustering order (or reversed): (ck, data)."""
@@ -202,6 +209,9 @@ class Store:
             conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(f"PRAGMA synchronous={synchronous}")
         conn.execute("PRAGMA cache_size=-65536")
+        # checkpoint every ~40 MB of WAL rather than 4 MB: pages written again and again (the tails of
+        # CDC streams, B-tree inner pages) reach the database file once per checkpoint, not ten times
+        conn.execute("PRAGMA wal_autocheckpoint=10000")
         conn.execute("PRAGMA busy_timeout=10000")
         return conn
 
