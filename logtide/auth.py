@@ -307,7 +307,7 @@ class AuthManager:
             if stmt.of is not None and stmt.of != user:
                 raise Unauthorized(f"You are not authorized to view roles granted to {stmt.of}")
             names = [user] if user in self.roles else []
-        text, boolean = T.NativeType("text"), T.NativeType("boolean")
+        text, boolean = T.TEXT, T.BOOLEAN
         columns = tuple(ColumnSpec("system_auth", "roles", n, t) for n, t in
                         (("role", text), ("super", boolean), ("login", boolean),
                          ("options", T.MapType(text, text, frozen=True))))
@@ -341,7 +341,7 @@ class AuthManager:
             raise Unauthorized(f"You are not authorized to view {stmt.role or 'everyone'}'s permissions")
         wanted = set(_expand(stmt.permission, resource)) if stmt.permission != "ALL" else set(PERMISSION_ORDER)
         keys = {r.key for r in resource.parents()} if resource is not None else None
-        text = T.NativeType("text")
+        text = T.TEXT
         columns = tuple(ColumnSpec("system_auth", "role_permissions", n, text)
                         for n in ("role", "username", "resource", "permission"))
         labels = tuple(c.name for c in columns)

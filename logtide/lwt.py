@@ -123,7 +123,7 @@ def _condition_holds(cond: ast.Condition, table: Table, cur: _CurrentRow, ctx: W
             value = None if value is None else value.get(key)
             t = t.value
         elif isinstance(t, T.ListType):
-            idx = ctx.ev.value(lhs.key, T.NativeType("int"), f"idx({name})")
+            idx = ctx.ev.value(lhs.key, T.INT, f"idx({name})")
             value = None if value is None or idx >= len(value) else value[idx]
             t = t.element
         else:
@@ -184,7 +184,7 @@ def check_conditions(stmts: Sequence[Any], tables: Sequence[Table], contexts: Se
 
 def _not_applied(failed: list[tuple[Any, Table, _CurrentRow]], in_batch: bool) -> ResultSet:
     stmt, table, cur = failed[0]
-    applied = ColumnSpec(table.keyspace, table.name, "[applied]", T.NativeType("boolean"))
+    applied = ColumnSpec(table.keyspace, table.name, "[applied]", T.BOOLEAN)
     if getattr(stmt, "if_exists", False) and not cur.exists(False) and not in_batch:
         return ResultSet("rows", (applied,), [Row(("[applied]",), [False])])
     if getattr(stmt, "if_not_exists", False) or in_batch:

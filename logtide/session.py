@@ -407,7 +407,7 @@ class Session:
             now = db.now_seconds() if now_override is None else now_override
             ts = client_ts if client_ts is not None else db.timestamps.next()
             if batch is not None and batch.using.timestamp is not None:
-                v = evs[0].value(batch.using.timestamp, T.NativeType("bigint"), "[timestamp]")
+                v = evs[0].value(batch.using.timestamp, T.BIGINT, "[timestamp]")
                 if v is None:
                     raise InvalidRequest("Invalid null value of timestamp")
                 ts = int(v)
@@ -429,7 +429,7 @@ class Session:
             return not_applied
         if conditional:
             return ResultSet("rows", (ColumnSpec(tables[0].keyspace, tables[0].name, "[applied]",
-                                                 T.NativeType("boolean")),), [Row(("[applied]",), [True])])
+                                                 T.BOOLEAN),), [Row(("[applied]",), [True])])
         return ResultSet("void")
 
     def execute_batch(self, kind: str, statements: Sequence[tuple[str | PreparedStatement, Any]],
@@ -511,7 +511,7 @@ class Session:
         from .schema.describe import describe_rows
         rows = describe_rows(stmt, self.db.catalog, self.keyspace)
         names = ("keyspace_name", "type", "name", "create_statement")
-        text = T.NativeType("text")
+        text = T.TEXT
         cols = tuple(ColumnSpec("", "", n, text) for n in names)
         return ResultSet("rows", cols, [Row(names, list(r)) for r in rows], describe=True)
 

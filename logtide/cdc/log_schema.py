@@ -39,8 +39,8 @@ END_OF_BATCH = "cdc$end_of_batch"
 DELETED = "cdc$deleted_"
 DELETED_ELEMENTS = "cdc$deleted_elements_"
 
-SMALLINT = T.NativeType("smallint")
-TIMEUUID = T.NativeType("timeuuid")
+SMALLINT = T.SMALLINT
+TIMEUUID = T.TIMEUUID
 
 
 def log_name(base: str) -> str:
@@ -75,12 +75,12 @@ def deleted_elements_type(t: Any) -> Any:
 def log_columns(base: Table) -> tuple[Column, ...]:
     """The log table's columns, in ``SELECT *`` order."""
     cols = [
-        Column(STREAM_ID, T.NativeType("blob"), PARTITION_KEY, 0),
+        Column(STREAM_ID, T.BLOB, PARTITION_KEY, 0),
         Column(TIME, TIMEUUID, CLUSTERING, 0, "asc"),
-        Column(BATCH_SEQ_NO, T.NativeType("int"), CLUSTERING, 1, "asc"),
-        Column(OPERATION, T.NativeType("tinyint")),
-        Column(TTL, T.NativeType("bigint")),
-        Column(END_OF_BATCH, T.NativeType("boolean")),
+        Column(BATCH_SEQ_NO, T.INT, CLUSTERING, 1, "asc"),
+        Column(OPERATION, T.TINYINT),
+        Column(TTL, T.BIGINT),
+        Column(END_OF_BATCH, T.BOOLEAN),
     ]
     for c in base.primary_key:
         cols.append(Column(c.name, c.type, REGULAR))
@@ -92,7 +92,7 @@ def log_columns(base: Table) -> tuple[Column, ...]:
             cols.append(Column(DELETED_ELEMENTS + c.name, deleted_elements_type(c.type), REGULAR))
         else:
             cols.append(Column(c.name, c.type, REGULAR))
-        cols.append(Column(DELETED + c.name, T.NativeType("boolean"), REGULAR))
+        cols.append(Column(DELETED + c.name, T.BOOLEAN, REGULAR))
     return order_columns(cols)
 
 

@@ -113,7 +113,7 @@ def resolve_attributes(using: ast.Using, table: Table, ctx: WriteContext, allow_
     """Timestamp and TTL of a statement (``USING``, else the batch timestamp and the table's default TTL)."""
     ts = ctx.timestamp
     if using.timestamp is not None:
-        v = ctx.ev.value(using.timestamp, T.NativeType("bigint"), "[timestamp]")
+        v = ctx.ev.value(using.timestamp, T.BIGINT, "[timestamp]")
         if v is None:
             raise InvalidRequest("Invalid null value of timestamp")
         if v is not T.UNSET:
@@ -122,7 +122,7 @@ def resolve_attributes(using: ast.Using, table: Table, ctx: WriteContext, allow_
     if using.ttl is not None:
         if not allow_ttl:
             raise InvalidRequest("Unsupported TTL for DELETE statements")
-        v = ctx.ev.value(using.ttl, T.NativeType("int"), "[ttl]")
+        v = ctx.ev.value(using.ttl, T.INT, "[ttl]")
         if v is None:
             raise InvalidRequest("Invalid null value of TTL")
         if v is not T.UNSET:
@@ -382,7 +382,7 @@ def _insert_values(stmt: ast.Insert, table: Table, ctx: WriteContext) -> dict[st
 
 
 def _json_values(stmt: ast.Insert, table: Table, ctx: WriteContext) -> dict[str, Any]:
-    text = ctx.ev.value(stmt.json, T.NativeType("text"), "[json]")
+    text = ctx.ev.value(stmt.json, T.TEXT, "[json]")
     if text is None:
         raise InvalidRequest("Got null for INSERT JSON values")
     try:
@@ -500,20 +500,20 @@ def _collection_op(a: Any, col: Column, w: RowWriter, tg: Target) -> None:
     if t.is_counter:
         if isinstance(a, ast.PrependTo):
             raise InvalidRequest(f"Invalid operation ({_op_text(a)}) for non list column {col.name}")
-        delta = ctx.ev.value(a.value, T.NativeType("bigint"), col.name)
+        delta = ctx.ev.value(a.value, T.BIGINT, col.name)
         if delta is T.UNSET:
             return
         if delta is None:
             raise InvalidRequest("Invalid null value for counter increment/decrement")
         current = ctx.reader.live_cell(w.pu.table, tg.pk, tg.token, w.ck, col)
-        base = T.NativeType("bigint").deserialize(current.value) if current is not None and current.value else 0
+        base = T.BIGINT.deserialize(current.value) if current is not None and current.value else 0
         pending = w.row.cells.get(col.name)
         if pending is not None and pending.value is not None:
-            base = T.NativeType("bigint").deserialize(pending.value)
+            base = T.BIGINT.deserialize(pending.value)
         new = base + (delta if isinstance(a, ast.AddTo) else -delta)
         if not -(2**63) <= new < 2**63:
             raise InvalidRequest("Counter value overflow")
-        w.row.cells[col.name] = Cell(w.attrs.timestamp, T.NativeType("bigint").serialize(new))
+        w.row.cells[col.name] = Cell(w.attrs.timestamp, T.BIGINT.serialize(new))
         return
     if not t.is_collection and not isinstance(t, T.UserType):
         raise InvalidRequest(f"Invalid operation ({_op_text(a)}) for non counter column {col.name}")
@@ -591,12 +591,12 @@ def _set_element(a: ast.SetElement, col: Column, w: RowWriter, tg: Target) -> No
         return
     # list
     if isinstance(a.key, ast.TimeuuidListIndex):
-        k = ctx.ev.value(a.key.key, T.NativeType("timeuuid"), f"key({col.name})")
+        k = ctx.ev.value(a.key.key, T.TIMEUUID, f"key({col.name})")
         if k is None:
             raise InvalidRequest("Invalid null value for list index")
-        key = T.NativeType("timeuuid").serialize(k)
+        key = T.TIMEUUID.serialize(k)
     else:
-        idx = ctx.ev.value(a.key, T.NativeType("int"), f"idx({col.name})")
+        idx = ctx.ev.value(a.key, T.INT, f"idx({col.name})")
         if idx is T.UNSET:
             raise InvalidRequest("Invalid unset value for list index")
         key = _list_key_at(col, w, tg, idx)
@@ -700,10 +700,10 @@ def _delete_target(tgt: Any, col: Column, w: RowWriter, tg: Target) -> None:
         w.put_element(col.name, t.element.serialize(k), Cell(ts, None, NO_TTL, ctx.now))
     else:
         if isinstance(tgt.key, ast.TimeuuidListIndex):
-            k = ctx.ev.value(tgt.key.key, T.NativeType("timeuuid"), f"key({col.name})")
-            key = T.NativeType("timeuuid").serialize(k)
+            k = ctx.ev.value(tgt.key.key, T.TIMEUUID, f"key({col.name})")
+            key = T.TIMEUUID.serialize(k)
         else:
-            idx = ctx.ev.value(tgt.key, T.NativeType("int"), f"idx({col.name})")
+            idx = ctx.ev.value(tgt.key, T.INT, f"idx({col.name})")
             key = _list_key_at(col, w, tg, idx)
         w.put_element(col.name, key, Cell(ts, None, NO_TTL, ctx.now))
 

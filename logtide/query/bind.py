@@ -17,9 +17,9 @@ from ..result import ColumnSpec
 from ..schema import types as T
 from ..schema.model import Table
 
-BIGINT = T.NativeType("bigint")
-INT = T.NativeType("int")
-TEXT = T.NativeType("text")
+BIGINT = T.BIGINT
+INT = T.INT
+TEXT = T.TEXT
 
 
 class BindCollector:
@@ -201,7 +201,7 @@ class BindCollector:
                 self.term(a.value, t, col.name)
         elif isinstance(a, ast.SetElement):
             if isinstance(a.key, ast.TimeuuidListIndex):
-                self.term(a.key.key, T.NativeType("timeuuid"), f"key({col.name})")
+                self.term(a.key.key, T.TIMEUUID, f"key({col.name})")
                 self.term(a.value, getattr(t, "element", None), f"value({col.name})")
             elif isinstance(t, T.MapType):
                 self.term(a.key, t.key, f"key({col.name})")

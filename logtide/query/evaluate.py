@@ -98,7 +98,7 @@ class TermEvaluator:
         if name == "fromjson":
             if len(fc.args) != 1:
                 raise InvalidRequest("fromJson() takes exactly one argument")
-            text = self.value(fc.args[0], T.NativeType("text"), "fromjson")
+            text = self.value(fc.args[0], T.TEXT, "fromjson")
             if text is None:
                 return None
             try:

@@ -38,7 +38,7 @@ def element_order_key(ctype: Any):
     if isinstance(ctype, T.SetType):
         return ctype.element.comparable
     if isinstance(ctype, T.ListType):
-        return T.NativeType("timeuuid").comparable
+        return T.TIMEUUID.comparable
     return lambda k: k  # UDT field indices: big-endian smallints, non-negative
 
 

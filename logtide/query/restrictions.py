@@ -305,7 +305,7 @@ def _token_relation(table: Table, rel: ast.Relation, ev: Evaluator, kr: KeyRestr
     if list(rel.lhs.columns) != names:
         raise InvalidRequest("The token function arguments must be in the partition key order: " + ", ".join(names))
     rhs = rel.rhs
-    value = ev.value(rhs, T.NativeType("bigint"), "partition key token")
+    value = ev.value(rhs, T.BIGINT, "partition key token")
     if value is None:
         raise InvalidRequest("Invalid null value for partition key token")
     value = int(value)

@@ -151,7 +151,7 @@ def _compile_call(fc: ast.FunctionCall, table: Table, ctx: SelectContext) -> Sel
             def wt(r: CqlRow, c=col) -> Any:
                 cell = r.cell_of(c)
                 return None if cell is None else cell.timestamp
-            return Selected(f"writetime({col.name})", T.NativeType("bigint"), wt, columns=(col.name,))
+            return Selected(f"writetime({col.name})", T.BIGINT, wt, columns=(col.name,))
         now = ctx.now
 
         def ttl(r: CqlRow, c=col) -> Any:
@@ -159,7 +159,7 @@ def _compile_call(fc: ast.FunctionCall, table: Table, ctx: SelectContext) -> Sel
             if cell is None or not cell.ttl:
                 return None
             return cell.ldt - now
-        return Selected(f"ttl({col.name})", T.NativeType("int"), ttl, columns=(col.name,))
+        return Selected(f"ttl({col.name})", T.INT, ttl, columns=(col.name,))
     if name == "token":
         names = [a.name if isinstance(a, ast.ColumnRef) else None for a in fc.args]
         pk_names = [c.name for c in table.partition_key]
@@ -167,12 +167,12 @@ def _compile_call(fc: ast.FunctionCall, table: Table, ctx: SelectContext) -> Sel
             raise InvalidRequest(f"Type error: cannot assign result of function system.token to the arguments "
                                  f"{', '.join(str(n) for n in names)}: token() takes the partition key "
                                  f"columns ({', '.join(pk_names)})")
-        return Selected(call_text(fc), T.NativeType("bigint"),
+        return Selected(call_text(fc), T.BIGINT,
                         lambda r: r.token, columns=tuple(pk_names))
     if name == "count" and len(fc.args) == 1 and isinstance(fc.args[0], ast.Star):
-        return Selected("count", T.NativeType("bigint"), lambda r: 1, aggregate="count")
+        return Selected("count", T.BIGINT, lambda r: 1, aggregate="count")
     if name == "count" and len(fc.args) == 1 and isinstance(fc.args[0], ast.Constant) and fc.args[0].text == "1":
-        return Selected("count", T.NativeType("bigint"), lambda r: 1, aggregate="count")
+        return Selected("count", T.BIGINT, lambda r: 1, aggregate="count")
     if name in AGGREGATES:
         if len(fc.args) != 1:
             raise InvalidRequest(f"Invalid number of arguments in call to function system.{name}: 1 required but {len(fc.args)} provided")
@@ -187,7 +187,7 @@ def _compile_call(fc: ast.FunctionCall, table: Table, ctx: SelectContext) -> Sel
         if len(fc.args) != 1:
             raise InvalidRequest("toJson() takes exactly one argument")
         inner = compile_selector(fc.args[0], table, ctx)
-        return Selected(f"system.tojson({inner.name})", T.NativeType("text"),
+        return Selected(f"system.tojson({inner.name})", T.TEXT,
                         lambda r, i=inner: T.to_json(i.type, i.compute(r)), columns=inner.columns)
     if name == "cast":
         inner = compile_selector(fc.args[0], table, ctx)
@@ -285,7 +285,7 @@ def _order(stmt: ast.Select, table: Table, kr: KeyRestrictions) -> bool:
 def _positive_int(ev: TermEvaluator, term: Any, what: str) -> int | None:
     if term is None:
         return None
-    v = ev.value(term, T.NativeType("int"), f"[{what}]")
+    v = ev.value(term, T.INT, f"[{what}]")
     if v is None:
         raise InvalidRequest(f"Invalid null value of {what.lower()}")
     if v is T.UNSET:
@@ -412,7 +412,7 @@ def cql_rows(table: Table, source: PartitionSource, kr: KeyRestrictions, reverse
 def result_columns(stmt: ast.Select, table: Table, ctx: SelectContext) -> tuple[ColumnSpec, ...]:
     """The result columns of a SELECT (for prepared statement metadata)."""
     if stmt.json:
-        return (ColumnSpec(table.keyspace, table.name, "[json]", T.NativeType("text")),)
+        return (ColumnSpec(table.keyspace, table.name, "[json]", T.TEXT),)
     return tuple(ColumnSpec(table.keyspace, table.name, s.name, s.type) for s in _selection(stmt, table, ctx))
 
 
@@ -513,7 +513,7 @@ def _json_result(table: Table, columns: tuple[ColumnSpec, ...], rows: list[list[
     for values in rows:
         parts = [json.dumps(json_key(c.name)) + ": " + T.to_json(c.type, v) for c, v in zip(columns, values)]
         out.append(Row(("[json]",), ["{" + ", ".join(parts) + "}"]))
-    return ResultSet("rows", (ColumnSpec(table.keyspace, table.name, "[json]", T.NativeType("text")),), out)
+    return ResultSet("rows", (ColumnSpec(table.keyspace, table.name, "[json]", T.TEXT),), out)
 
 
 # ---------------------------------------------------------------------------
