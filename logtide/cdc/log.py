@@ -48,6 +48,7 @@ RANGE_LEFT_INCLUSIVE, RANGE_LEFT_EXCLUSIVE, RANGE_RIGHT_INCLUSIVE, RANGE_RIGHT_E
 POSTIMAGE = 9
 
 TRUE = b"\x01"
+OPERATION_BYTES = tuple(struct.pack(">b", op) for op in range(10))  # cdc$operation values, serialized
 
 
 # ---------------------------------------------------------------------------
@@ -62,6 +63,9 @@ class RowState:
     marker: bool = False
     values: dict[str, bytes] = field(default_factory=dict)
     elements: dict[str, dict[bytes, bytes]] = field(default_factory=dict)
+    # frozen log values of element maps, kept while a column is unchanged (a postimage reuses the
+    # preimage's encoding of every collection the write did not touch)
+    frozen: dict[str, bytes] = field(default_factory=dict)
 
     @classmethod
     def of(cls, row: LiveRow | None) -> "RowState | None":
@@ -74,7 +78,15 @@ class RowState:
         return self.marker or bool(self.values) or any(self.elements.values())
 
     def copy(self) -> "RowState":
-        return RowState(self.marker, dict(self.values), {n: dict(e) for n, e in self.elements.items()})
+        """A copy sharing the element maps; ``_apply`` copies a map before changing it."""
+        return RowState(self.marker, dict(self.values), dict(self.elements), dict(self.frozen))
+
+    def changing(self, name: str) -> dict[bytes, bytes]:
+        """The element map of ``name``, private to this state and ready to change."""
+        self.frozen.pop(name, None)
+        elems = dict(self.elements.get(name) or {})
+        self.elements[name] = elems
+        return elems
 
 
 @dataclass
@@ -234,7 +246,7 @@ class _Group:
         self.rows: list[LogRow] = []
 
     def add(self, op: int, values: dict[str, bytes]) -> None:
-        values[L.OPERATION] = struct.pack(">b", op)
+        values[L.OPERATION] = OPERATION_BYTES[op]
         self.rows.append(LogRow(self.ts, len(self.rows), values))
 
 
@@ -308,7 +320,12 @@ class Derivation:
         for col in columns:
             if col.type.is_multicell:
                 elems = state.elements.get(col.name)
-                v = frozen_elements(col.type, elems) if elems else None
+                if not elems:
+                    v = None
+                else:
+                    v = state.frozen.get(col.name)
+                    if v is None:
+                        v = state.frozen[col.name] = frozen_elements(col.type, elems)
             else:
                 v = state.values.get(col.name)
             if v is not None:
@@ -333,11 +350,12 @@ class Derivation:
                 st.values[name] = cell.value
         for name in delta.collection_deleted:
             st.elements.pop(name, None)
+            st.frozen.pop(name, None)
         for name, added in delta.added.items():
-            st.elements.setdefault(name, {}).update(added)
+            st.changing(name).update(added)
         for name, removed in delta.removed.items():
-            elems = st.elements.get(name)
-            if elems:
+            if st.elements.get(name):
+                elems = st.changing(name)
                 for k in removed:
                     elems.pop(k, None)
         return st
@@ -496,6 +514,6 @@ def log_update(log: Table, stream_id: bytes, rows: list[LogRow], timeuuid: Calla
             tu = timeuuid(r.timestamp)
             t = times[r.timestamp] = (tu, time_col.type.comparable(tu))
         seq = struct.pack(">i", r.seq)
-        ts = r.timestamp
-        out.append((t[1] + seq_col.type.comparable(seq), encode_uniform_row((t[0], seq), ts, ttl, ldt, r.values)))
+        out.append((t[1] + seq_col.type.comparable(seq),
+                    encode_uniform_row((t[0], seq), r.timestamp, ttl, ldt, r.values)))
     return LogAppend(log, stream_id, token, out)

@@ -68,7 +68,7 @@ from pathlib import Path
 import pytest
 
 from logtide.cql import split_statements
-from tests.cdc.test_spec_examples import load_examples, normalise
+from tests.cdc.test_spec_examples import assert_output_matches, load_examples, normalise
 
 from .conftest import KEYSPACE_DDL, run_cqlsh
 
@@ -94,7 +94,6 @@ CLOCK_VALUE = re.compile(r"(?<![\d#])\d{13,16}(?![\d#])|\d{4}-\d\d-\d\d \d\d:\d\
 MARKER_TABLE = "spec_markers.m"
 MARKER_COLUMN = "logtide_spec_marker"
 MARKER_VALUE = re.compile(r"@@marker:(\d+)@@")
-ROWS_LINE = re.compile(r"\(\d+ rows\)")
 SCHEMA_STATEMENT = re.compile(r"\s*(CREATE|ALTER|DROP)\b", re.I)
 ERROR_LINE = re.compile(r"^(?P<path>.*?):(?P<line>\d+):(?P<msg>.*)$")
 
@@ -267,16 +266,7 @@ def test_cqlsh_spec_example(cqlsh_outcomes, example):
     want = normalise(example.expected)
     if example.name in WALL_CLOCK:
         got, want = mask_clock(got), mask_clock(want)
-    if not any(ROWS_LINE.fullmatch(line) for line in want):
-        got = [line for line in got if not ROWS_LINE.fullmatch(line)]
-    if any(line.startswith("CREATE TABLE") for line in want) and "..." in example.expected:
-        # DESCRIBE examples elide lines with "...": the shown lines must appear in order
-        shown = [line for line in want if line.strip() != "..."]
-        it = iter(line.strip() for line in got)
-        missing = [line for line in shown if not any(line.strip() == g for g in it)]
-        assert not missing, f"lines not found in order: {missing}\n---\n" + "\n".join(got)
-        return
-    assert got == want, "\n".join(got)
+    assert_output_matches(got, want, example.expected)
 
 
 def test_wall_clock_examples_exist():
