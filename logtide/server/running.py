@@ -25,10 +25,19 @@ def serve_until_signalled(db: Any, config: ServerConfig, on_started: Callable[[S
         def on_signal(signum: int) -> None:
             if not stopping:
                 log.info("received %s: stopping (finishing statements in flight)", signal.Signals(signum).name)
+                # a repeated signal must not kill the process half-way through closing storage, also
+                # after the loop (and with it these handlers) is gone
+                for s in (signal.SIGINT, signal.SIGTERM):
+                    signal.signal(s, signal.SIG_IGN)
                 stopping.append(loop.create_task(server.stop()))
 
+        def handler(signum: int, _frame: Any) -> None:
+            loop.call_soon_threadsafe(on_signal, signum)
+
+        # plain signal handlers rather than loop.add_signal_handler: the loop would restore the
+        # default action when it closes, and a late signal would then kill a cleanly stopping process
         for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, on_signal, signum)
+            signal.signal(signum, handler)
         if on_started is not None:
             on_started(server)
         await server.wait_stopped()

@@ -153,3 +153,13 @@ def test_config_file_errors(tmp_path):
     done = subprocess.run([sys.executable, "-m", "logtide", "serve", "--config", str(config)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "unknown setting 'prot'" in done.stderr
+
+
+def test_repeated_sigterm_does_not_kill_a_stopping_server(tmp_path):
+    with Serve("--data-dir", str(tmp_path / "data")) as srv:
+        srv.wait_listening()
+        for _ in range(5):
+            srv.proc.send_signal(signal.SIGTERM)
+            time.sleep(0.01)
+        assert srv.stop() == 0
+        assert "stopped" in srv.output()
