@@ -23,7 +23,7 @@ from .errors import CqlError, InvalidRequest
 from .cdc import log_schema
 from .cdc.capture import CdcTimeuuids, capture
 from .cdc.streams import Generation, Generations, Topology, build_generation, node_tokens
-from .mutation.apply import append_log_rows, apply_mutation
+from .mutation.apply import append_log_rows, apply_mutation, read_partition, read_row
 from .mutation.builder import ListKeys, RowReader, WriteContext, build
 from .mutation.cells import Cell
 from .mutation.model import Mutation
@@ -36,7 +36,6 @@ from .result import ColumnSpec, ResultSet, Row, SchemaChange
 from .schema import types as T
 from .schema.catalog import Catalog
 from .schema.model import Column, Table
-from .storage.records import decode_partition, decode_row
 from .storage.group_commit import GroupCommitter
 from .storage.sqlite import Store, Txn
 
@@ -60,18 +59,17 @@ class TxnRowReader(RowReader):
 
     def row(self, table: Table, pk: bytes, token: int, ck: bytes, static: bool):
         """The live row (or static row) as it is now, or None."""
-        part_data = self.txn.get_partition(table.store_id, token, pk)
-        if part_data is None:
+        part = read_partition(self.txn, table.store_id, token, pk)
+        if part is None:
             return None
-        part = decode_partition(part_data)
         if static:
             if part.static is None:
                 return None
             return live_row(table, part.static, part.deletion, self.now, part.key, b"", static=True)
-        data = self.txn.get_row(table.store_id, token, pk, ck)
-        if data is None:
+        row = read_row(self.txn, table.store_id, token, pk, ck)
+        if row is None:
             return None
-        return live_row(table, decode_row(data), part.row_deletion(ck), self.now, part.key, ck)
+        return live_row(table, row, part.row_deletion(ck), self.now, part.key, ck)
 
     def live_complex(self, table: Table, pk: bytes, token: int, ck: bytes, column: Column) -> list[tuple[bytes, Cell]]:
         lr = self.row(table, pk, token, ck, column.is_static)

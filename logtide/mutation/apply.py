@@ -12,7 +12,7 @@ from typing import Any
 
 from ..storage.records import decode_partition, decode_row, encode_partition, encode_row
 from ..storage.sqlite import Txn
-from .cells import PartitionData, RangeTombstone, merge_rows, purge_row, reconcile_deletion
+from .cells import PartitionData, RangeTombstone, RowData, merge_rows, purge_row, reconcile_deletion
 from .model import Mutation, PartitionUpdate
 
 
@@ -20,6 +20,30 @@ def load_partition(txn: Txn, tid: int, token: int, pk: bytes, key: tuple[bytes, 
     """The stored partition record, or an empty one."""
     data = txn.get_partition(tid, token, pk)
     return decode_partition(data) if data is not None else PartitionData(key)
+
+
+def read_partition(txn: Txn, tid: int, token: int, pk: bytes) -> PartitionData | None:
+    """The stored partition record decoded, shared by the reads of one statement (do not modify it)."""
+    data = txn.get_partition(tid, token, pk)
+    if data is None:
+        return None
+    cache = txn.decoded
+    hit = cache.get(data)
+    if hit is None:
+        hit = cache[data] = decode_partition(data)
+    return hit
+
+
+def read_row(txn: Txn, tid: int, token: int, pk: bytes, ck: bytes) -> RowData | None:
+    """The stored row record decoded, shared by the reads of one statement (do not modify it)."""
+    data = txn.get_row(tid, token, pk, ck)
+    if data is None:
+        return None
+    cache = txn.decoded
+    hit = cache.get(data)
+    if hit is None:
+        hit = cache[data] = decode_row(data)
+    return hit
 
 
 def apply_mutation(mutation: Mutation, txn: Txn, now: int) -> None:
@@ -49,7 +73,7 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int) -> None:
     tid = table.store_id
     gc = table.gc_grace_seconds
     stored = txn.get_partition(tid, pu.token, pu.pk)
-    part = decode_partition(stored) if stored is not None else PartitionData(pu.key)
+    part = decode_partition(stored) if stored is not None else PartitionData(pu.key)  # modified below: a copy
     changed = stored is None
     if pu.deletion is not None:
         part.deletion = reconcile_deletion(part.deletion, pu.deletion)
@@ -69,9 +93,9 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int) -> None:
     wrote_rows = False
     removed_rows = False
     for ck, upd in pu.rows.items():
-        old = txn.get_row(tid, pu.token, pu.pk, ck)
+        old = read_row(txn, tid, pu.token, pu.pk, ck)
         outer = part.row_deletion(ck)
-        before = purge_row(decode_row(old), outer, now, gc) if old is not None else None
+        before = purge_row(old, outer, now, gc) if old is not None else None
         row = purge_row(merge_rows(before, upd, now), outer, now, gc)
         if row.is_empty():
             if old is not None:

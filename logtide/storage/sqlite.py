@@ -56,6 +56,8 @@ class Txn:
         # touches more than once (preimage, merge), so reads are served from here
         self._partitions: dict[tuple[int, int, bytes], bytes | None] = {}
         self._rows: dict[tuple[int, int, bytes, bytes], bytes | None] = {}
+        # decoded records by their bytes, for callers that read them more than once (never modified)
+        self.decoded: dict[bytes, object] = {}
 
     # -- meta -------------------------------------------------------------
     def get_meta(self, key: str) -> bytes | None:
