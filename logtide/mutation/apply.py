@@ -22,28 +22,24 @@ def load_partition(txn: Txn, tid: int, token: int, pk: bytes, key: tuple[bytes, 
     return decode_partition(data) if data is not None else PartitionData(key)
 
 
-def read_partition(txn: Txn, tid: int, token: int, pk: bytes) -> PartitionData | None:
-    """The stored partition record decoded, shared by the reads of one statement (do not modify it)."""
-    data = txn.get_partition(tid, token, pk)
+def _decoded(txn: Txn, data: bytes | None, decode: Any) -> Any:
+    """``decode(data)``, once per statement for the same bytes (the result is shared: never modify it)."""
     if data is None:
         return None
-    cache = txn.decoded
-    hit = cache.get(data)
+    hit = txn.decoded.get(data)
     if hit is None:
-        hit = cache[data] = decode_partition(data)
+        hit = txn.decoded[data] = decode(data)
     return hit
+
+
+def read_partition(txn: Txn, tid: int, token: int, pk: bytes) -> PartitionData | None:
+    """The stored partition record decoded, shared by the reads of one statement (do not modify it)."""
+    return _decoded(txn, txn.get_partition(tid, token, pk), decode_partition)
 
 
 def read_row(txn: Txn, tid: int, token: int, pk: bytes, ck: bytes) -> RowData | None:
     """The stored row record decoded, shared by the reads of one statement (do not modify it)."""
-    data = txn.get_row(tid, token, pk, ck)
-    if data is None:
-        return None
-    cache = txn.decoded
-    hit = cache.get(data)
-    if hit is None:
-        hit = cache[data] = decode_row(data)
-    return hit
+    return _decoded(txn, txn.get_row(tid, token, pk, ck), decode_row)
 
 
 def apply_mutation(mutation: Mutation, txn: Txn, now: int) -> None:
