@@ -51,8 +51,5 @@ class TimestampSource:
             self._last = ts
             return ts
 
-    def observe(self, ts: int) -> None:
-        """Note a timestamp used by a write so later assigned ones stay above it when close to now."""
-
     def now_seconds(self) -> int:
         return self.clock.now_micros() // 1_000_000

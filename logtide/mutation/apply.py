@@ -16,12 +16,6 @@ from .cells import PartitionData, RangeTombstone, RowData, merge_rows, purge_row
 from .model import Mutation, PartitionUpdate
 
 
-def load_partition(txn: Txn, tid: int, token: int, pk: bytes, key: tuple[bytes, ...]) -> PartitionData:
-    """The stored partition record, or an empty one."""
-    data = txn.get_partition(tid, token, pk)
-    return decode_partition(data) if data is not None else PartitionData(key)
-
-
 def _decoded(txn: Txn, data: bytes | None, decode: Any) -> Any:
     """``decode(data)``, once per statement for the same bytes (the result is shared: never modify it)."""
     if data is None:

@@ -74,7 +74,11 @@ class ListKeys:
 
 
 class RowReader:
-    """Reads the current state of a row before a write (lists by index/value, counters, conditions)."""
+    """Reads the current state of a row before a write (lists by index/value, counters, conditions, images)."""
+
+    def row(self, table: Table, pk: bytes, token: int, ck: bytes, static: bool) -> Any:
+        """The live row (``query.read.LiveRow``), or the static row, as it is before the write; None if absent."""
+        raise NotImplementedError
 
     def live_complex(self, table: Table, pk: bytes, token: int, ck: bytes, column: Column) -> list[tuple[bytes, Cell]]:
         raise NotImplementedError

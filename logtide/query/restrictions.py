@@ -69,10 +69,6 @@ class KeyRestrictions:
     clustering_restricted: bool = False
     clustering_gap_error: str | None = None  # set when clustering restrictions need filtering
 
-    @property
-    def has_full_clustering(self) -> bool:
-        return self.clustering_slice is None
-
     def clustering_ranges(self, table: Table) -> list[tuple[bytes | None, bytes | None]]:
         """The clustering ranges ``[lo, hi)`` in comparable-key space, in clustering order."""
         cols = table.clustering_key

@@ -34,19 +34,6 @@ def serialize_partition_key(values: Sequence[bytes]) -> bytes:
     return bytes(out)
 
 
-def split_partition_key(key: bytes, count: int) -> tuple[bytes, ...]:
-    """Inverse of :func:`serialize_partition_key`."""
-    if count == 1:
-        return (key,)
-    parts = []
-    pos = 0
-    for _ in range(count):
-        (n,) = struct.unpack_from(">H", key, pos)
-        parts.append(key[pos + 2:pos + 2 + n])
-        pos += n + 3
-    return tuple(parts)
-
-
 def token_of(partition_key: bytes) -> int:
     """Murmur3Partitioner token of a serialized partition key (identical to Cassandra's)."""
     return Murmur3Token.hash_fn(partition_key)

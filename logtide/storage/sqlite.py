@@ -146,10 +146,6 @@ class Txn:
         return self._conn.execute("SELECT 1 FROM rows WHERE tid = ? AND token = ? AND pk = ? LIMIT 1",
                                   (tid, token, pk)).fetchone() is not None
 
-    def delete_partition_rows(self, tid: int, token: int, pk: bytes) -> None:
-        self._rows.clear()
-        self._conn.execute("DELETE FROM rows WHERE tid = ? AND token = ? AND pk = ?", (tid, token, pk))
-
     def drop_table_data(self, tid: int) -> None:
         """Remove every partition and row of a table (TRUNCATE, DROP)."""
         self._rows.clear()
@@ -273,11 +269,6 @@ class Store:
             yield Txn(conn, False)
         finally:
             conn.execute("COMMIT")
-
-    def checkpoint(self) -> None:
-        """Fold the WAL back into the database file."""
-        if not self.readonly:
-            self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
         """Close connections and release the writer lock."""
