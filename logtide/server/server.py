@@ -95,7 +95,7 @@ class Server:
         if host in ("0.0.0.0", "::"):
             host = _primary_address()
         self.db.node_info = NodeInfo(host_id=self.db.host_id, broadcast_address=host, listen_address=host,
-                                     rpc_address=host, native_port=port)
+                                     rpc_address=host, native_port=port, cdc_generations=self.db.generations)
 
     async def wait_stopped(self) -> None:
         assert self._stopped is not None
