@@ -13,9 +13,11 @@ through.  Reported, one finding each:
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from .damage import describe_record
 from .envelope import RecordDamaged
@@ -68,20 +70,32 @@ def _tables(catalog_json: bytes | None) -> dict[int, Any]:
     return {t.store_id: t for ks in cat.keyspaces.values() for t in ks.tables.values()}
 
 
+@contextlib.contextmanager
+def _sqlite_findings(report: CheckReport, doing: str) -> Iterator[None]:
+    """A damaged file that stops SQLite in one phase is a finding; the next phase still runs."""
+    try:
+        yield
+    except sqlite3.DatabaseError as e:
+        report.findings.append(Finding("SQLite", f"{e} while {doing}"))
+
+
 def check(path: str | Path) -> CheckReport:
     """Verify the data directory at ``path``; raises ``DataDirectoryError`` when it cannot be opened at all."""
     from ..session import CATALOG_KEY
-    from .sqlite import Store
+    from .sqlite import Store, Txn
 
     report = CheckReport()
     store = Store.open(path, readonly=True, verify_commits=False)
+    conn = store.connect(store.path, readonly=True, synchronous=store.synchronous)
     try:
-        with store.snapshot() as txn:
-            conn = txn._conn
+        conn.execute("BEGIN")
+        txn = Txn(conn, False)
+        with _sqlite_findings(report, "checking the B-trees"):
             for (msg,) in conn.execute("PRAGMA integrity_check"):
                 if msg != "ok":
                     report.findings.append(Finding("SQLite", msg))
-            catalog = None
+        catalog = None
+        with _sqlite_findings(report, "reading meta values"):
             for key, data in txn.scan("meta"):
                 report.records += 1
                 try:
@@ -91,10 +105,12 @@ def check(path: str | Path) -> CheckReport:
                     continue
                 if key == CATALOG_KEY:
                     catalog = value
-            tables = _tables(catalog)
-            report.tables = len(tables)
-            table = lambda tid: tables.get(tid) or _UnknownTable(tid)  # noqa: E731
-            partitions = set()
+        tables = _tables(catalog)
+        report.tables = len(tables)
+        table = lambda tid: tables.get(tid) or _UnknownTable(tid)  # noqa: E731
+        partitions = set()
+        complete = False  # every partition key read: a row without one is an orphan
+        with _sqlite_findings(report, "reading partition records"):
             for tid, token, pk, data in txn.scan("partitions"):
                 report.records += 1
                 t = table(tid)
@@ -107,6 +123,8 @@ def check(path: str | Path) -> CheckReport:
                 if tid in tables and partition_token(t, pk) != token:
                     report.findings.append(Finding(describe_record(t, pk, None),
                                                    f"stored under token {token}, not its key's token"))
+            complete = True
+        with _sqlite_findings(report, "reading rows"):
             for tid, token, pk, ck, data in txn.scan("rows"):
                 report.records += 1
                 t = table(tid)
@@ -115,13 +133,15 @@ def check(path: str | Path) -> CheckReport:
                 except RecordDamaged as e:
                     report.findings.append(Finding(describe_record(t, pk, ck), e.reason))
                     continue
-                if (tid, token, pk) not in partitions:
+                if complete and (tid, token, pk) not in partitions:
                     report.findings.append(Finding(describe_record(t, pk, ck),
                                                    "row without a partition record (invisible to reads)"))
+        with _sqlite_findings(report, "reading the commit sequence"):
             why = lost_commits(store.path, db_commit_seq(conn))
             if why:
                 report.findings.append(Finding("commit sequence", why))
     finally:
+        conn.close()
         store.close()
     return report
 

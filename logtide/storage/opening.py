@@ -263,7 +263,7 @@ def open_store(cls: Any, p: Path, readonly: bool, synchronous: str, create: bool
             fmt = _format_of(conn, db)
             if fmt == 0:
                 raise OldFormat(f"data directory {p} holds records in the format of logtide 0.1; open it once "
-                                f"for writing to migrate it (for example 'logtide check --migrate --data-dir {p}')")
+                                f"for writing, or run 'logtide migrate --data-dir {p}', to migrate it")
             if verify_commits:
                 acked = read_commits_file(p)  # read before the snapshot: a writer records after committing
                 if acked is not None:

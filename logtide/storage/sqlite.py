@@ -161,6 +161,27 @@ class Txn:
         self._conn.execute("DELETE FROM partitions WHERE tid = ?", (tid,))
 
 
+_SQLITE_CORRUPT = 11
+_SQLITE_NOTADB = 26
+
+
+def is_damage(e: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite reported a damaged database file (SQLITE_CORRUPT, SQLITE_NOTADB)."""
+    return (getattr(e, "sqlite_errorcode", 0) & 0xFF) in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+
+
+@contextlib.contextmanager
+def _reporting_damage(path: Path) -> Iterator[None]:
+    """Turn SQLite's report of a damaged file into CorruptRecord (a read failure naming the file)."""
+    try:
+        yield
+    except sqlite3.DatabaseError as e:
+        if not is_damage(e):
+            raise
+        raise CorruptRecord(f"The database file {path / DB_FILE} is damaged (SQLite: {e}). "
+                            "Run 'logtide check' on the data directory for a full report") from None
+
+
 class Store:
     """A data directory: one SQLite database in WAL mode, plus the writer lock and the commit sequence."""
 
@@ -229,14 +250,15 @@ class Store:
         if self.readonly:
             raise ReadOnlyDatabase(f"data directory {self.path} is open read-only: nothing can be written")
         conn = self._writer
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield Txn(conn, True)
-            seq = self._commits.stage(conn) if self._commits is not None else None
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+        with _reporting_damage(self.path):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield Txn(conn, True)
+                seq = self._commits.stage(conn) if self._commits is not None else None
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
         if seq is not None:
             self._commits.committed(seq)
 
@@ -260,11 +282,12 @@ class Store:
         if conn.in_transaction:  # nested use on the same thread shares the snapshot
             yield Txn(conn, False)
             return
-        conn.execute("BEGIN")
-        try:
-            yield Txn(conn, False)
-        finally:
-            conn.execute("COMMIT")
+        with _reporting_damage(self.path):
+            conn.execute("BEGIN")
+            try:
+                yield Txn(conn, False)
+            finally:
+                conn.execute("COMMIT")
 
     def close(self) -> None:
         """Close connections, record the commit sequence and release the writer lock."""
