@@ -18,12 +18,16 @@ seal its values with its own kind letter and key parts.
 
 from __future__ import annotations
 
+import struct
 import zlib
 
 VERSION = 1
 OVERHEAD = 6  # version, kind, CRC
 _RESIDUE = 0x2144DF1C  # zlib.crc32(m + zlib.crc32(m).to_bytes(4, "little")) for every m
 _OLD_PICKLE = 0x80
+_HEADS = tuple(bytes((VERSION, kind)) for kind in range(256))
+_CRC = struct.Struct("<I").pack
+_crc32 = zlib.crc32
 
 
 class RecordDamaged(Exception):
@@ -37,24 +41,24 @@ class RecordDamaged(Exception):
         self.reason = reason
 
 
-def _key_crc(tid: int, pk: bytes, ck: bytes) -> int:
-    return zlib.crc32(ck, zlib.crc32(pk, tid & 0xFFFFFFFF))
-
-
 def seal(kind: int, tid: int, pk: bytes, ck: bytes, body: bytes) -> bytes:
     """The stored bytes of a record: version, kind, ``body`` and the checksum."""
-    data = bytes((VERSION, kind)) + body
-    return data + zlib.crc32(data, _key_crc(tid, pk, ck)).to_bytes(4, "little")
+    data = _HEADS[kind] + body
+    return data + _CRC(_crc32(data, _crc32(ck, _crc32(pk, tid & 0xFFFFFFFF))))
 
 
 def unseal(data: bytes, tid: int, pk: bytes, ck: bytes) -> tuple[int, memoryview]:
     """(kind, body) of a stored record after verifying its version and checksum; RecordDamaged otherwise."""
-    if len(data) < OVERHEAD:
-        raise RecordDamaged(f"a record of {len(data)} bytes is shorter than its envelope")
-    if data[0] != VERSION:
-        if data[0] == _OLD_PICKLE:
-            raise RecordDamaged("a record in the pickle format of logtide 0.1 (never loaded: pickles can run code)")
-        raise RecordDamaged(f"unknown record format version {data[0]}")
-    if zlib.crc32(data, _key_crc(tid, pk, ck)) != _RESIDUE:
-        raise RecordDamaged("checksum mismatch")
+    if _crc32(data, _crc32(ck, _crc32(pk, tid & 0xFFFFFFFF))) != _RESIDUE or data[0] != VERSION or len(data) < OVERHEAD:
+        raise RecordDamaged(_why(data))
     return data[1], memoryview(data)[2:-4]
+
+
+def _why(data: bytes) -> str:
+    if len(data) < OVERHEAD:
+        return f"a record of {len(data)} bytes is shorter than its envelope"
+    if data[0] == _OLD_PICKLE:
+        return "a record in the pickle format of logtide 0.1 (never loaded: pickles can run code)"
+    if data[0] != VERSION:
+        return f"unknown record format version {data[0]}"
+    return "checksum mismatch"
