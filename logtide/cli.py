@@ -85,6 +85,12 @@ def add_shell(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
         action="store_true",
         help="do not read or write the history file ($LOGTIDE_HISTORY, default ~/.logtide_history)",
     )
+    parser.add_argument(
+        "--readonly",
+        action="store_true",
+        help="open the data directory read-only (it must exist), even while a server writes to it; "
+        "each statement reads a consistent snapshot",
+    )
     parser.set_defaults(run=run_shell)
     return parser
 
@@ -100,6 +106,7 @@ def run_shell(ns: argparse.Namespace) -> int:
         output=ns.output,
         disable_history=ns.disable_history,
         topology=topology(ns),
+        readonly=ns.readonly,
     )
     return shell.main(args)
 
@@ -120,7 +127,9 @@ def add_replay(subparsers: "argparse._SubParsersAction", parent: argparse.Argume
 
 def subcommands() -> list[Registrar]:
     """The subcommands, in the order ``--help`` lists them."""
-    return [add_shell, add_serve, add_replay]
+    from logtide.check_cli import add_check, add_migrate
+
+    return [add_shell, add_serve, add_replay, add_check, add_migrate]
 
 
 def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:

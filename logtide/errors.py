@@ -99,3 +99,64 @@ class StorageLocked(CqlError):
 
     code = 0x0000
     name = "ServerError"
+
+
+class DataDirectoryError(CqlError):
+    """A data directory that cannot be opened as asked: missing, not a logtide database, damaged.
+
+    Raised before any statement runs (``docs/durability.md``); the message names
+    the directory and, where there is one, what to do about it."""
+
+    code = 0x0000
+    name = "ServerError"
+
+
+class NoDatabase(DataDirectoryError):
+    """A command that only reads was pointed at a directory that holds no logtide database."""
+
+
+class NotADatabase(DataDirectoryError):
+    """``logtide.db`` exists but is not a logtide database (empty, another program's file, garbage)."""
+
+
+class OldFormat(DataDirectoryError):
+    """A data directory of an older storage format that must be migrated before it is opened read-only."""
+
+
+class LostCommits(DataDirectoryError):
+    """The database holds fewer commits than were acknowledged: its write-ahead log was lost or truncated."""
+
+
+class ReadOnlyDatabase(InvalidRequest):
+    """A write on a database opened read-only (``logtide.open(path, readonly=True)``)."""
+
+
+class ReadFailure(CqlError):
+    """A read that could not be served (protocol code 0x1300, Cassandra's ``ReadFailureException``).
+
+    The protocol gives this error extra fields: the consistency level, the
+    responses received and required, and the failures (one: this node)."""
+
+    code = 0x1300
+    name = "ReadFailure"
+
+    def __init__(self, message: str, consistency: int = 0x0001, received: int = 0, block_for: int = 1,
+                 failures: int = 1, data_present: bool = False) -> None:
+        super().__init__(message)
+        self.consistency = consistency
+        self.received = received
+        self.block_for = block_for
+        self.failures = failures
+        self.data_present = data_present
+
+
+class CorruptRecord(ReadFailure):
+    """A stored record whose checksum (or format) does not verify; the message names keyspace, table and key.
+
+    Cassandra answers a read that meets a corrupt SSTable with a read failure
+    (its ``CorruptSSTableException`` fails the replica's read); logtide does the same."""
+
+    def __init__(self, message: str, keyspace: str = "", table: str = "") -> None:
+        super().__init__(message)
+        self.keyspace = keyspace
+        self.table = table

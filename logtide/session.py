@@ -59,14 +59,14 @@ class TxnRowReader(RowReader):
 
     def row(self, table: Table, pk: bytes, token: int, ck: bytes, static: bool):
         """The live row (or static row) as it is now, or None."""
-        part = read_partition(self.txn, table.store_id, token, pk)
+        part = read_partition(self.txn, table, token, pk)
         if part is None:
             return None
         if static:
             if part.static is None:
                 return None
             return live_row(table, part.static, part.deletion, self.now, part.key, b"", static=True)
-        row = read_row(self.txn, table.store_id, token, pk, ck)
+        row = read_row(self.txn, table, token, pk, ck)
         if row is None:
             return None
         return live_row(table, row, part.row_deletion(ck), self.now, part.key, ck)
@@ -107,10 +107,11 @@ class Database:
     """An open data directory: storage, the schema catalog, clocks and functions."""
 
     def __init__(self, path: str | Path, clock: Clock | None = None, synchronous: str = "FULL",
-                 topology: Topology | None = None) -> None:
+                 topology: Topology | None = None, readonly: bool = False, create: bool = True) -> None:
         self.path = Path(path)
         self.clock = clock or SystemClock()
-        self.store = Store.open(self.path, synchronous=synchronous)
+        self.readonly = readonly
+        self.store = Store.open(self.path, readonly=readonly, synchronous=synchronous, create=create)
         self.timestamps = TimestampSource(self.clock)
         self.list_keys = ListKeys(self.clock.now_micros)
         self.timeuuids = TimeuuidSource(self.clock.now_micros)
@@ -123,7 +124,9 @@ class Database:
             doc = txn.get_meta(CATALOG_KEY)
             host = txn.get_meta(HOST_ID_KEY)
         self.catalog = Catalog.from_json(doc.decode()) if doc else Catalog.empty()
-        if host is None:
+        if host is None and readonly:
+            host = uuid.UUID(int=0).bytes  # never written: nothing in a read-only database needs it
+        elif host is None:
             host = uuid.uuid4().bytes
             with self.store.write() as wtxn:
                 wtxn.put_meta(HOST_ID_KEY, host)
@@ -142,7 +145,7 @@ class Database:
         with self.store.snapshot() as txn:
             doc = txn.get_meta(Generations.META_KEY)
         gens = Generations.from_json(doc.decode()) if doc else None
-        if gens is not None and (topology is None or gens.current.topology == topology):
+        if gens is not None and (self.readonly or topology is None or gens.current.topology == topology):
             return gens
         topo = topology or Topology()
         rng = random.Random(self.host_id.int ^ (len(gens.generations) if gens else 0))
@@ -154,6 +157,8 @@ class Database:
             last = gens.current
             old = Generation(last.timestamp, last.range_ends, last.streams, last.topology, start)
             gens = Generations(gens.generations[:-1] + [old, build_generation(topo, tokens, start, rng)])
+        if self.readonly:
+            return gens  # a database never written to: its first generation, as a writer would make it
         with self.store.write() as wtxn:
             wtxn.put_meta(Generations.META_KEY, gens.to_json().encode())
         return gens
@@ -212,12 +217,20 @@ class Database:
 
 
 def open(path: str | Path, clock: Clock | None = None, synchronous: str = "FULL",  # noqa: A001
-         topology: Topology | None = None) -> Database:
+         topology: Topology | None = None, readonly: bool = False, create: bool = True) -> Database:
     """Open (or create) a logtide data directory for reading and writing.
 
     ``topology`` (vnodes and shards) shapes the CDC streams; giving one that
-    differs from the stored topology starts a new CDC generation."""
-    return Database(path, clock=clock, synchronous=synchronous, topology=topology)
+    differs from the stored topology starts a new CDC generation.
+
+    ``readonly=True`` opens a directory that must exist, even one a running
+    writer (``logtide serve``) holds: every read is a consistent snapshot of
+    what was committed when it started, writes raise ``ReadOnlyDatabase``,
+    and the schema is the one stored when the database was opened.
+    ``create=False`` refuses (``NoDatabase``) a directory that holds no
+    logtide database instead of creating one (``docs/durability.md``)."""
+    return Database(path, clock=clock, synchronous=synchronous, topology=topology, readonly=readonly,
+                    create=create)
 
 
 class Session:

@@ -654,6 +654,7 @@ class ShellArgs:
     output: str = "table"
     disable_history: bool = False
     topology: Any = None  # logtide.cdc.streams.Topology, or None to keep the stored one
+    readonly: bool = False  # --readonly: a read-only snapshot reader, allowed beside a running writer
 
 
 def connect_keyspace(shell: Shell, keyspace: str) -> str | None:
@@ -724,7 +725,7 @@ def main(args: ShellArgs, environ: dict[str, str] | None = None) -> int:
     import logtide
 
     environ = dict(os.environ if environ is None else environ)
-    with logtide.open(args.data_dir, topology=args.topology) as db:
+    with logtide.open(args.data_dir, topology=args.topology, readonly=args.readonly) as db:
         return run(args, lambda keyspace: db.session(keyspace=keyspace), sys.stdin, sys.stdout,
                    sys.stderr, environ)
 

@@ -514,6 +514,6 @@ def log_update(log: Table, stream_id: bytes, rows: list[LogRow], timeuuid: Calla
             tu = timeuuid(r.timestamp)
             t = times[r.timestamp] = (tu, time_col.type.comparable(tu))
         seq = struct.pack(">i", r.seq)
-        out.append((t[1] + seq_col.type.comparable(seq),
-                    encode_uniform_row((t[0], seq), r.timestamp, ttl, ldt, r.values)))
+        ck = t[1] + seq_col.type.comparable(seq)
+        out.append((ck, encode_uniform_row((t[0], seq), r.timestamp, ttl, ldt, r.values, log.store_id, stream_id, ck)))
     return LogAppend(log, stream_id, token, out)

@@ -26,7 +26,7 @@ from ..query.read import LiveRow, live_row, stored_partitions
 from ..schema import types as T
 from ..schema.model import Table
 from ..storage.keys import clustering_key, partition_token, prefix_end, serialize_partition_key
-from ..storage.records import decode_row
+from ..storage.damage import row_record
 from . import log_schema as L
 from .log import (INSERT, PARTITION_DELETE, RANGE_LEFT_EXCLUSIVE, RANGE_LEFT_INCLUSIVE, RANGE_RIGHT_EXCLUSIVE,
                   RANGE_RIGHT_INCLUSIVE, ROW_DELETE, UPDATE)
@@ -63,7 +63,7 @@ def read_log(db: Any, log: Table) -> Iterator[LogEntry]:
     with db.store.snapshot() as txn:
         for part in stored_partitions(log, txn, now, None, True, None, True):
             for ck, data in txn.rows(log.store_id, part.token, part.pk):
-                lr = live_row(log, decode_row(data), part.data.row_deletion(ck), now, part.key, ck)
+                lr = live_row(log, row_record(log, data, part.pk, ck), part.data.row_deletion(ck), now, part.key, ck)
                 if lr is None:
                     continue
                 values = {n: c.value for n, c in lr.cells.items()}

@@ -62,7 +62,9 @@ def run_replay(ns: argparse.Namespace) -> int:
         print("logtide replay: the target is the source table; give --to or --target-data-dir", file=sys.stderr)
         return 2
     try:
-        source = logtide.open(ns.data_dir)  # the stored topology: replay does not change it
+        # the stored topology: replay does not change it; a source apart from the target is only read, through
+        # read-only snapshots, so a running server may hold it, and a mistyped directory is not created
+        source = logtide.open(ns.data_dir, create=False) if same_dir else logtide.open(ns.data_dir, readonly=True)
     except CqlError as e:
         print(f"logtide replay: {e}", file=sys.stderr)
         return 2

@@ -10,30 +10,33 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..storage.records import decode_partition, decode_row, encode_partition, encode_row
+from ..storage.damage import partition_record, row_record
+from ..storage.records import encode_partition, encode_row
 from ..storage.sqlite import Txn
 from .cells import PartitionData, RangeTombstone, RowData, merge_rows, purge_row, reconcile_deletion
 from .model import Mutation, PartitionUpdate
 
 
-def _decoded(txn: Txn, data: bytes | None, decode: Any) -> Any:
-    """``decode(data)``, once per statement for the same bytes (the result is shared: never modify it)."""
+def read_partition(txn: Txn, table: Any, token: int, pk: bytes) -> PartitionData | None:
+    """The stored partition record decoded (and verified), shared by the reads of one statement (do not modify it)."""
+    data = txn.get_partition(table.store_id, token, pk)
     if data is None:
         return None
     hit = txn.decoded.get(data)
     if hit is None:
-        hit = txn.decoded[data] = decode(data)
+        hit = txn.decoded[data] = partition_record(table, data, pk)
     return hit
 
 
-def read_partition(txn: Txn, tid: int, token: int, pk: bytes) -> PartitionData | None:
-    """The stored partition record decoded, shared by the reads of one statement (do not modify it)."""
-    return _decoded(txn, txn.get_partition(tid, token, pk), decode_partition)
-
-
-def read_row(txn: Txn, tid: int, token: int, pk: bytes, ck: bytes) -> RowData | None:
-    """The stored row record decoded, shared by the reads of one statement (do not modify it)."""
-    return _decoded(txn, txn.get_row(tid, token, pk, ck), decode_row)
+def read_row(txn: Txn, table: Any, token: int, pk: bytes, ck: bytes) -> RowData | None:
+    """The stored row record decoded (and verified), shared by the reads of one statement (do not modify it)."""
+    data = txn.get_row(table.store_id, token, pk, ck)
+    if data is None:
+        return None
+    hit = txn.decoded.get(data)
+    if hit is None:
+        hit = txn.decoded[data] = row_record(table, data, pk, ck)
+    return hit
 
 
 def apply_mutation(mutation: Mutation, txn: Txn, now: int) -> None:
@@ -53,8 +56,8 @@ def _gc_partition(p: PartitionData, now: int, gc: int) -> None:
 def _purge_stored_rows(txn: Txn, tid: int, pu: PartitionUpdate, part: PartitionData, now: int, gc: int,
                        lo: bytes | None, hi: bytes | None) -> None:
     for ck, data in txn.rows(tid, pu.token, pu.pk, lo, hi):
-        row = purge_row(decode_row(data), part.row_deletion(ck), now, gc)
-        txn.put_row(tid, pu.token, pu.pk, ck, None if row.is_empty() else encode_row(row))
+        row = purge_row(row_record(pu.table, data, pu.pk, ck), part.row_deletion(ck), now, gc)
+        txn.put_row(tid, pu.token, pu.pk, ck, None if row.is_empty() else encode_row(row, tid, pu.pk, ck))
 
 
 def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int) -> None:
@@ -63,7 +66,7 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int) -> None:
     tid = table.store_id
     gc = table.gc_grace_seconds
     stored = txn.get_partition(tid, pu.token, pu.pk)
-    part = decode_partition(stored) if stored is not None else PartitionData(pu.key)  # modified below: a copy
+    part = partition_record(table, stored, pu.pk) if stored is not None else PartitionData(pu.key)  # modified: a copy
     changed = stored is None
     if pu.deletion is not None:
         part.deletion = reconcile_deletion(part.deletion, pu.deletion)
@@ -83,7 +86,7 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int) -> None:
     wrote_rows = False
     removed_rows = False
     for ck, upd in pu.rows.items():
-        old = read_row(txn, tid, pu.token, pu.pk, ck)
+        old = read_row(txn, table, pu.token, pu.pk, ck)
         outer = part.row_deletion(ck)
         before = purge_row(old, outer, now, gc) if old is not None else None
         row = purge_row(merge_rows(before, upd, now), outer, now, gc)
@@ -92,7 +95,7 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int) -> None:
                 txn.put_row(tid, pu.token, pu.pk, ck, None)
                 removed_rows = True
         else:
-            txn.put_row(tid, pu.token, pu.pk, ck, encode_row(row))
+            txn.put_row(tid, pu.token, pu.pk, ck, encode_row(row, tid, pu.pk, ck))
             wrote_rows = True
     if not (changed or removed_rows):
         return
@@ -101,7 +104,7 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int) -> None:
             or txn.has_rows(tid, pu.token, pu.pk))
     if keep:
         if changed or stored is None:
-            txn.put_partition(tid, pu.token, pu.pk, encode_partition(part))
+            txn.put_partition(tid, pu.token, pu.pk, encode_partition(part, tid, pu.pk))
     elif stored is not None:
         txn.put_partition(tid, pu.token, pu.pk, None)
 
@@ -110,5 +113,6 @@ def append_log_rows(log: Any, txn: Txn) -> None:
     """Write CDC log rows (a ``cdc.log.LogAppend``): new rows under fresh ``cdc$time`` keys, nothing to merge."""
     tid = log.table.store_id
     if txn.get_partition(tid, log.token, log.stream_id) is None:
-        txn.put_partition(tid, log.token, log.stream_id, encode_partition(PartitionData((log.stream_id,))))
+        txn.put_partition(tid, log.token, log.stream_id,
+                          encode_partition(PartitionData((log.stream_id,)), tid, log.stream_id))
     txn.insert_rows(tid, log.token, log.stream_id, log.rows)

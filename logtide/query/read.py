@@ -14,7 +14,7 @@ from typing import Any, Iterator
 from ..mutation.cells import Cell, Deletion, PartitionData, RowData, reconcile_deletion
 from ..schema import types as T
 from ..schema.model import Column, Table
-from ..storage.records import decode_partition, decode_row
+from ..storage.damage import partition_record, row_record
 from ..storage.sqlite import Txn
 
 
@@ -133,7 +133,8 @@ class PartitionView:
 
     def rows(self, lo: bytes | None, hi: bytes | None, reverse: bool = False) -> Iterator[LiveRow]:
         for ck, data in self.txn.rows(self.table.store_id, self.token, self.pk, lo, hi, reverse):
-            lr = live_row(self.table, decode_row(data), self.data.row_deletion(ck), self.now, self.data.key, ck)
+            lr = live_row(self.table, row_record(self.table, data, self.pk, ck), self.data.row_deletion(ck), self.now,
+                          self.data.key, ck)
             if lr is not None:
                 yield lr
 
@@ -142,7 +143,7 @@ def stored_partitions(table: Table, txn: Txn, now: int, lo: int | None, lo_inc: 
                       hi_inc: bool) -> Iterator[PartitionView]:
     """Partitions in token order within a token range."""
     for token, pk, data in txn.partitions(table.store_id, lo, lo_inc, hi, hi_inc):
-        yield PartitionView(token, pk, decode_partition(data), table, txn, now)
+        yield PartitionView(token, pk, partition_record(table, data, pk), table, txn, now)
 
 
 def stored_partition(table: Table, txn: Txn, now: int, token: int, pk: bytes) -> PartitionView | None:
@@ -150,4 +151,4 @@ def stored_partition(table: Table, txn: Txn, now: int, token: int, pk: bytes) ->
     data = txn.get_partition(table.store_id, token, pk)
     if data is None:
         return None
-    return PartitionView(token, pk, decode_partition(data), table, txn, now)
+    return PartitionView(token, pk, partition_record(table, data, pk), table, txn, now)

@@ -1,88 +1,117 @@
-"""Encoding of partition and row records as bytes.
+"""Encoding of partition and row records as bytes: MessagePack bodies in a checksummed envelope.
 
-Records are nested tuples of ints, bytes, strings and ``None`` pickled with
-protocol 5 (readable by every later Python).  Only builtin types are
-pickled: cells, deletions and markers are written as plain tuples.
+A record is sealed (``envelope.seal``) with its storage key, so decoding
+verifies the checksum first and raises ``RecordDamaged`` on any mismatch.
+Bodies are MessagePack arrays written and read by msgspec against fixed
+types (``docs/durability.md``, "Record format"): decoding builds plain data
+and the model's own tuples, never runs code, and rejects a body of the
+wrong shape.
+
+* ``R`` (row): ``[clustering, marker, deletion, {column: cell}, {column: [deletion, {key: cell}]}]``
+  with a cell ``[timestamp, value, ttl, ldt]``, a marker ``[timestamp, ttl, ldt]`` and a
+  deletion ``[timestamp, ldt]`` (or nil);
+* ``U`` (uniform row, a CDC log row): ``[clustering, [timestamp, ttl, ldt], {column: value}]``,
+  the marker and every cell sharing one liveness;
+* ``P`` (partition): ``[key, deletion, [[lo, hi, deletion] ...], static row body or nil]``;
+* ``M`` (meta value): the value's bytes as they are.
 """
 
 from __future__ import annotations
 
-import pickle
+from typing import Optional, Union
+
+import msgspec
 
 from ..mutation.cells import Cell, ComplexColumn, Deletion, Liveness, PartitionData, RangeTombstone, RowData
+from .envelope import RecordDamaged, seal, unseal
 
-_PROTOCOL = 5
+ROW = ord("R")
+UNIFORM_ROW = ord("U")
+PARTITION = ord("P")
+META = ord("M")
+
+_RowBody = tuple[tuple[bytes, ...], Optional[Liveness], Optional[Deletion], dict[str, Cell],
+                 dict[str, tuple[Optional[Deletion], dict[bytes, Cell]]]]
+_UniformBody = tuple[tuple[bytes, ...], tuple[int, int, int], dict[str, Optional[bytes]]]
+_PartitionBody = tuple[tuple[bytes, ...], Optional[Deletion],
+                       list[tuple[Optional[bytes], Optional[bytes], Deletion]], Optional[_RowBody]]
+
+_ENCODER = msgspec.msgpack.Encoder()
+_ROW = msgspec.msgpack.Decoder(_RowBody)
+_UNIFORM = msgspec.msgpack.Decoder(_UniformBody)
+_PARTITION = msgspec.msgpack.Decoder(_PartitionBody)
+_ENCODE = _ENCODER.encode
+_AnyRow = Union[_RowBody, _UniformBody]
 
 
-def _d(d: Deletion | None):
-    return None if d is None else (d.timestamp, d.ldt)
-
-
-def _ud(t) -> Deletion | None:
-    return None if t is None else Deletion(*t)
-
-
-def _row_tuple(row: RowData):
-    return (
-        row.clustering,
-        None if row.marker is None else tuple(row.marker),
-        _d(row.deletion),
-        {n: tuple(c) for n, c in row.cells.items()},
-        {n: (_d(col.deletion), {k: tuple(c) for k, c in col.cells.items()}) for n, col in row.complex.items()},
-    )
+def _row_body(row: RowData):
+    return (row.clustering, row.marker, row.deletion, row.cells,
+            {n: (col.deletion, col.cells) for n, col in row.complex.items()})
 
 
 def _row_from(t) -> RowData:
     clustering, marker, deletion, cells, complex_ = t
-    return RowData(
-        clustering,
-        None if marker is None else Liveness(*marker),
-        _ud(deletion),
-        {n: Cell(*c) for n, c in cells.items()},
-        {n: ComplexColumn(_ud(d), {k: Cell(*c) for k, c in cs.items()}) for n, (d, cs) in complex_.items()},
-    )
+    return RowData(clustering, marker, deletion, cells,
+                   {n: ComplexColumn(d, cs) for n, (d, cs) in complex_.items()} if complex_ else {})
 
 
-def encode_row(row: RowData) -> bytes:
-    """Bytes of a clustering row record."""
-    return pickle.dumps(_row_tuple(row), protocol=_PROTOCOL)
+def encode_row(row: RowData, tid: int, pk: bytes, ck: bytes) -> bytes:
+    """Bytes of a clustering row record stored under (``tid``, ``pk``, ``ck``)."""
+    return seal(ROW, tid, pk, ck, _ENCODE(_row_body(row)))
 
 
 def encode_uniform_row(clustering: tuple[bytes, ...], timestamp: int, ttl: int, ldt: int,
-                       values: dict[str, bytes]) -> bytes:
+                       values: dict[str, bytes], tid: int, pk: bytes, ck: bytes) -> bytes:
     """Bytes of a new row whose marker and cells all share one timestamp and TTL (a CDC log row).
 
-    Stored compactly as (clustering, (timestamp, ttl, ldt), values): about half
-    the size of the general form, which repeats the liveness in every cell."""
-    return pickle.dumps((clustering, (timestamp, ttl, ldt), values), protocol=_PROTOCOL)
+    About half the size of the general form, which repeats the liveness in every cell."""
+    return seal(UNIFORM_ROW, tid, pk, ck, _ENCODE((clustering, (timestamp, ttl, ldt), values)))
 
 
-def decode_row(data: bytes) -> RowData:
-    """Inverse of :func:`encode_row` and :func:`encode_uniform_row`."""
-    t = pickle.loads(data)
-    if len(t) == 3:
-        clustering, (ts, ttl, ldt), values = t
+def _decode(decoder: msgspec.msgpack.Decoder, body):
+    try:
+        return decoder.decode(body)
+    except msgspec.DecodeError as e:
+        raise RecordDamaged(f"malformed record body ({e})") from None
+
+
+def decode_row(data: bytes, tid: int, pk: bytes, ck: bytes) -> RowData:
+    """Inverse of :func:`encode_row` and :func:`encode_uniform_row`; RecordDamaged if it does not verify."""
+    kind, body = unseal(data, tid, pk, ck)
+    if kind == UNIFORM_ROW:
+        clustering, (ts, ttl, ldt), values = _decode(_UNIFORM, body)
         return RowData(clustering, Liveness(ts, ttl, ldt),
                        None, {n: Cell(ts, v, ttl, ldt) for n, v in values.items()}, {})
-    return _row_from(t)
+    if kind != ROW:
+        raise RecordDamaged(f"a record of kind {chr(kind)!r} where a row belongs")
+    return _row_from(_decode(_ROW, body))
 
 
-def encode_partition(p: PartitionData) -> bytes:
+def encode_partition(p: PartitionData, tid: int, pk: bytes) -> bytes:
     """Bytes of a partition record (key, partition tombstone, range tombstones, static row)."""
-    return pickle.dumps((
-        p.key,
-        _d(p.deletion),
-        [(rt.lo, rt.hi, _d(rt.deletion)) for rt in p.range_tombstones],
-        None if p.static is None else _row_tuple(p.static),
-    ), protocol=_PROTOCOL)
+    return seal(PARTITION, tid, pk, b"", _ENCODE((
+        p.key, p.deletion, [(rt.lo, rt.hi, rt.deletion) for rt in p.range_tombstones],
+        None if p.static is None else _row_body(p.static))))
 
 
-def decode_partition(data: bytes) -> PartitionData:
-    """Inverse of :func:`encode_partition`."""
-    key, deletion, rts, static = pickle.loads(data)
-    return PartitionData(
-        tuple(key),
-        _ud(deletion),
-        [RangeTombstone(lo, hi, Deletion(*d)) for lo, hi, d in rts],
-        None if static is None else _row_from(static),
-    )
+def decode_partition(data: bytes, tid: int, pk: bytes) -> PartitionData:
+    """Inverse of :func:`encode_partition`; RecordDamaged if it does not verify."""
+    kind, body = unseal(data, tid, pk, b"")
+    if kind != PARTITION:
+        raise RecordDamaged(f"a record of kind {chr(kind)!r} where a partition belongs")
+    key, deletion, rts, static = _decode(_PARTITION, body)
+    return PartitionData(key, deletion, [RangeTombstone(lo, hi, d) for lo, hi, d in rts],
+                         None if static is None else _row_from(static))
+
+
+def encode_meta(key: str, value: bytes) -> bytes:
+    """Bytes of a meta value (catalog, roles, CDC generations ...) stored under ``key``."""
+    return seal(META, 0, key.encode(), b"", value)
+
+
+def decode_meta(key: str, data: bytes) -> bytes:
+    """Inverse of :func:`encode_meta`; RecordDamaged if it does not verify."""
+    kind, body = unseal(data, 0, key.encode(), b"")
+    if kind != META:
+        raise RecordDamaged(f"a record of kind {chr(kind)!r} where a meta value belongs")
+    return bytes(body)

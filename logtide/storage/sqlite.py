@@ -14,10 +14,13 @@ partition or one clustering range is an index range scan, never a table scan.
 A write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``) holds a whole
 statement or batch, and will hold its CDC log rows and changefeed records
 too; with ``synchronous=FULL`` a commit that returned survives a crash of the
-process or the machine.  Readers in other processes (Spark workers) open the
-directory read-only and see consistent snapshots while the writer works.
-A second writer process is refused through an exclusive ``flock`` on
-``<data_dir>/LOCK``.
+process or the machine.  Readers in other processes (Spark workers, ``logtide replay``, a read-only
+shell) open the directory read-only and see consistent snapshots while the
+writer works.  A second writer is refused through an exclusive ``flock`` on
+``logtide.db`` itself (SQLite's own locks are POSIX record locks, which
+``flock`` does not touch).  How a directory is recognized, created, migrated
+and checked at open is in ``opening.py``; the guarantees in
+``docs/durability.md``.
 """
 
 from __future__ import annotations
@@ -30,20 +33,11 @@ import threading
 from pathlib import Path
 from typing import Iterator
 
-from ..errors import StorageLocked
+from ..errors import CorruptRecord, ReadOnlyDatabase
+from .envelope import RecordDamaged
+from .records import decode_meta, encode_meta
 
 DB_FILE = "logtide.db"
-LOCK_FILE = "LOCK"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS partitions (
-    tid INTEGER NOT NULL, token INTEGER NOT NULL, pk BLOB NOT NULL, data BLOB NOT NULL,
-    PRIMARY KEY (tid, token, pk)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS rows (
-    tid INTEGER NOT NULL, token INTEGER NOT NULL, pk BLOB NOT NULL, ck BLOB NOT NULL, data BLOB NOT NULL,
-    PRIMARY KEY (tid, token, pk, ck)) WITHOUT ROWID;
-"""
 
 
 class Txn:
@@ -61,11 +55,18 @@ class Txn:
 
     # -- meta -------------------------------------------------------------
     def get_meta(self, key: str) -> bytes | None:
+        """A meta value (catalog, roles, CDC generations ...), verified; CorruptRecord if damaged."""
         r = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if r is None else r[0]
+        if r is None:
+            return None
+        try:
+            return decode_meta(key, r[0])
+        except RecordDamaged as e:
+            raise CorruptRecord(f"Damaged meta value {key!r} in the data directory: {e.reason}. "
+                                "Run 'logtide check' on the data directory for a full report") from None
 
     def put_meta(self, key: str, value: bytes) -> None:
-        self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+        self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, encode_meta(key, value)))
 
     # -- partitions -------------------------------------------------------
     def get_partition(self, tid: int, token: int, pk: bytes) -> bytes | None:
@@ -146,6 +147,12 @@ class Txn:
         return self._conn.execute("SELECT 1 FROM rows WHERE tid = ? AND token = ? AND pk = ? LIMIT 1",
                                   (tid, token, pk)).fetchone() is not None
 
+    def scan(self, what: str) -> Iterator[tuple]:
+        """Every stored record of ``what`` (``meta``: (key, data); ``partitions``: (tid, token, pk, data);
+        ``rows``: (tid, token, pk, ck, data)), unverified, in key order (``logtide check``)."""
+        cols = {"meta": "key, value", "partitions": "tid, token, pk, data", "rows": "tid, token, pk, ck, data"}
+        return self._conn.execute(f"SELECT {cols[what]} FROM {what}")
+
     def drop_table_data(self, tid: int) -> None:
         """Remove every partition and row of a table (TRUNCATE, DROP)."""
         self._rows.clear()
@@ -154,50 +161,57 @@ class Txn:
         self._conn.execute("DELETE FROM partitions WHERE tid = ?", (tid,))
 
 
+_SQLITE_CORRUPT = 11
+_SQLITE_NOTADB = 26
+
+
+def is_damage(e: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite reported a damaged database file (SQLITE_CORRUPT, SQLITE_NOTADB)."""
+    return (getattr(e, "sqlite_errorcode", 0) & 0xFF) in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+
+
+@contextlib.contextmanager
+def _reporting_damage(path: Path) -> Iterator[None]:
+    """Turn SQLite's report of a damaged file into CorruptRecord (a read failure naming the file)."""
+    try:
+        yield
+    except sqlite3.DatabaseError as e:
+        if not is_damage(e):
+            raise
+        raise CorruptRecord(f"The database file {path / DB_FILE} is damaged (SQLite: {e}). "
+                            "Run 'logtide check' on the data directory for a full report") from None
+
+
 class Store:
-    """A data directory: one SQLite database in WAL mode, plus the writer lock."""
+    """A data directory: one SQLite database in WAL mode, plus the writer lock and the commit sequence."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection, readonly: bool, lock_fd: int | None,
-                 synchronous: str) -> None:
+                 synchronous: str, commits: "CommitSequence | None") -> None:
         self.path = path
         self.readonly = readonly
         self._writer = conn
         self._lock_fd = lock_fd
         self._synchronous = synchronous
+        self._commits = commits
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self._closed = False
 
     @classmethod
-    def open(cls, path: str | os.PathLike, readonly: bool = False, synchronous: str = "FULL") -> "Store":
-        """Open (creating if needed) a data directory; refuses a second writer process."""
-        p = Path(path)
-        lock_fd = None
-        if readonly:
-            if not (p / DB_FILE).exists():
-                raise FileNotFoundError(f"no logtide data in {p}")
-            conn = cls._connect(p, readonly=True, synchronous=synchronous)
-        else:
-            p.mkdir(parents=True, exist_ok=True)
-            lock_fd = os.open(p / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = os.pread(lock_fd, 64, 0).decode(errors="replace").strip()
-                os.close(lock_fd)
-                raise StorageLocked(
-                    f"data directory {p} is in use by another logtide process"
-                    + (f" (pid {holder})" if holder else "")
-                    + "; only one writer may open it") from None
-            os.ftruncate(lock_fd, 0)
-            os.pwrite(lock_fd, str(os.getpid()).encode(), 0)
-            conn = cls._connect(p, readonly=False, synchronous=synchronous)
-            conn.executescript(_SCHEMA)
-        return cls(p, conn, readonly, lock_fd, synchronous)
+    def open(cls, path: str | os.PathLike, readonly: bool = False, synchronous: str = "FULL",
+             create: bool = True, verify_commits: bool = True) -> "Store":
+        """Open a data directory: creating it (when ``create`` and not ``readonly``), refusing a second
+        writer, a file that is not a logtide database and, with ``verify_commits``, a database that lost
+        acknowledged commits (``docs/durability.md``).  A directory of the old record format is migrated
+        by a writer and refused read-only."""
+        from .opening import open_store
+
+        return open_store(cls, Path(path), readonly, synchronous, create, verify_commits)
 
     @staticmethod
-    def _connect(p: Path, readonly: bool, synchronous: str) -> sqlite3.Connection:
+    def connect(p: Path, readonly: bool, synchronous: str) -> sqlite3.Connection:
+        """A connection to the database of directory ``p`` with logtide's settings."""
         db = p / DB_FILE
         if readonly:
             conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None,
@@ -221,7 +235,7 @@ class Store:
     def _reader(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = self._connect(self.path, readonly=True, synchronous=self._synchronous)
+            conn = self.connect(self.path, readonly=True, synchronous=self._synchronous)
             self._local.conn = conn
             with self._readers_lock:
                 self._readers.append(conn)
@@ -231,18 +245,22 @@ class Store:
     def write(self) -> Iterator[Txn]:
         """One atomic write transaction; commits on success, rolls back on any exception.
 
-        The caller serializes writers (one at a time per process)."""
+        Each commit also advances the commit sequence (in the database and, once
+        committed, in the side file).  The caller serializes writers (one at a time per process)."""
         if self.readonly:
-            raise PermissionError("store opened read-only")
+            raise ReadOnlyDatabase(f"data directory {self.path} is open read-only: nothing can be written")
         conn = self._writer
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield Txn(conn, True)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        else:
+        with _reporting_damage(self.path):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield Txn(conn, True)
+                seq = self._commits.stage(conn) if self._commits is not None else None
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
             conn.execute("COMMIT")
+        if seq is not None:
+            self._commits.committed(seq)
 
     @contextlib.contextmanager
     def savepoint(self) -> Iterator[Txn]:
@@ -260,18 +278,19 @@ class Store:
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[Txn]:
         """A consistent read-only snapshot (a deferred read transaction on this thread's reader)."""
-        conn = self._writer if self.readonly else self._reader()
+        conn = self._reader()
         if conn.in_transaction:  # nested use on the same thread shares the snapshot
             yield Txn(conn, False)
             return
-        conn.execute("BEGIN")
-        try:
-            yield Txn(conn, False)
-        finally:
-            conn.execute("COMMIT")
+        with _reporting_damage(self.path):
+            conn.execute("BEGIN")
+            try:
+                yield Txn(conn, False)
+            finally:
+                conn.execute("COMMIT")
 
     def close(self) -> None:
-        """Close connections and release the writer lock."""
+        """Close connections, record the commit sequence and release the writer lock."""
         if self._closed:
             return
         self._closed = True
@@ -282,6 +301,9 @@ class Store:
             self._readers.clear()
         with contextlib.suppress(Exception):
             self._writer.close()
+        if self._commits is not None:
+            with contextlib.suppress(Exception):
+                self._commits.close()
         if self._lock_fd is not None:
             with contextlib.suppress(Exception):
                 fcntl.flock(self._lock_fd, fcntl.LOCK_UN)

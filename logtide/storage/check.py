@@ -1,0 +1,153 @@
+"""``logtide check``: verify every stored record and SQLite's own structure, as ``nodetool scrub --validate``.
+
+Read-only (a running server may hold the directory): one snapshot is read
+through.  Reported, one finding each:
+
+* every record whose checksum, format or body does not verify, named by
+  keyspace, table and key (``damage.describe_record``);
+* a partition record stored under a token its key does not hash to, and a
+  row with no partition record (both invisible to reads);
+* each problem ``PRAGMA integrity_check`` finds in the B-trees themselves;
+* acknowledged commits the database lost (``opening.lost_commits``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from .damage import describe_record
+from .envelope import RecordDamaged
+from .keys import partition_token
+from .opening import db_commit_seq, lost_commits
+from .records import decode_meta, decode_partition, decode_row
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: where (in CQL terms where possible) and what."""
+
+    where: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.problem}"
+
+
+@dataclass
+class CheckReport:
+    """What ``check`` verified and found."""
+
+    records: int = 0
+    tables: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def damaged(self) -> bool:
+        return bool(self.findings)
+
+
+class _UnknownTable:
+    """Stands in for a table the catalog does not name (its records are still verified)."""
+
+    def __init__(self, tid: int) -> None:
+        self.store_id = tid
+        self.keyspace = "<unknown>"
+        self.name = f"table id {tid}"
+        self.partition_key = ()
+        self.cdc_base = None
+
+
+def _tables(catalog_json: bytes | None) -> dict[int, Any]:
+    if not catalog_json:
+        return {}
+    from ..schema.catalog import Catalog
+
+    cat = Catalog.from_json(catalog_json.decode())
+    return {t.store_id: t for ks in cat.keyspaces.values() for t in ks.tables.values()}
+
+
+@contextlib.contextmanager
+def _sqlite_findings(report: CheckReport, doing: str) -> Iterator[None]:
+    """A damaged file that stops SQLite in one phase is a finding; the next phase still runs."""
+    try:
+        yield
+    except sqlite3.DatabaseError as e:
+        report.findings.append(Finding("SQLite", f"{e} while {doing}"))
+
+
+def check(path: str | Path) -> CheckReport:
+    """Verify the data directory at ``path``; raises ``DataDirectoryError`` when it cannot be opened at all."""
+    from ..session import CATALOG_KEY
+    from .sqlite import Store, Txn
+
+    report = CheckReport()
+    store = Store.open(path, readonly=True, verify_commits=False)
+    conn = store.connect(store.path, readonly=True, synchronous=store.synchronous)
+    try:
+        conn.execute("BEGIN")
+        txn = Txn(conn, False)
+        with _sqlite_findings(report, "checking the B-trees"):
+            for (msg,) in conn.execute("PRAGMA integrity_check"):
+                if msg != "ok":
+                    report.findings.append(Finding("SQLite", msg))
+        catalog = None
+        with _sqlite_findings(report, "reading meta values"):
+            for key, data in txn.scan("meta"):
+                report.records += 1
+                try:
+                    value = decode_meta(key, data)
+                except RecordDamaged as e:
+                    report.findings.append(Finding(f"meta value {key!r}", e.reason))
+                    continue
+                if key == CATALOG_KEY:
+                    catalog = value
+        tables = _tables(catalog)
+        report.tables = len(tables)
+        table = lambda tid: tables.get(tid) or _UnknownTable(tid)  # noqa: E731
+        partitions = set()
+        complete = False  # every partition key read: a row without one is an orphan
+        with _sqlite_findings(report, "reading partition records"):
+            for tid, token, pk, data in txn.scan("partitions"):
+                report.records += 1
+                t = table(tid)
+                partitions.add((tid, token, pk))
+                try:
+                    decode_partition(data, tid, pk)
+                except RecordDamaged as e:
+                    report.findings.append(Finding(describe_record(t, pk, None), e.reason))
+                    continue
+                if tid in tables and partition_token(t, pk) != token:
+                    report.findings.append(Finding(describe_record(t, pk, None),
+                                                   f"stored under token {token}, not its key's token"))
+            complete = True
+        with _sqlite_findings(report, "reading rows"):
+            for tid, token, pk, ck, data in txn.scan("rows"):
+                report.records += 1
+                t = table(tid)
+                try:
+                    decode_row(data, tid, pk, ck)
+                except RecordDamaged as e:
+                    report.findings.append(Finding(describe_record(t, pk, ck), e.reason))
+                    continue
+                if complete and (tid, token, pk) not in partitions:
+                    report.findings.append(Finding(describe_record(t, pk, ck),
+                                                   "row without a partition record (invisible to reads)"))
+        with _sqlite_findings(report, "reading the commit sequence"):
+            why = lost_commits(store.path, db_commit_seq(conn))
+            if why:
+                report.findings.append(Finding("commit sequence", why))
+    finally:
+        conn.close()
+        store.close()
+    return report
+
+
+def accept_lost_commits(path: str | Path) -> None:
+    """Record the database's own commit sequence as the acknowledged one (the loss is accepted)."""
+    from .sqlite import Store
+
+    Store.open(path, create=False, verify_commits=False).close()

@@ -1,0 +1,64 @@
+"""The envelope every stored record travels in: a format version, a kind, and a checksum.
+
+Layout (``docs/durability.md``, "Record format")::
+
+    byte 0       format version (1); never 0x80, the first byte of the pickles of logtide 0.1
+    byte 1       kind: what the body holds (a row, a CDC log row, a partition, a meta value ...)
+    bytes 2..-5  body (MessagePack for row and partition records; any bytes for other kinds)
+    last 4 bytes CRC-32 (zlib's, little-endian) of the record's storage key and of bytes 0..-5
+
+The checksum covers the key the record is stored under (table id, partition
+key, clustering key) as well as the record, so a record that a damaged B-tree
+page shows under another key is detected too.  It trails the record so that
+verifying is one CRC over the whole stored value: a CRC-32 run over a message
+followed by its own CRC always ends at the same residue.  The envelope says
+nothing about the body's encoding: any table (changefeed records, say) can
+seal its values with its own kind letter and key parts.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+VERSION = 1
+OVERHEAD = 6  # version, kind, CRC
+_RESIDUE = 0x2144DF1C  # zlib.crc32(m + zlib.crc32(m).to_bytes(4, "little")) for every m
+_OLD_PICKLE = 0x80
+_HEADS = tuple(bytes((VERSION, kind)) for kind in range(256))
+_CRC = struct.Struct("<I").pack
+_crc32 = zlib.crc32
+
+
+class RecordDamaged(Exception):
+    """A stored record whose checksum, version, kind or body does not hold up; ``reason`` says which.
+
+    Raised by the storage layer without knowing table names; callers that
+    know the table turn it into :class:`logtide.errors.CorruptRecord`."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def seal(kind: int, tid: int, pk: bytes, ck: bytes, body: bytes) -> bytes:
+    """The stored bytes of a record: version, kind, ``body`` and the checksum."""
+    data = _HEADS[kind] + body
+    return data + _CRC(_crc32(data, _crc32(ck, _crc32(pk, tid & 0xFFFFFFFF))))
+
+
+def unseal(data: bytes, tid: int, pk: bytes, ck: bytes) -> tuple[int, memoryview]:
+    """(kind, body) of a stored record after verifying its version and checksum; RecordDamaged otherwise."""
+    if _crc32(data, _crc32(ck, _crc32(pk, tid & 0xFFFFFFFF))) != _RESIDUE or data[0] != VERSION or len(data) < OVERHEAD:
+        raise RecordDamaged(_why(data))
+    return data[1], memoryview(data)[2:-4]
+
+
+def _why(data: bytes) -> str:
+    if len(data) < OVERHEAD:
+        return f"a record of {len(data)} bytes is shorter than its envelope"
+    if data[0] == _OLD_PICKLE:
+        return "a record in the pickle format of logtide 0.1 (never loaded: pickles can run code)"
+    if data[0] != VERSION:
+        return f"unknown record format version {data[0]}"
+    return "checksum mismatch"
