@@ -8,6 +8,7 @@ lock.  Reads run on per-thread snapshots and never wait for writers.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 import threading
@@ -22,6 +23,7 @@ from .cql import ast, parse
 from .errors import CqlError, InvalidRequest
 from .cdc import log_schema
 from .cdc.capture import CdcTimeuuids, capture
+from .query.timeout import check_timeout
 from .cdc.streams import Generation, Generations, Topology, build_generation, node_tokens
 from .mutation.apply import append_log_rows, apply_mutation, read_partition, read_row
 from .mutation.builder import ListKeys, RowReader, WriteContext, build
@@ -153,7 +155,9 @@ class Database:
         if gens is None:
             gens = Generations([build_generation(topo, tokens, 0, rng)])
         else:
-            start = self.clock.now_micros() + 1_000_000
+            # a whole millisecond: the generation tables hold milliseconds, and a consumer switches
+            # generations at exactly that time, so routing must switch there too
+            start = (self.clock.now_micros() // 1000 + 1000) * 1000
             last = gens.current
             old = Generation(last.timestamp, last.range_ends, last.streams, last.topology, start)
             gens = Generations(gens.generations[:-1] + [old, build_generation(topo, tokens, start, rng)])
@@ -319,6 +323,7 @@ class Session:
         self._authorize(parsed.statement)
         self._call.now = now_in_seconds
         try:
+            self._check_timeouts(parsed.statement, params)
             if isinstance(parsed.statement, ast.Select):
                 return self._select(parsed.statement, params, page_size, paging_state)
             return self._execute(parsed.statement, params, timestamp)
@@ -328,6 +333,13 @@ class Session:
             raise InvalidRequest(f"Statement is too deeply nested: {e}") from None
         finally:
             self._call.now = None
+
+    def _check_timeouts(self, stmt: Any, params: Any) -> None:
+        """ScyllaDB's ``USING TIMEOUT``: checked, then ignored (see logtide.query.timeout)."""
+        for s in (stmt, *getattr(stmt, "statements", ())):
+            using = getattr(s, "using", None)
+            if using is not None and using.timeout is not None:
+                check_timeout(using, self._evaluator(params))
 
     # ------------------------------------------------------------------
     def _evaluator(self, params: Any) -> TermEvaluator:
@@ -395,10 +407,10 @@ class Session:
     def _node_info(self):
         from .schema import system_schema
         served = getattr(self.db, "node_info", None)  # set by the CQL server: its bound address and port
-        if served is not None:
-            return served
-        return system_schema.NodeInfo(host_id=self.db.host_id, schema_version=self.db.catalog.version,
-                                      cdc_generations=self.db.generations)
+        if served is None:
+            served = system_schema.NodeInfo(host_id=self.db.host_id, schema_version=self.db.catalog.version)
+        # the generations as they are now (never a copy taken when the server started)
+        return dataclasses.replace(served, cdc_generations=self.db.generations)
 
     # -- writes -----------------------------------------------------------
     def _write(self, stmts: Sequence[Any], evs: Sequence[TermEvaluator], client_ts: int | None,

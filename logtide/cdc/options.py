@@ -1,12 +1,16 @@
-"""The ``cdc = {...}`` table option (ScyllaDB's ``cdc::options``).
+"""The ``cdc = {...}`` table option, read as ScyllaDB's ``cdc::options`` reads it (cdc/log.cc).
 
-| option    | values                   | default |
-|-----------|--------------------------|---------|
-| enabled   | true / false             | false   |
-| preimage  | true / false / 'full'    | false   |
-| postimage | true / false             | false   |
-| delta     | 'full' / 'keys'          | 'full'  |
-| ttl       | seconds >= 0 (0 = never) | 86400   |
+| option    | accepted values (any case)      | stored as              | default |
+|-----------|---------------------------------|------------------------|---------|
+| enabled   | true / 1 / false / 0            | 'true' / 'false'       | false   |
+| preimage  | true / 1 / false / 0 / full     | 'true' / 'false' / 'full' | false |
+| postimage | true / 1 / false / 0            | 'true' / 'false'       | false   |
+| delta     | full / keys                     | 'full' / 'keys'        | full    |
+| ttl       | an integer >= 0 (C ``stoi``)    | its decimal digits     | 86400   |
+
+Option names are case-insensitive too.  Every other spelling is refused with
+ScyllaDB's message (ConfigurationException, 0x2300); ``canonical`` gives the
+stored (and DESCRIBEd) form, ScyllaDB's ``cdc::options::to_map``.
 
 Spec ``000`` calls the keys-only mode ``'enabled': 'keys'``; ScyllaDB spells
 it ``'delta': 'keys'`` and so does logtide (see docs/cdc.md).
@@ -14,22 +18,59 @@ it ``'delta': 'keys'`` and so does logtide (see docs/cdc.md).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Mapping
 
 from ..errors import ConfigurationException
 
-TRUE = ("true", "1", "yes", "on")
-FALSE = ("false", "0", "no", "off")
+DEFAULTS: dict[str, str] = {"delta": "full", "enabled": "false", "postimage": "false", "preimage": "false",
+                            "ttl": "86400"}
+_LEGACY = {"yes": "true", "on": "true", "no": "false", "off": "false"}
+_INT32_MAX = (1 << 31) - 1
+_STOI = re.compile(r"\s*([+-]?\d+)")
 
 
-def _bool(name: str, value: str) -> bool:
-    v = value.strip().lower()
-    if v in TRUE:
+def _flag(key: str, raw: str) -> bool:
+    v = raw.lower()
+    if v in ("true", "1"):
         return True
-    if v in FALSE:
+    if v in ("false", "0"):
         return False
-    raise ConfigurationException(f"Invalid value for CDC option \"{name}\": {value} (expected true or false)")
+    raise ConfigurationException(f'Invalid value for CDC option "{key}": {raw}')
+
+
+def _ttl(raw: str) -> int:
+    """C++ ``std::stoi``: leading spaces, a sign, digits; anything after them is ignored."""
+    m = _STOI.match(raw)
+    if m is None:
+        raise ConfigurationException(f'Invalid value for CDC option "ttl": {raw}')
+    n = int(m.group(1))
+    if not -_INT32_MAX - 1 <= n <= _INT32_MAX:
+        raise ConfigurationException("Invalid CDC option: ttl too large")
+    if n < 0:
+        raise ConfigurationException("Invalid CDC option: ttl must be >= 0")
+    return n
+
+
+def canonical(given: Mapping[str, str]) -> dict[str, str]:
+    """The stored form of the given options over the defaults; ConfigurationException as ScyllaDB words it."""
+    out = dict(DEFAULTS)
+    for raw_key, raw in given.items():
+        key, val = raw_key.lower(), raw.lower()
+        if key in ("enabled", "postimage"):
+            out[key] = "true" if _flag(key, raw) else "false"
+        elif key == "preimage":
+            out[key] = "full" if val == "full" else ("true" if _flag(key, raw) else "false")
+        elif key == "delta":
+            if val not in ("full", "keys"):
+                raise ConfigurationException(f'Invalid value for CDC option "delta": {raw}')
+            out[key] = val
+        elif key == "ttl":
+            out[key] = str(_ttl(raw))
+        else:
+            raise ConfigurationException(f"Invalid CDC option: {raw_key}")
+    return dict(sorted(out.items()))
 
 
 @dataclass(frozen=True)
@@ -45,31 +86,21 @@ class CdcOptions:
 
     @classmethod
     def parse(cls, options: Mapping[str, str] | None) -> "CdcOptions":
-        """Validate the stored option strings; ConfigurationException names the bad option."""
+        """The options of stored (or given) option strings; ConfigurationException names the bad option."""
         if not options:
             return cls()
-        pre = options.get("preimage", "false").strip().lower()
-        if pre == "full":
-            preimage, full = True, True
-        else:
-            try:
-                preimage, full = _bool("preimage", pre), False
-            except ConfigurationException:
-                raise ConfigurationException(
-                    f"Invalid value for CDC option \"preimage\": {options.get('preimage')} "
-                    "(expected true, false or 'full')") from None
-        delta = options.get("delta", "full").strip().lower()
-        if delta not in ("full", "keys"):
-            raise ConfigurationException(
-                f"Invalid value for CDC option \"delta\": {options.get('delta')} (expected 'full' or 'keys')")
-        raw_ttl = options.get("ttl", "86400").strip()
-        try:
-            ttl = int(raw_ttl)
-        except ValueError:
-            raise ConfigurationException(
-                f"Invalid value for CDC option \"ttl\": {raw_ttl} (expected a non-negative number of seconds)") from None
-        if ttl < 0:
-            raise ConfigurationException(
-                f"Invalid value for CDC option \"ttl\": {raw_ttl} (expected a non-negative number of seconds)")
-        return cls(_bool("enabled", options.get("enabled", "false")), preimage, full,
-                   _bool("postimage", options.get("postimage", "false")), delta == "keys", ttl)
+        # a catalog written before logtide refused them may hold yes/no/on/off: read them as before
+        o = canonical({k: _LEGACY.get(v.strip().lower(), v) for k, v in options.items()})
+        return cls(o["enabled"] == "true", o["preimage"] != "false", o["preimage"] == "full",
+                   o["postimage"] == "true", o["delta"] == "keys", int(o["ttl"]))
+
+
+def extension_blob(options: Mapping[str, str]) -> bytes:
+    """The ``cdc`` entry of ``system_schema.tables.extensions``: ScyllaDB's serialized ``map<sstring, sstring>``
+    (a little-endian uint32 count, then each key and value as a little-endian uint32 length and UTF-8 bytes)."""
+    items = canonical(options)
+    out = bytearray(len(items).to_bytes(4, "little"))
+    for k, v in items.items():
+        for s in (k.encode(), v.encode()):
+            out += len(s).to_bytes(4, "little") + s
+    return bytes(out)

@@ -387,7 +387,7 @@ class OrderBy:
 
 @dataclass(frozen=True)
 class Select:
-    """``SELECT [JSON] [DISTINCT] selectors FROM t [WHERE ...] [GROUP BY ...] [ORDER BY ...] [PER PARTITION LIMIT n] [LIMIT n] [ALLOW FILTERING]``.
+    """``SELECT [JSON] [DISTINCT] selectors FROM t [WHERE ...] [GROUP BY ...] [ORDER BY ...] [PER PARTITION LIMIT n] [LIMIT n] [ALLOW FILTERING] [BYPASS CACHE] [USING TIMEOUT t]``.
 
     ``selectors`` is ``None`` for ``*``.
     """
@@ -402,6 +402,8 @@ class Select:
     per_partition_limit: Term | None = None
     limit: Term | None = None
     allow_filtering: bool = False
+    bypass_cache: bool = False  # ScyllaDB's ``BYPASS CACHE``: accepted, changes nothing here
+    using: Using = field(default_factory=Using)  # ScyllaDB's ``USING TIMEOUT t`` (only timeout)
 
 
 # Property values in WITH clauses: plain Python values.  A quoted string is a

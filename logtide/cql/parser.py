@@ -225,7 +225,8 @@ class _Parser:
         return handler(self)
 
     def _select(self) -> ast.Select:
-        """SELECT [JSON] [DISTINCT] selectClause FROM t [WHERE] [GROUP BY] [ORDER BY] [PER PARTITION LIMIT] [LIMIT] [ALLOW FILTERING]."""
+        """SELECT [JSON] [DISTINCT] selectClause FROM t [WHERE] [GROUP BY] [ORDER BY] [PER PARTITION LIMIT] [LIMIT] [ALLOW FILTERING]
+        [BYPASS CACHE] [USING TIMEOUT t] (the last two are ScyllaDB's, in the order its grammar takes them)."""
         self._expect_kw("select")
         json = self._select_flag("json")
         distinct = self._select_flag("distinct")
@@ -257,9 +258,13 @@ class _Parser:
         if self._accept_kw("allow"):
             self._expect_kw("filtering")
             allow_filtering = True
+        bypass_cache = False
+        if self._accept_kw("bypass"):
+            self._expect_kw("cache")
+            bypass_cache = True
         return ast.Select(
             table, selectors, where, json, distinct, group_by, order_by, per_partition_limit, limit,
-            allow_filtering,
+            allow_filtering, bypass_cache, self._using(("timeout",)),
         )
 
     def _select_flag(self, word: str) -> bool:
@@ -354,18 +359,18 @@ class _Parser:
             return True
         return False
 
-    def _using(self) -> ast.Using:
-        """usingClause: USING (TTL t | TIMESTAMP t | TIMEOUT t) (AND ...)*."""
+    def _using(self, kinds: tuple[str, ...] = ("ttl", "timestamp", "timeout")) -> ast.Using:
+        """usingClause: USING (TTL t | TIMESTAMP t | TIMEOUT t) (AND ...)*; a SELECT takes only TIMEOUT."""
         if not self._accept_kw("using"):
             return ast.Using()
         values: dict[str, ast.Term] = {}
         while True:
             tok = self._peek()
-            if not self._at_kw("ttl", "timestamp", "timeout"):
-                self._mismatched("K_TIMESTAMP")
+            if not self._at_kw(*kinds):
+                self._mismatched("K_TIMEOUT" if kinds == ("timeout",) else "K_TIMESTAMP")
             self.i += 1
             values[tok.value] = self._term()
-            if not (self._at_kw("and") and self._at_kw("ttl", "timestamp", "timeout", k=1)):
+            if not (self._at_kw("and") and self._at_kw(*kinds, k=1)):
                 break
             self.i += 1
         return ast.Using(values.get("timestamp"), values.get("ttl"), values.get("timeout"))

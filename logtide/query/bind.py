@@ -84,6 +84,7 @@ class BindCollector:
     def using(self, using: ast.Using) -> None:
         self.term(using.timestamp, BIGINT, "[timestamp]")
         self.term(using.ttl, INT, "[ttl]")
+        self.term(using.timeout, T.DURATION, "[timeout]")
 
     def relation(self, table: Table, rel: ast.Relation) -> None:
         lhs = rel.lhs
@@ -184,6 +185,7 @@ class BindCollector:
         if isinstance(stmt, ast.Select):
             self.term(stmt.per_partition_limit, INT, "[per_partition_limit]")
             self.term(stmt.limit, INT, "[limit]")
+            self.using(stmt.using)
 
     def _assignment(self, table: Table, a: Any) -> None:
         col = table.column(a.column)

@@ -271,10 +271,8 @@ def cdc_options(value: Any) -> dict[str, str]:
         given = {str(k): simple_string("cdc", v).lower() if isinstance(v, bool) else simple_string("cdc", v) for k, v in value.items()}
     else:
         given = {"enabled": "true" if parse_boolean(simple_string("cdc", value)) else "false"}
-    for key in given:
-        if key not in CDC_DEFAULTS:
-            raise ConfigurationException(f"Invalid CDC option: {key}")
-    return dict(sorted({**CDC_DEFAULTS, **given}.items()))
+    from ..cdc.options import canonical
+    return canonical(given)
 
 
 def _validate_table_params(params: Mapping[str, Any]) -> None:

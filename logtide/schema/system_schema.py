@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from cassandra.util import SortedSet
 
+from logtide.cdc.options import extension_blob
 from logtide.schema import properties, types
 from logtide.schema.model import CLUSTERING, PARTITION_KEY, REGULAR, Column, Keyspace, Table
 
@@ -180,6 +181,13 @@ _SCHEMA_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]
             ("state_func", "text"),
             ("state_type", "text"),
         ],
+    ),
+    # ScyllaDB's: consumers (scylla-cdc-go, -rust) ask it whether a keyspace uses tablets; no rows = vnodes
+    "scylla_keyspaces": (
+        "ScyllaDB-specific information about keyspaces",
+        [("keyspace_name", "text")],
+        [],
+        [("initial_tablets", "int"), ("storage_options", "frozen<map<text, text>>"), ("storage_type", "text")],
     ),
     "indexes": (
         "secondary index definitions",
@@ -361,7 +369,7 @@ def _table_row(table: Table) -> dict[str, Any]:
         "crc_check_chance": float(o["crc_check_chance"]),
         "dclocal_read_repair_chance": float(o["dclocal_read_repair_chance"]),
         "default_time_to_live": int(o["default_time_to_live"]),
-        "extensions": {},
+        "extensions": {"cdc": extension_blob(table.cdc)} if table.cdc else {},
         "flags": table_flags(table),
         "gc_grace_seconds": int(o["gc_grace_seconds"]),
         "id": table.id,
@@ -461,10 +469,21 @@ def _local_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
             "rpc_address": node.rpc_address,
             "rpc_port": node.native_port,
             "schema_version": node.schema_version or catalog.version,
-            "tokens": SortedSet(node.tokens),
+            "tokens": SortedSet(node_tokens(node)),
             "truncated_at": None,
         }
     ]
+
+
+def node_tokens(node: NodeInfo) -> frozenset[str]:
+    """The node's tokens as ScyllaDB reports them: the range ends (vnode tokens) of the newest CDC generation.
+
+    A generation is built from the node's tokens, so the newest one holds the tokens it owns now (a
+    generation that starts in the future was made for the tokens taken at the last restart)."""
+    gens = node.cdc_generations
+    if gens is None:
+        return node.tokens
+    return frozenset(str(t) for t in gens.current.range_ends)
 
 
 def _generation_time(micros: int) -> datetime.datetime:
@@ -499,6 +518,7 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM_SCHEMA, "functions"): _no_rows,
     (SYSTEM_SCHEMA, "aggregates"): _no_rows,
     (SYSTEM_SCHEMA, "indexes"): _no_rows,
+    (SYSTEM_SCHEMA, "scylla_keyspaces"): _no_rows,
     (SYSTEM, "local"): _local_rows,
     (SYSTEM_AUTH, "roles"): _no_rows,
     (SYSTEM_AUTH, "role_permissions"): _no_rows,

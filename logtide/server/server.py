@@ -89,13 +89,16 @@ class Server:
         return self.address
 
     def _publish_node_info(self) -> None:
-        """Make ``system.local`` report the bound address and port (read by the engine as ``db.node_info``)."""
+        """Make ``system.local`` report the bound address and port (read by the engine as ``db.node_info``).
+
+        The CDC generations and the tokens are not part of it: a session reads them from the
+        Database at query time, so the generation tables follow every generation there is."""
         assert self.address is not None
         host, port = self.address
         if host in ("0.0.0.0", "::"):
             host = _primary_address()
         self.db.node_info = NodeInfo(host_id=self.db.host_id, broadcast_address=host, listen_address=host,
-                                     rpc_address=host, native_port=port, cdc_generations=self.db.generations)
+                                     rpc_address=host, native_port=port)
 
     async def wait_stopped(self) -> None:
         assert self._stopped is not None

@@ -34,6 +34,7 @@ def test_system_table_definitions():
     assert set(ks["system_distributed"].tables) == {"cdc_generation_timestamps", "cdc_streams_descriptions_v2"}
     assert set(ks["system_schema"].tables) == {
         "keyspaces", "tables", "columns", "dropped_columns", "triggers", "views", "types", "functions", "aggregates", "indexes",
+        "scylla_keyspaces",
     }
     assert set(ks["system"].tables) == {"local", "peers", "peers_v2"}
     columns = ks["system_schema"].tables["columns"]
