@@ -25,7 +25,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence, TextIO
 
-from logtide.errors import AlreadyExists, CqlError, SyntaxException, Unprepared
+from logtide.errors import AlreadyExists, CqlError, ReadFailure, SyntaxException, Unprepared
 from logtide.format import jsonl
 from logtide.format.cqlsh import FormatOptions, TablePrinter, print_describe, print_warnings
 from logtide.result import ResultSet
@@ -188,6 +188,9 @@ def driver_exception(err: CqlError) -> Exception:
         info = {"keyspace": err.keyspace, "table": err.table or None}
     elif isinstance(err, Unprepared):
         info = err.statement_id
+    elif isinstance(err, ReadFailure):
+        info = {"consistency": err.consistency, "required_responses": err.block_for,
+                "received_responses": err.received, "failures": err.failures, "error_code_map": None}
     cls = error_classes.get(err.code, ErrorMessage)
     try:
         return cls(err.code, err.message, info).to_exception()

@@ -43,6 +43,10 @@ def test_a_flipped_byte_in_a_value_fails_the_read_naming_keyspace_table_and_key(
             s.execute("UPDATE ks.t SET v = 'new' WHERE k = 1 AND c = 7 IF v = 'value-7'")
         # the other partitions still read
         assert len(list(s.execute("SELECT * FROM ks.t WHERE k = 0"))) == 4
+    out = run_logtide("shell", "--data-dir", str(data), "-e", "SELECT * FROM ks.t WHERE k = 1")
+    assert out.returncode == 1
+    assert out.stderr.startswith("<stdin>:1:ReadFailure: Error from server: code=1300 [Replica(s) failed to execute "
+                                 "read] message=\"Damaged row in ks.t, partition (k = 1), clustering key 0x"), out.stderr
 
 
 def test_logtide_check_reports_each_damaged_record(tmp_path):
