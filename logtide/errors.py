@@ -99,3 +99,41 @@ class StorageLocked(CqlError):
 
     code = 0x0000
     name = "ServerError"
+
+
+class StorageFailure(CqlError):
+    """The storage layer failed (a full disk, an I/O error, no file descriptors left): nothing was applied.
+
+    The statement itself was valid; retrying once the cause is gone may succeed.  The server answers
+    with Cassandra's WriteFailure (0x1500) or ReadFailure (0x1300), which drivers report with this
+    message, rather than as a server error (0x0000, kept for bugs).
+    """
+
+    code = 0x1500
+    name = "WriteFailure"
+    kind = "storage failure"  # what the server's log groups failures by
+
+    def __init__(self, message: str, kind: str = "storage failure") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class WriteFailure(StorageFailure):
+    """A write (or schema change) that storage could not make durable (protocol WriteFailure, 0x1500)."""
+
+    code = 0x1500
+    name = "WriteFailure"
+
+
+class ReadFailure(StorageFailure):
+    """A read that storage could not serve (protocol ReadFailure, 0x1300)."""
+
+    code = 0x1300
+    name = "ReadFailure"
+
+
+class Overloaded(CqlError):
+    """The server refuses work it has no room for right now (protocol Overloaded, 0x1001)."""
+
+    code = 0x1001
+    name = "Overloaded"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import sqlite3
 import threading
 import uuid
 from collections import OrderedDict
@@ -20,6 +21,7 @@ from typing import Any, Mapping, Sequence
 from .clock import Clock, SystemClock, TimestampSource
 from .cql import ast, parse
 from .errors import CqlError, InvalidRequest
+from .failures import open_failure, storage_failure
 from .cdc import log_schema
 from .cdc.capture import CdcTimeuuids, capture
 from .cdc.streams import Generation, Generations, Topology, build_generation, node_tokens
@@ -111,6 +113,14 @@ class Database:
         self.path = Path(path)
         self.clock = clock or SystemClock()
         self.store = Store.open(self.path, synchronous=synchronous)
+        try:
+            self._start(topology)
+        except BaseException:  # a full disk, a damaged file: release the directory (its lock) again
+            self.store.close()
+            raise
+
+    def _start(self, topology: Topology | None) -> None:
+        """Load the catalog, the host id and the CDC generations (may write: a new directory)."""
         self.timestamps = TimestampSource(self.clock)
         self.list_keys = ListKeys(self.clock.now_micros)
         self.timeuuids = TimeuuidSource(self.clock.now_micros)
@@ -217,7 +227,10 @@ def open(path: str | Path, clock: Clock | None = None, synchronous: str = "FULL"
 
     ``topology`` (vnodes and shards) shapes the CDC streams; giving one that
     differs from the stored topology starts a new CDC generation."""
-    return Database(path, clock=clock, synchronous=synchronous, topology=topology)
+    try:
+        return Database(path, clock=clock, synchronous=synchronous, topology=topology)
+    except (sqlite3.Error, OSError) as e:  # the embedded API raises only logtide errors
+        raise open_failure(path, e) from None
 
 
 class Session:
@@ -297,6 +310,7 @@ class Session:
             parsed = query.parsed
         else:
             parsed = self.db.parse(query)
+        check_params(params)
         if parsed.bind_markers:
             if params is None:
                 raise InvalidRequest(f"Statement has {len(parsed.bind_markers)} bind markers but no values were given")
@@ -313,6 +327,8 @@ class Session:
             raise
         except RecursionError as e:
             raise InvalidRequest(f"Statement is too deeply nested: {e}") from None
+        except (sqlite3.Error, OSError, UnicodeEncodeError) as e:
+            raise engine_error(e, reading=isinstance(parsed.statement, (ast.Select, ast.Describe))) from None
         finally:
             self._call.now = None
 
@@ -440,6 +456,7 @@ class Session:
         parsed = []
         evs = []
         for query, params in statements:
+            check_params(params)
             p = query.parsed if isinstance(query, PreparedStatement) else self.db.parse(query)
             if not isinstance(p.statement, DML):
                 raise InvalidRequest("Invalid statement in batch: only UPDATE, INSERT and DELETE statements are allowed.")
@@ -451,6 +468,8 @@ class Session:
         self._call.now = now_in_seconds
         try:
             return self._write(parsed, evs, timestamp, batch)
+        except (sqlite3.Error, OSError, UnicodeEncodeError) as e:
+            raise engine_error(e, reading=False) from None
         finally:
             self._call.now = None
 
@@ -549,3 +568,21 @@ def _dropped_store_ids(old: Catalog, new: Catalog) -> list[int]:
         return {t.store_id for ks in cat.all_keyspaces() for t in ks.tables.values()}
     return sorted(ids(old) - ids(new))
 
+
+
+def check_params(params: Any) -> None:
+    """Bound values must be None, a sequence (not a string) or a mapping: InvalidRequest otherwise."""
+    if params is None or isinstance(params, Mapping):
+        return
+    if not isinstance(params, Sequence) or isinstance(params, (str, bytes, bytearray)):
+        raise InvalidRequest(f"Bound values must be a sequence (list, tuple) or a mapping of names, "
+                             f"not {type(params).__name__}")
+
+
+def engine_error(exc: BaseException, reading: bool) -> CqlError:
+    """The logtide error for a non-logtide exception escaping a statement."""
+    if isinstance(exc, UnicodeEncodeError):
+        bad = exc.object[exc.start:exc.end] if isinstance(exc.object, str) else ""
+        return InvalidRequest(f"Invalid text value: {bad!r} at position {exc.start} cannot be encoded as UTF-8 "
+                              f"({exc.reason})")
+    return storage_failure(exc, reading)
