@@ -12,6 +12,7 @@ import pytest
 
 import logtide
 
+from .diskfull import full_disk, mount_tmpfs  # noqa: F401 - full_disk is a fixture
 from .server.serveproc import Serve
 
 DDL = ("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
@@ -57,14 +58,6 @@ def populated(path: Path) -> Path:
     return path
 
 
-def mount_tmpfs(path: Path, options: str) -> bool:
-    path.mkdir(parents=True, exist_ok=True)
-    if os.geteuid() != 0:
-        return False
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True)
-    return done.returncode == 0
-
-
 @pytest.fixture
 def readonly_dir(tmp_path) -> Iterator[Path]:
     """A directory nobody (not even root) can write: a read-only tmpfs as root, else mode 0500."""
@@ -78,33 +71,6 @@ def readonly_dir(tmp_path) -> Iterator[Path]:
             pytest.skip("root without mount: cannot make a directory unwritable")
         yield path
         path.chmod(0o700)
-
-
-def fill(path: Path) -> None:
-    """Write zeros to ``path`` until its filesystem is full."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        for size in (65536, 4096, 512, 1):
-            try:
-                while True:
-                    os.write(fd, b"\0" * size)
-            except OSError:
-                pass
-    finally:
-        os.close(fd)
-
-
-@pytest.fixture
-def full_disk(tmp_path) -> Iterator[Path]:
-    """A small tmpfs filled up to the last byte."""
-    path = tmp_path / "full"
-    if not mount_tmpfs(path, "size=256k"):
-        pytest.skip("needs root to mount a small tmpfs")
-    try:
-        fill(path / "filler")
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)])
 
 
 @pytest.mark.parametrize("command", [["serve"], ["shell", "-e", "SELECT * FROM system.local"],
