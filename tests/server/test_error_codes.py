@@ -39,3 +39,30 @@ def test_full_disk_is_write_failure_logged_once(small_disk, protocol_version):
         out = srv.output()
         assert "Traceback" not in out
         assert len([line for line in out.splitlines() if "disk is full" in line]) == 1, out
+
+
+def test_a_bug_is_server_error_logged_with_its_traceback_once(tmp_path, caplog):
+    """Fault injection: a statement runner that raises a Python exception stands for a bug."""
+    import logging
+
+    from cassandra.protocol import ErrorMessage, QueryMessage, ReadyMessage
+
+    import logtide
+    from logtide.server import BackgroundServer, ServerConfig
+
+    from .rawclient import RawClient
+
+    db = logtide.open(tmp_path / "d", synchronous="OFF")
+    with BackgroundServer(db, ServerConfig(port=0), close_db=True) as srv:
+        def broken(*_args):
+            raise ZeroDivisionError("division by zero")
+
+        srv.server.runner.query = broken
+        with caplog.at_level(logging.ERROR, logger="logtide.server"), RawClient(srv.port) as c:
+            assert isinstance(c.startup(), ReadyMessage)
+            for stream in range(1, 6):
+                reply = c.request(QueryMessage("SELECT * FROM system.local", 1), stream)
+                assert isinstance(reply, ErrorMessage) and reply.code == 0x0000, reply
+                assert "Internal error in logtide (ZeroDivisionError: division by zero)" in reply.message
+        records = [r for r in caplog.records if r.name == "logtide.server"]
+        assert len(records) == 1 and records[0].exc_info is not None, records
