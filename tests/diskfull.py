@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from pathlib import Path
@@ -32,28 +33,27 @@ def fill(path: Path) -> None:
         os.close(fd)
 
 
-@pytest.fixture
-def full_disk(tmp_path) -> Iterator[Path]:
-    """A small tmpfs filled up to the last byte."""
-    path = tmp_path / "full"
-    if not mount_tmpfs(path, "size=256k"):
+@contextlib.contextmanager
+def tmpfs(path: Path, options: str) -> Iterator[Path]:
+    """A tmpfs mounted at ``path`` for the duration (the test is skipped when it cannot be mounted)."""
+    if not mount_tmpfs(path, options):
         pytest.skip("needs root to mount a small tmpfs")
     try:
-        fill(path / "filler")
         yield path
     finally:
         subprocess.run(["umount", "-l", str(path)])
 
 
+@pytest.fixture
+def full_disk(tmp_path) -> Iterator[Path]:
+    """A small tmpfs filled up to the last byte."""
+    with tmpfs(tmp_path / "full", "size=256k") as path:
+        fill(path / "filler")
+        yield path
 
 
 @pytest.fixture
 def small_disk(tmp_path) -> Iterator[Path]:
     """An empty 8 MiB tmpfs (fill it with ``fill(path / "filler")``, free it by removing the filler)."""
-    path = tmp_path / "small"
-    if not mount_tmpfs(path, "size=8m"):
-        pytest.skip("needs root to mount a small tmpfs")
-    try:
+    with tmpfs(tmp_path / "small", "size=8m") as path:
         yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)])

@@ -225,9 +225,7 @@ class Connection:
         if self.state != AUTHENTICATING:
             raise ProtocolError("Unexpected message AUTH_RESPONSE, the connection is not authenticating")
         user, password = parse_sasl_plain(req.token)
-        login = self.server.login
-        assert login is not None
-        role = await login.login(self.address, user, password)
+        role = await self.server.login.login(self.address, user, password)
         self._become_ready(role)
         self._respond_now(stream, M.auth_success(None))
 

@@ -83,7 +83,7 @@ class Server:
         self._stopped: asyncio.Event | None = None
         self.address: tuple[str, int] | None = None
         self.failures = RateLimitedLog(log, self.config.log_interval)
-        self.login = LoginGuard(self.auth, self.config.login) if self.auth is not None else None
+        self._login: LoginGuard | None = None
         self.max_connections = 0
 
     # -- lifecycle ------------------------------------------------------------
@@ -135,8 +135,8 @@ class Server:
         await self._server.wait_closed()
         if self.workers is not None:
             await asyncio.to_thread(self.workers.shutdown, self.config.shutdown_timeout)
-        if self.login is not None:
-            self.login.shutdown()
+        if self._login is not None:
+            self._login.shutdown()
         if self.close_db:
             self.db.close()
         self._stopped.set()
@@ -177,6 +177,13 @@ class Server:
             self._conn_tasks.discard(task)
 
     # -- services for connections -----------------------------------------------
+    @property
+    def login(self) -> LoginGuard:
+        """Password checks (made on the first login: the auth manager may be attached after the server)."""
+        if self._login is None:
+            self._login = LoginGuard(getattr(self.db, "auth", None) or self.auth, self.config.login)
+        return self._login
+
     async def run_blocking(self, owner: Any, fn: Callable[..., R], *args: Any) -> R:
         """Run ``fn(*args)`` in the worker pool, taking turns with other owners (connections)."""
         assert self.workers is not None
