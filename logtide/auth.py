@@ -20,6 +20,7 @@ is never checked and may manage roles.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -192,10 +193,19 @@ class AuthManager:
         return any(r.login and r.password for r in self.roles.values())
 
     # -- authentication -----------------------------------------------------
+    @functools.cached_property
+    def _decoy_hash(self) -> str:
+        """A hash of a random password, checked against for unknown names (made on first use)."""
+        return hash_password(os.urandom(16).hex())
+
     def authenticate(self, user: str, password: str) -> str:
         """The role name for a valid login; AuthenticationError otherwise."""
         role = self.roles.get(user)
-        if role is None or not check_password(password, role.password):
+        stored = role.password if role is not None and role.password else self._decoy_hash
+        # an unknown name (or a role without a password) costs the same scrypt as a wrong password,
+        # so the time taken does not tell which names exist
+        matched = check_password(password, stored)
+        if role is None or not role.password or not matched:
             raise AuthenticationError(f"Provided username {user} and/or password are incorrect")
         if not role.login:
             raise AuthenticationError(f"{user} is not permitted to log in")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, NoReturn, Sequence
 
 Runner = Callable[[argparse.Namespace], int]
 Registrar = Callable[["argparse._SubParsersAction", argparse.ArgumentParser], argparse.ArgumentParser]
@@ -132,9 +132,16 @@ def subcommands() -> list[Registrar]:
     return [add_shell, add_serve, add_replay, add_check, add_migrate]
 
 
+class OneLineErrors(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line (``logtide serve: error: ...``), exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     """The ``logtide`` argument parser."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrors(
         prog="logtide",
         description="logtide: Cassandra/ScyllaDB-compatible tables with a CDC log, embedded.",
         epilog="Run 'logtide COMMAND --help' for the options of a command.",
@@ -147,10 +154,38 @@ def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
-    """Console entry point; returns the exit status."""
+    """Console entry point; returns the exit status.
+
+    Every failure is one line on stderr naming the problem (``logtide COMMAND: error: ...``) and exit
+    status 2: logtide's own errors, the operating system's and SQLite's; never a traceback.
+    """
     parser = build_parser(os.environ if environ is None else environ)
     ns = parser.parse_args(argv)
-    return ns.run(ns)
+    try:
+        return ns.run(ns)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # noqa: BLE001 - the one place that turns failures into a line and status 2
+        print(f"logtide {ns.command}: error: {failure_line(e, getattr(ns, 'data_dir', None))}", file=sys.stderr)
+        return 2
+
+
+def failure_line(exc: BaseException, data_dir: str | None) -> str:
+    """One line naming the problem behind ``exc``."""
+    import sqlite3
+
+    from logtide.errors import CqlError
+    from logtide.failures import describe
+
+    if isinstance(exc, CqlError):
+        text = exc.message
+    elif isinstance(exc, sqlite3.Error):
+        text = f"data directory {data_dir}: {describe(exc)[1]}"
+    elif isinstance(exc, OSError):
+        text = describe(exc)[1]
+    else:  # a bug: still no traceback for the user, but say what it was
+        text = f"internal error ({type(exc).__name__}: {exc}); please report it"
+    return " ".join(str(text).split()) or type(exc).__name__
 
 
 if __name__ == "__main__":

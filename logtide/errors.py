@@ -131,23 +131,42 @@ class ReadOnlyDatabase(InvalidRequest):
     """A write on a database opened read-only (``logtide.open(path, readonly=True)``)."""
 
 
-class ReadFailure(CqlError):
-    """A read that could not be served (protocol code 0x1300, Cassandra's ``ReadFailureException``).
+class StorageFailure(CqlError):
+    """The storage layer failed (a full disk, an I/O error, no file descriptors left): nothing was applied.
 
-    The protocol gives this error extra fields: the consistency level, the
-    responses received and required, and the failures (one: this node)."""
+    The statement itself was valid; retrying once the cause is gone may succeed.  The server answers
+    with Cassandra's WriteFailure (0x1500) or ReadFailure (0x1300), which drivers report with this
+    message, rather than as a server error (0x0000, kept for bugs).
+    """
+
+    code = 0x1500
+    name = "WriteFailure"
+    kind = "storage failure"  # what the server's log groups failures by
+
+    def __init__(self, message: str, kind: str = "storage failure") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class WriteFailure(StorageFailure):
+    """A write (or schema change) that storage could not make durable (protocol WriteFailure, 0x1500)."""
+
+    code = 0x1500
+    name = "WriteFailure"
+
+
+class ReadFailure(StorageFailure):
+    """A read that storage could not serve (protocol ReadFailure, 0x1300)."""
 
     code = 0x1300
     name = "ReadFailure"
 
-    def __init__(self, message: str, consistency: int = 0x0001, received: int = 0, block_for: int = 1,
-                 failures: int = 1, data_present: bool = False) -> None:
-        super().__init__(message)
-        self.consistency = consistency
-        self.received = received
-        self.block_for = block_for
-        self.failures = failures
-        self.data_present = data_present
+    # the protocol's extra fields of a read failure: this one node failed, at ONE
+    consistency = 0x0001
+    received = 0
+    block_for = 1
+    failures = 1
+    data_present = False
 
 
 class CorruptRecord(ReadFailure):
@@ -157,6 +176,13 @@ class CorruptRecord(ReadFailure):
     (its ``CorruptSSTableException`` fails the replica's read); logtide does the same."""
 
     def __init__(self, message: str, keyspace: str = "", table: str = "") -> None:
-        super().__init__(message)
+        super().__init__(message, "corrupt record")
         self.keyspace = keyspace
         self.table = table
+
+
+class Overloaded(CqlError):
+    """The server refuses work it has no room for right now (protocol Overloaded, 0x1001)."""
+
+    code = 0x1001
+    name = "Overloaded"

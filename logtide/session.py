@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import random
+import sqlite3
 import threading
 import uuid
 from collections import OrderedDict
@@ -21,6 +22,7 @@ from typing import Any, Mapping, Sequence
 from .clock import Clock, SystemClock, TimestampSource
 from .cql import ast, parse
 from .errors import CqlError, InvalidRequest
+from .failures import open_failure, storage_failure
 from .cdc import log_schema
 from .cdc.capture import CdcTimeuuids, capture
 from .query.timeout import check_timeout
@@ -114,6 +116,14 @@ class Database:
         self.clock = clock or SystemClock()
         self.readonly = readonly
         self.store = Store.open(self.path, readonly=readonly, synchronous=synchronous, create=create)
+        try:
+            self._start(topology)
+        except BaseException:  # a full disk, a damaged file: release the directory (its lock) again
+            self.store.close()
+            raise
+
+    def _start(self, topology: Topology | None) -> None:
+        """Load the catalog, the host id and the CDC generations (may write: a new directory)."""
         self.timestamps = TimestampSource(self.clock)
         self.list_keys = ListKeys(self.clock.now_micros)
         self.timeuuids = TimeuuidSource(self.clock.now_micros)
@@ -126,7 +136,7 @@ class Database:
             doc = txn.get_meta(CATALOG_KEY)
             host = txn.get_meta(HOST_ID_KEY)
         self.catalog = Catalog.from_json(doc.decode()) if doc else Catalog.empty()
-        if host is None and readonly:
+        if host is None and self.readonly:
             host = uuid.UUID(int=0).bytes  # never written: nothing in a read-only database needs it
         elif host is None:
             host = uuid.uuid4().bytes
@@ -233,8 +243,11 @@ def open(path: str | Path, clock: Clock | None = None, synchronous: str = "FULL"
     and the schema is the one stored when the database was opened.
     ``create=False`` refuses (``NoDatabase``) a directory that holds no
     logtide database instead of creating one (``docs/durability.md``)."""
-    return Database(path, clock=clock, synchronous=synchronous, topology=topology, readonly=readonly,
-                    create=create)
+    try:
+        return Database(path, clock=clock, synchronous=synchronous, topology=topology, readonly=readonly,
+                        create=create)
+    except (sqlite3.Error, OSError) as e:  # the embedded API raises only logtide errors
+        raise open_failure(path, e) from None
 
 
 class Session:
@@ -314,6 +327,7 @@ class Session:
             parsed = query.parsed
         else:
             parsed = self.db.parse(query)
+        check_params(params)
         if parsed.bind_markers:
             if params is None:
                 raise InvalidRequest(f"Statement has {len(parsed.bind_markers)} bind markers but no values were given")
@@ -331,6 +345,8 @@ class Session:
             raise
         except RecursionError as e:
             raise InvalidRequest(f"Statement is too deeply nested: {e}") from None
+        except (sqlite3.Error, OSError, UnicodeEncodeError) as e:
+            raise engine_error(e, reading=isinstance(parsed.statement, (ast.Select, ast.Describe))) from None
         finally:
             self._call.now = None
 
@@ -465,6 +481,7 @@ class Session:
         parsed = []
         evs = []
         for query, params in statements:
+            check_params(params)
             p = query.parsed if isinstance(query, PreparedStatement) else self.db.parse(query)
             if not isinstance(p.statement, DML):
                 raise InvalidRequest("Invalid statement in batch: only UPDATE, INSERT and DELETE statements are allowed.")
@@ -476,6 +493,8 @@ class Session:
         self._call.now = now_in_seconds
         try:
             return self._write(parsed, evs, timestamp, batch)
+        except (sqlite3.Error, OSError, UnicodeEncodeError) as e:
+            raise engine_error(e, reading=False) from None
         finally:
             self._call.now = None
 
@@ -574,3 +593,21 @@ def _dropped_store_ids(old: Catalog, new: Catalog) -> list[int]:
         return {t.store_id for ks in cat.all_keyspaces() for t in ks.tables.values()}
     return sorted(ids(old) - ids(new))
 
+
+
+def check_params(params: Any) -> None:
+    """Bound values must be None, a sequence (not a string) or a mapping: InvalidRequest otherwise."""
+    if params is None or isinstance(params, Mapping):
+        return
+    if not isinstance(params, Sequence) or isinstance(params, (str, bytes, bytearray)):
+        raise InvalidRequest(f"Bound values must be a sequence (list, tuple) or a mapping of names, "
+                             f"not {type(params).__name__}")
+
+
+def engine_error(exc: BaseException, reading: bool) -> CqlError:
+    """The logtide error for a non-logtide exception escaping a statement."""
+    if isinstance(exc, UnicodeEncodeError):
+        bad = exc.object[exc.start:exc.end] if isinstance(exc.object, str) else ""
+        return InvalidRequest(f"Invalid text value: {bad!r} at position {exc.start} cannot be encoded as UTF-8 "
+                              f"({exc.reason})")
+    return storage_failure(exc, reading)

@@ -21,7 +21,6 @@ import io
 import os
 import re
 import sys
-import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence, TextIO
 
@@ -354,8 +353,9 @@ class Shell:
         except CqlError as exc:
             self.report_cql_error(statement, exc, describe)
             return
-        except Exception:  # cqlsh prints the traceback of unexpected failures
-            self.report_error(statement, traceback.format_exc().rstrip("\n"), 0x0000)
+        except Exception as exc:  # a bug: one line saying so, never a traceback
+            self.report_error(statement, f"Internal error in logtide ({type(exc).__name__}: {exc}); please report it",
+                              0x0000)
             return
         finally:
             self.keyspace = getattr(self.session, "keyspace", self.keyspace)

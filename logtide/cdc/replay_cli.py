@@ -7,7 +7,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from ..errors import CqlError
+from ..errors import CqlError, InvalidRequest
 from ..schema.describe import describe_table, describe_type, create_keyspace_statement
 
 
@@ -43,13 +43,36 @@ def ensure_target(source_db: Any, keyspace: str, table: str, target_db: Any, tks
     if target_db.catalog.find_keyspace(tks) is None:
         ks = cat.keyspace(keyspace)
         session.execute(create_keyspace_statement(replace(ks, name=tks)))
-    if target_db.catalog.find_table(tks, tname) is not None:
+    existing = target_db.catalog.find_table(tks, tname)
+    if existing is not None:
+        check_same_schema(source_db.catalog.table(keyspace, table), existing)
         return
     for udt in cat.keyspace(keyspace).types.values():
         if target_db.catalog.find_keyspace(tks).types.get(udt.name) is None:
             session.execute(describe_type(replace(udt, keyspace=tks)))
     base = cat.table(keyspace, table)
     session.execute(describe_table(replace(base, keyspace=tks, name=tname, cdc=None)))
+
+
+def check_same_schema(source: Any, target: Any) -> None:
+    """InvalidRequest unless ``target`` has the source's primary key and every source column, of the same types."""
+    where = f"target table {target.keyspace}.{target.name}"
+
+    def key(t: Any) -> list[tuple[str, str]]:
+        return [(c.name, str(c.type)) for c in t.primary_key]
+
+    if key(source) != key(target):
+        raise InvalidRequest(f"{where} exists with another primary key than {source.keyspace}.{source.name}: "
+                             f"({', '.join(f'{n} {ty}' for n, ty in key(target))}) instead of "
+                             f"({', '.join(f'{n} {ty}' for n, ty in key(source))})")
+    theirs = {c.name: c for c in target.columns}
+    for column in source.columns:
+        other = theirs.get(column.name)
+        if other is None:
+            raise InvalidRequest(f"{where} exists without column {column.name} of {source.keyspace}.{source.name}")
+        if str(other.type) != str(column.type):
+            raise InvalidRequest(f"{where} exists with column {column.name} of type {other.type}, "
+                                 f"not {column.type} as in {source.keyspace}.{source.name}")
 
 
 def run_replay(ns: argparse.Namespace) -> int:
@@ -66,7 +89,7 @@ def run_replay(ns: argparse.Namespace) -> int:
         # read-only snapshots, so a running server may hold it, and a mistyped directory is not created
         source = logtide.open(ns.data_dir, create=False) if same_dir else logtide.open(ns.data_dir, readonly=True)
     except CqlError as e:
-        print(f"logtide replay: {e}", file=sys.stderr)
+        print(f"logtide replay: error: {e}", file=sys.stderr)
         return 2
     try:
         target = source if same_dir else logtide.open(ns.target_data_dir)
@@ -77,8 +100,8 @@ def run_replay(ns: argparse.Namespace) -> int:
             if target is not source:
                 target.close()
     except CqlError as e:
-        print(f"logtide replay: {e}", file=sys.stderr)
-        return 1
+        print(f"logtide replay: error: {e}", file=sys.stderr)
+        return 2
     finally:
         source.close()
     print(f"replayed {report.log_rows} log rows in {report.groups} groups from {ks}.{table} into {tks}.{tname}")

@@ -16,8 +16,10 @@ log = logging.getLogger("logtide.server")
 CONFIG_KEYS = {
     "data_dir": str, "host": str, "port": int, "auth": bool, "superuser": str,
     "superuser_password_file": str, "tls_cert": str, "tls_key": str, "workers": int, "synchronous": str,
+    "max_connections": int, "auth_timeout": float, "idle_timeout": float,
 }
-DEFAULTS: dict[str, Any] = {"host": "127.0.0.1", "port": 9042, "auth": False, "workers": 8, "synchronous": "FULL"}
+DEFAULTS: dict[str, Any] = {"host": "127.0.0.1", "port": 9042, "auth": False, "workers": 8, "synchronous": "FULL",
+                            "max_connections": None, "auth_timeout": 10.0, "idle_timeout": 0.0}
 
 
 class StartupError(Exception):
@@ -38,6 +40,9 @@ class ServeSettings:
     tls_key: str | None
     workers: int
     synchronous: str
+    max_connections: int | None = None
+    auth_timeout: float = 10.0
+    idle_timeout: float = 0.0
     topology: Any = None  # logtide.cdc.streams.Topology from --vnodes/--shards, or None
 
 
@@ -64,6 +69,15 @@ def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
     p.add_argument("--workers", type=int, help="threads running statements (default 8)")
     p.add_argument("--synchronous", choices=("FULL", "NORMAL", "OFF"),
                    help="SQLite durability: FULL (default) survives power loss, NORMAL survives crashes")
+    p.add_argument("--max-connections", type=int, metavar="N",
+                   help="connections open at once, past which new ones are closed (default: as many as the "
+                        "open file limit allows, keeping descriptors for storage)")
+    p.add_argument("--auth-timeout", type=float, metavar="SECONDS",
+                   help="close a connection that has not started a session (STARTUP and login) in this time "
+                        "(default 10; 0: never)")
+    p.add_argument("--idle-timeout", type=float, metavar="SECONDS",
+                   help="close a session that sent no request for this long (default 0: never, as Cassandra's "
+                        "native_transport_idle_timeout)")
     p.set_defaults(run=run_serve)
     return p
 
@@ -87,9 +101,26 @@ def settings_from(ns: argparse.Namespace) -> ServeSettings:
         data_dir=data_dir, host=merged["host"], port=merged["port"], auth=bool(merged["auth"]),
         superuser=merged.get("superuser"), superuser_password_file=merged.get("superuser_password_file"),
         tls_cert=merged.get("tls_cert"), tls_key=merged.get("tls_key"), workers=merged["workers"],
-        synchronous=merged["synchronous"].upper(),
+        synchronous=merged["synchronous"].upper(), max_connections=merged["max_connections"],
+        auth_timeout=float(merged["auth_timeout"]), idle_timeout=float(merged["idle_timeout"]),
         topology=cli_topology(ns),
     )
+
+
+def check_settings(s: ServeSettings) -> None:
+    """Refuse values no server can run with (StartupError naming the setting)."""
+    if not 0 <= s.port <= 65535:
+        raise StartupError(f"port {s.port} is out of range: give 0 to 65535 (0 picks a free port)")
+    if s.workers < 1:
+        raise StartupError(f"workers must be at least 1, not {s.workers}")
+    if s.max_connections is not None and s.max_connections < 1:
+        raise StartupError(f"max_connections must be at least 1, not {s.max_connections}")
+    for name in ("auth_timeout", "idle_timeout"):
+        value = getattr(s, name)
+        if not value >= 0 or value == float("inf"):
+            raise StartupError(f"{name} must be a number of seconds, 0 or more, not {value}")
+    if s.synchronous not in ("FULL", "NORMAL", "OFF"):
+        raise StartupError(f"synchronous must be FULL, NORMAL or OFF, not {s.synchronous!r}")
 
 
 def load_config(path: str) -> dict[str, Any]:
@@ -106,6 +137,8 @@ def load_config(path: str) -> dict[str, Any]:
         expected = CONFIG_KEYS.get(key)
         if expected is None:
             raise StartupError(f"unknown setting {key!r} in {path}; known: {', '.join(sorted(CONFIG_KEYS))}")
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
             raise StartupError(f"setting {key!r} in {path} must be a {expected.__name__}")
         out[key] = value
@@ -143,6 +176,7 @@ def run_serve(ns: argparse.Namespace) -> int:
                         stream=sys.stderr)
     try:
         settings = settings_from(ns)
+        check_settings(settings)
         return serve(settings)
     except StartupError as e:
         print(f"logtide serve: error: {e}", file=sys.stderr)
@@ -153,7 +187,7 @@ def serve(settings: ServeSettings) -> int:
     """Open the database, set up auth and TLS, and serve until signalled."""
     import logtide
     from logtide import auth as auth_mod
-    from logtide.errors import CqlError
+    from logtide.errors import CqlError, StorageFailure
 
     from .running import serve_until_signalled
     from .server import ServerConfig
@@ -162,9 +196,10 @@ def serve(settings: ServeSettings) -> int:
         raise StartupError("--superuser and --superuser-password-file go together")
     password = read_password(settings.superuser_password_file) if settings.superuser_password_file else None
     ssl_ctx = tls_context(settings.tls_cert, settings.tls_key)
-    os.makedirs(settings.data_dir, exist_ok=True)
     try:
         db = logtide.open(settings.data_dir, synchronous=settings.synchronous, topology=settings.topology)
+    except StorageFailure as e:  # its message names the directory and the problem
+        raise StartupError(str(e)) from None
     except CqlError as e:
         raise StartupError(f"cannot open data directory {settings.data_dir}: {e}") from None
     try:
@@ -172,7 +207,9 @@ def serve(settings: ServeSettings) -> int:
     except auth_mod.AuthSetupError as e:
         db.close()
         raise StartupError(str(e)) from None
-    config = ServerConfig(host=settings.host, port=settings.port, workers=settings.workers, tls=ssl_ctx)
+    config = ServerConfig(host=settings.host, port=settings.port, workers=settings.workers, tls=ssl_ctx,
+                          max_connections=settings.max_connections, auth_timeout=settings.auth_timeout,
+                          idle_timeout=settings.idle_timeout)
 
     def announce(server: Any) -> None:
         host, port = server.address
@@ -186,4 +223,7 @@ def serve(settings: ServeSettings) -> int:
     except OSError as e:
         db.close()
         raise StartupError(f"cannot listen on {settings.host}:{settings.port}: {e.strerror or e}") from None
+    except ValueError as e:  # a limit the server cannot run with (the open file limit)
+        db.close()
+        raise StartupError(str(e)) from None
     return 0

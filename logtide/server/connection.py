@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import traceback
 from typing import TYPE_CHECKING, Any, Callable
 
-from logtide.errors import AuthenticationError, CqlError, ProtocolError, ServerError
+from logtide.errors import AuthenticationError, CqlError, ProtocolError, ServerError, StorageFailure
 
 from . import messages as M
 from .compression import Compression
@@ -62,7 +63,9 @@ class Connection:
     def __init__(self, server: "Server", reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.server = server
         self.writer = writer
-        self.frames = FrameReader(reader, server.config.max_frame_body)
+        config = server.config
+        # until a session starts, only small frames (STARTUP, AUTH_RESPONSE) are read
+        self.frames = FrameReader(reader, min(config.max_frame_body, config.max_auth_frame_body))
         self.state = NEW
         self.session: Any = None
         self.compression: Compression | None = None  # v3/v4 responses
@@ -75,6 +78,9 @@ class Connection:
         self.closed = False
         peer = writer.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)
+        self.address = str(peer[0]) if isinstance(peer, tuple) and peer else str(peer)
+        self.opened = self.last_frame = 0.0
+        self._watchdog: asyncio.TimerHandle | None = None
 
     @property
     def version(self) -> int:
@@ -87,6 +93,9 @@ class Connection:
         Whatever ends the loop, statements already started finish and answer
         before the socket is closed.
         """
+        loop = asyncio.get_running_loop()
+        self.opened = self.last_frame = loop.time()
+        self._check_timeouts()
         try:
             handled = 0
             while not self.closed:
@@ -96,6 +105,7 @@ class Connection:
                 except BaseException:
                     self._slots.release()
                     raise
+                self.last_frame = loop.time()
                 await self._dispatch(frame)
                 handled += 1
                 if self.writer.transport.get_write_buffer_size() > WRITE_BUFFER_LIMIT:
@@ -110,9 +120,12 @@ class Connection:
             await self._fatal(e.stream, e)
         except asyncio.CancelledError:
             pass  # the server is stopping
-        except Exception:  # never let one connection take the server down
-            log.exception("unexpected error on connection from %s", self.peer)
+        except Exception as e:  # never let one connection take the server down
+            self.server.failures.error(_bug_kind(e), "unexpected error on connection from %s", self.peer,
+                                       exc_info=True)
         finally:
+            if self._watchdog is not None:
+                self._watchdog.cancel()
             if self.tasks:
                 await asyncio.wait(set(self.tasks), timeout=self.server.config.shutdown_timeout)
             await self.close()
@@ -137,8 +150,43 @@ class Connection:
                 self._start_statement(frame, request)
                 return  # the task releases the slot
         except CqlError as e:
-            self._respond_now(frame.stream, M.error(e))
+            self._respond_now(frame.stream, M.error(e, self.version))
         self._slots.release()
+
+    # -- time limits ------------------------------------------------------------
+    def _check_timeouts(self) -> None:
+        """Close a connection that has not started a session within ``auth_timeout``, or a session idle
+        (no request received, none running) for ``idle_timeout``; otherwise check again at the next deadline."""
+        self._watchdog = None
+        if self.closed:
+            return
+        config = self.server.config
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        if self.state != READY:
+            if config.auth_timeout <= 0:
+                return
+            deadline = self.opened + config.auth_timeout
+            if now >= deadline:
+                self.server.failures.warning(
+                    "auth timeout", "closing connection from %s: no session started within %g s (--auth-timeout)",
+                    self.peer, config.auth_timeout)
+                self._abort()
+                return
+        elif config.idle_timeout > 0:
+            deadline = (now if self.tasks else self.last_frame) + config.idle_timeout
+            if now >= deadline:
+                log.info("closing connection from %s: idle for %g s (--idle-timeout)", self.peer, config.idle_timeout)
+                self._abort()
+                return
+        else:
+            return
+        self._watchdog = loop.call_later(max(deadline - now, 0.01), self._check_timeouts)
+
+    def _abort(self) -> None:
+        """Drop the connection now: the read loop sees the end of the stream and closes."""
+        self.closed = True
+        self.writer.transport.abort()
 
     def _unexpected(self, opcode: int) -> str:
         name = M.OPCODE_NAMES.get(opcode, str(opcode))
@@ -177,15 +225,17 @@ class Connection:
         if self.state != AUTHENTICATING:
             raise ProtocolError("Unexpected message AUTH_RESPONSE, the connection is not authenticating")
         user, password = parse_sasl_plain(req.token)
-        auth = self.server.auth
-        assert auth is not None
-        role = await self.server.run_blocking(self, auth.authenticate, user, password)
+        role = await self.server.login.login(self.address, user, password)
         self._become_ready(role)
         self._respond_now(stream, M.auth_success(None))
 
     def _become_ready(self, role: str | None) -> None:
         self.session = self.server.db.session(user=role)
         self.state = READY
+        self.frames.max_body = self.server.config.max_frame_body
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+        self._check_timeouts()
 
     # -- statements -----------------------------------------------------------
     def _start_statement(self, frame: Frame, request: Any) -> None:
@@ -213,11 +263,15 @@ class Connection:
     async def _run_statement(self, stream: int, call: Callable[[], Outcome]) -> None:
         try:
             outcome = await self.server.run_blocking(self, call)
+        except StorageFailure as e:  # a full disk fails every write: one log line per kind per interval
+            self.server.failures.warning(e.kind, "%s (a statement from %s)", e.message, self.peer)
+            outcome = Outcome(M.error(e, self.version))
         except CqlError as e:
-            outcome = Outcome(M.error(e))
-        except Exception as e:  # a bug in the engine: report it as Cassandra reports its own
-            log.exception("error executing a statement from %s", self.peer)
-            outcome = Outcome(M.error(ServerError(f"{type(e).__name__}: {e}")))
+            outcome = Outcome(M.error(e, self.version))
+        except Exception as e:  # a bug: logged with its traceback once per place and interval
+            self.server.failures.error(_bug_kind(e), "error executing a statement from %s", self.peer, exc_info=True)
+            outcome = Outcome(M.error(ServerError(f"Internal error in logtide ({type(e).__name__}: {e}); "
+                                                  "the server log has the details"), self.version))
         self._respond_now(stream, outcome.response, outcome.warnings)
         if outcome.schema_change is not None:
             self.server.broadcast_schema_change(outcome.schema_change)
@@ -272,7 +326,7 @@ class Connection:
             self.closed = True
 
     async def _fatal(self, stream: int, error: CqlError) -> None:
-        self._respond_now(stream, M.error(error))
+        self._respond_now(stream, M.error(error, self.version))
         self._flush()
         await self.drain()
 
@@ -302,3 +356,10 @@ class Connection:
             pass
         except asyncio.CancelledError:
             pass
+
+
+def _bug_kind(exc: BaseException) -> str:
+    """What a bug's log lines are grouped by: its type and the place it was raised."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "?"
+    return f"bug {type(exc).__name__} at {where}"

@@ -40,6 +40,7 @@ CRC24_POLY = 0x1974F0B
 CRC32_INITIAL = zlib.crc32(b"\xfa\x2d\x55\xca")
 MAX_SEGMENT_PAYLOAD = 128 * 1024 - 1
 DEFAULT_MAX_FRAME_BODY = 16 * 1024 * 1024  # Cassandra 4.0: native_transport_max_frame_size_in_mb
+DEFAULT_MAX_AUTH_FRAME_BODY = 128 * 1024  # Cassandra: native_transport_max_auth_message_size (before a session)
 
 
 class FrameError(ProtocolError):
@@ -204,6 +205,9 @@ class FrameReader:
             if self.compression is None:
                 raise FrameError("Received a compressed frame but no compression was negotiated", stream)
             body = self.compression.decompress_body(body)
+            if len(body) > self.max_body:
+                raise FrameError(f"Request is too big: length {len(body)} exceeds maximum allowed length "
+                                 f"{self.max_body}.", stream)
         return Frame(version, flags, stream, opcode, body)
 
     def _check_header(self, header: bytes) -> tuple[int, int, int, int, int]:

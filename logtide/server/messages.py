@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from logtide.errors import AlreadyExists, CqlError, ProtocolError, Unprepared
+from logtide.errors import AlreadyExists, CqlError, ProtocolError, ReadFailure, StorageFailure, Unprepared
 from logtide.result import ColumnSpec, SchemaChange
 
 from . import datatypes
@@ -33,6 +33,7 @@ OPCODE_NAMES = {
 # query flags (one byte before v5, an int from v5)
 Q_VALUES, Q_SKIP_METADATA, Q_PAGE_SIZE, Q_PAGING_STATE = 0x01, 0x02, 0x04, 0x08
 Q_SERIAL_CONSISTENCY, Q_TIMESTAMP, Q_NAMES, Q_KEYSPACE, Q_NOW = 0x10, 0x20, 0x40, 0x80, 0x100
+CONSISTENCY_ONE = 0x0001
 PREPARE_WITH_KEYSPACE = 0x01
 
 # result kinds and rows/metadata flags
@@ -271,13 +272,26 @@ _DECODERS = {
 Response = tuple[int, bytes]
 
 
-def error(err: CqlError) -> Response:
-    """ERROR with the code and the extra fields the code calls for."""
+def error(err: CqlError, version: int = 4) -> Response:
+    """ERROR with the code and the extra fields the code calls for (protocol spec section 9)."""
+    if isinstance(err, StorageFailure) and version < 4:
+        return ERROR, BodyWriter().int(0x0000).string(err.message).getvalue()  # v3 has no failure codes
     w = BodyWriter().int(err.code).string(err.message)
     if isinstance(err, AlreadyExists):
         w.string(err.keyspace).string(err.table)
     elif isinstance(err, Unprepared):
         w.short_bytes(err.statement_id)
+    elif isinstance(err, StorageFailure):
+        # <cl><received><blockfor> then v4 <numfailures> / v5 <reasonmap>: this one node failed, at ONE
+        w.short(CONSISTENCY_ONE).int(0).int(1)
+        if version >= 5:
+            w.int(1).byte(4).raw(bytes((127, 0, 0, 1))).short(0x0000)  # failure reason UNKNOWN
+        else:
+            w.int(1)
+        if isinstance(err, ReadFailure):
+            w.byte(0)  # data_present: false
+        else:
+            w.string("SIMPLE")  # write type
     return ERROR, w.getvalue()
 
 

@@ -18,13 +18,16 @@ import ssl
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
+from logtide.ratelog import RateLimitedLog
 from logtide.result import SchemaChange
 from logtide.schema.system_schema import NodeInfo
 
 from . import compression as compression_mod
 from . import messages as M
 from .connection import Connection
-from .frame import DEFAULT_MAX_FRAME_BODY
+from .frame import DEFAULT_MAX_AUTH_FRAME_BODY, DEFAULT_MAX_FRAME_BODY
+from .limits import connection_limit, default_fd_reserve
+from .login import LoginGuard, LoginLimits
 from .prepared import DEFAULT_CAPACITY, PreparedCache
 from .scheduler import WorkerPool
 from .statements import StatementRunner
@@ -44,6 +47,14 @@ class ServerConfig:
     workers: int = 8
     max_in_flight: int = 1024  # statements per connection before reading pauses
     max_frame_body: int = DEFAULT_MAX_FRAME_BODY
+    # frames before a session starts (STARTUP, AUTH_RESPONSE): Cassandra's native_transport_max_auth_message_size
+    max_auth_frame_body: int = DEFAULT_MAX_AUTH_FRAME_BODY
+    max_connections: int | None = None  # None: as many as file descriptors allow (see limits)
+    fd_reserve: int | None = None  # descriptors kept for storage; None: limits.default_fd_reserve(workers)
+    auth_timeout: float = 10.0  # seconds a connection has to start a session (STARTUP, login); 0: no limit
+    idle_timeout: float = 0.0  # close a session idle this long (no request, none running); 0: never
+    login: LoginLimits = LoginLimits()
+    log_interval: float = 60.0  # a repeated failure is logged once per interval
     prepared_capacity: int = DEFAULT_CAPACITY
     shutdown_timeout: float = 30.0
     # seconds the loop waits for a statement on an idle worker (see scheduler); None: 2 ms, or 0 when
@@ -71,10 +82,21 @@ class Server:
         self._server: asyncio.base_events.Server | None = None
         self._stopped: asyncio.Event | None = None
         self.address: tuple[str, int] | None = None
+        self.failures = RateLimitedLog(log, self.config.log_interval)
+        self._login: LoginGuard | None = None
+        self.max_connections = 0
 
     # -- lifecycle ------------------------------------------------------------
     async def start(self) -> tuple[str, int]:
         """Bind and start accepting; returns the bound (host, port)."""
+        if self.config.workers < 1:
+            raise ValueError(f"workers must be at least 1, not {self.config.workers}")
+        reserve = self.config.fd_reserve
+        self.max_connections = connection_limit(
+            self.config.max_connections, default_fd_reserve(self.config.workers) if reserve is None else reserve)
+        loop = asyncio.get_running_loop()
+        if loop.get_exception_handler() is None:
+            loop.set_exception_handler(self._loop_exception)
         self._stopped = asyncio.Event()
         self._server = await asyncio.start_server(self._accept, self.config.host, self.config.port,
                                                   ssl=self.config.tls, reuse_address=True, limit=1 << 20)
@@ -116,9 +138,21 @@ class Server:
         await self._server.wait_closed()
         if self.workers is not None:
             await asyncio.to_thread(self.workers.shutdown, self.config.shutdown_timeout)
+        if self._login is not None:
+            self._login.shutdown()
         if self.close_db:
             self.db.close()
         self._stopped.set()
+
+    def _loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """Failures to accept (no file descriptors left) are logged once per interval, without a traceback."""
+        exc = context.get("exception")
+        message = str(context.get("message", ""))
+        if isinstance(exc, OSError) and "accept" in message:
+            self.failures.error("accept", "cannot accept new connections: %s; open connections are still "
+                                "served, accepting resumes when descriptors are free", exc.strerror or exc)
+            return
+        loop.default_exception_handler(context)
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         sock = writer.get_extra_info("socket")
@@ -127,6 +161,13 @@ class Server:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             except OSError:
                 pass
+        if len(self.connections) >= self.max_connections:
+            peer = writer.get_extra_info("peername")
+            self.failures.warning("connection limit", "refusing connections (first from %s): %d open, the limit "
+                                  "(--max-connections, or what the open file limit allows)",
+                                  peer[0] if isinstance(peer, tuple) else peer, len(self.connections))
+            writer.transport.abort()
+            return
         conn = Connection(self, reader, writer)
         task = asyncio.current_task()
         assert task is not None
@@ -139,6 +180,13 @@ class Server:
             self._conn_tasks.discard(task)
 
     # -- services for connections -----------------------------------------------
+    @property
+    def login(self) -> LoginGuard:
+        """Password checks (made on the first login: the auth manager may be attached after the server)."""
+        if self._login is None:
+            self._login = LoginGuard(getattr(self.db, "auth", None) or self.auth, self.config.login)
+        return self._login
+
     async def run_blocking(self, owner: Any, fn: Callable[..., R], *args: Any) -> R:
         """Run ``fn(*args)`` in the worker pool, taking turns with other owners (connections)."""
         assert self.workers is not None
@@ -166,7 +214,8 @@ class Server:
 
     def stats(self) -> dict[str, int]:
         """Open connections, statement tasks in flight and prepared statements (for tests and monitoring)."""
-        return {"connections": len(self.connections), "tasks": len(self.tasks),
+        return {"connections": len(self.connections), "max_connections": self.max_connections,
+                "tasks": len(self.tasks),
                 "connection_tasks": len(self._conn_tasks),
                 "queued": self.workers.pending() if self.workers else 0,
                 "running": self.workers.busy if self.workers else 0, "prepared": len(self.runner.cache)}
