@@ -18,6 +18,7 @@ import ssl
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
+from logtide.metrics import ServerMetrics
 from logtide.result import SchemaChange
 from logtide.schema.system_schema import NodeInfo
 
@@ -71,6 +72,7 @@ class Server:
         self._server: asyncio.base_events.Server | None = None
         self._stopped: asyncio.Event | None = None
         self.address: tuple[str, int] | None = None
+        self.metrics = ServerMetrics(self)  # this server's own Prometheus registry
 
     # -- lifecycle ------------------------------------------------------------
     async def start(self) -> tuple[str, int]:
@@ -113,6 +115,7 @@ class Server:
         await self._server.wait_closed()
         if self.workers is not None:
             await asyncio.to_thread(self.workers.shutdown, self.config.shutdown_timeout)
+        self.metrics.close()
         if self.close_db:
             self.db.close()
         self._stopped.set()
