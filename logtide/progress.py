@@ -20,6 +20,7 @@ known in advance (the bar then counts up).  ``enabled=False`` forces it off;
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from dataclasses import dataclass
 from typing import IO, Any, Iterator
@@ -52,6 +53,13 @@ def on_terminal(stream: IO[str]) -> bool:
         return False
 
 
+def _columns(stream: IO[str]) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        return 0
+
+
 @contextlib.contextmanager
 def progress(label: str, total: int | None = None, unit: str = "rows", enabled: bool | None = None,
              stream: IO[str] | None = None) -> Iterator[Progress]:
@@ -63,8 +71,9 @@ def progress(label: str, total: int | None = None, unit: str = "rows", enabled: 
         return
     from tqdm import tqdm
 
-    bar = tqdm(total=total, desc=label, unit=f" {unit}", unit_scale=True, file=out, leave=False,
-               dynamic_ncols=True, mininterval=0.2)
+    sized = _columns(out) > 0  # a terminal that reports no size (a bare pty) gets 80 columns
+    bar = tqdm(total=total, desc=label, unit=f" {unit}", file=out, leave=False, dynamic_ncols=sized,
+               ncols=None if sized else 80, nrows=None if sized else 24, mininterval=0.2)
     try:
         yield Progress(bar)
     finally:
