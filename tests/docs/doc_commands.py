@@ -46,7 +46,7 @@ PREPARED = [
     "DELETE FROM ks.t WHERE pk = 0 AND ck = 2",
 ]
 
-FENCE = re.compile(r"^(`{3,}|~{3,})\s*([\w+-]*)")
+FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+-]*)")
 MARKER = re.compile(r"^<!--\s*doc-test:\s*(\w+)\s*(.*?)\s*-->\s*$")
 
 
@@ -110,7 +110,7 @@ def extract(path: Path, name: str) -> list[Block]:
         fence, lang, opened = m.group(1), m.group(2), i
         body: list[tuple[int, str]] = []
         i += 1
-        while i < len(lines) and not lines[i].startswith(fence):
+        while i < len(lines) and not lines[i].strip().startswith(fence):
             body.append((i + 1, lines[i]))
             i += 1
         if i == len(lines):
