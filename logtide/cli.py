@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Callable, Mapping, Sequence
 
-from .config import add_config_option
+from .config import add_config_option, integer
 from .version import package_version
 
 Runner = Callable[[argparse.Namespace], int]
@@ -46,10 +46,10 @@ def topology(ns: argparse.Namespace):
 def common_options(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     """Options every subcommand takes (a parent parser)."""
     parent = argparse.ArgumentParser(add_help=False)
-    parent.add_argument("--vnodes", type=int, metavar="N",
+    parent.add_argument("--vnodes", type=integer, metavar="N",
                         help="CDC topology: number of vnode token ranges (default 16); a value different from "
                              "the stored one starts a new CDC generation")
-    parent.add_argument("--shards", type=int, metavar="N",
+    parent.add_argument("--shards", type=integer, metavar="N",
                         help="CDC topology: shards per vnode range, one stream each (default 2); a value "
                              "different from the stored one starts a new CDC generation")
     parent.add_argument(

@@ -23,6 +23,22 @@ SETTINGS: dict[str, type] = {
 TYPE_NAMES = {int: "an integer", str: "a string", bool: "true or false"}
 
 
+def integer(text: str) -> int:
+    """An argparse type: an integer option value ("must be an integer, got 'x'" otherwise)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+
+
+def number(text: str) -> float:
+    """An argparse type: a number of seconds or similar ("must be a number, got 'x'" otherwise)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+
+
 class ConfigError(Exception):
     """A config file that cannot be read or holds a bad setting (the message names the file)."""
 

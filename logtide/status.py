@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from .cdc.generations_cli import generation_time
+from .config import number
 from .errors import CqlError
 from .observe import NodeView, open_view
 from .server.runtime_file import RunningServer, running_server
@@ -33,7 +34,7 @@ def add_status(subparsers: "argparse._SubParsersAction", parent: argparse.Argume
         description="Show the data directory (size, tables, tables with CDC, the current CDC generation and its "
                     "streams, changefeeds) and, when a logtide serve runs on it with metrics on, its connections, "
                     "request rates and latencies. Reads without writing: safe while the server runs.")
-    p.add_argument("--interval", type=float, default=1.0, metavar="SECONDS",
+    p.add_argument("--interval", type=number, default=1.0, metavar="SECONDS",
                    help="seconds between the two metrics scrapes that give request rates (default 1; 0: counts only)")
     p.add_argument("--streams", action="store_true", help="list every stream of the current CDC generation")
     p.set_defaults(run=run_status)

@@ -10,6 +10,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from logtide.config import integer
+
 log = logging.getLogger("logtide.server")
 
 SERVE_KEYS = ("host", "port", "auth", "superuser", "superuser_password_file", "tls_cert", "tls_key", "workers",
@@ -51,7 +53,7 @@ def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
         "native protocol. Binds to loopback unless --host says otherwise. Stops cleanly on SIGINT/SIGTERM.",
     )
     p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, help="port to listen on (default 9042; 0 picks a free one)")
+    p.add_argument("--port", type=integer, help="port to listen on (default 9042; 0 picks a free one)")
     p.add_argument("--auth", action="store_true", default=None,
                    help="require logins (PasswordAuthenticator) and check permissions")
     p.add_argument("--superuser", metavar="NAME", help="bootstrap superuser, created if missing")
@@ -59,10 +61,10 @@ def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
                    help="file whose first line is the bootstrap superuser's password")
     p.add_argument("--tls-cert", metavar="FILE", help="PEM certificate (chain): serve over TLS")
     p.add_argument("--tls-key", metavar="FILE", help="PEM private key for --tls-cert")
-    p.add_argument("--workers", type=int, help="threads running statements (default 8)")
+    p.add_argument("--workers", type=integer, help="threads running statements (default 8)")
     p.add_argument("--synchronous", choices=SYNCHRONOUS,
                    help="SQLite durability: FULL (default) survives power loss, NORMAL survives crashes")
-    p.add_argument("--metrics-port", type=int, metavar="PORT",
+    p.add_argument("--metrics-port", type=integer, metavar="PORT",
                    help="serve Prometheus metrics over HTTP at http://HOST:PORT/metrics (default 9180, "
                         "ScyllaDB's; 0 disables)")
     p.set_defaults(run=run_serve)

@@ -76,7 +76,9 @@ def test_a_missing_config_file_is_named(tmp_path):
 
 def test_integer_options_say_must_be_an_integer(tmp_path):
     done = run("serve", "--data-dir", str(tmp_path), "--metrics-port", "x")
-    assert done.returncode == 2 and "invalid int value: 'x'" in done.stderr
+    assert done.returncode == 2 and "argument --metrics-port: must be an integer, got 'x'" in done.stderr
+    done = run("status", "--data-dir", str(tmp_path), "--vnodes", "1.5")
+    assert done.returncode == 2 and "argument --vnodes: must be an integer, got '1.5'" in done.stderr
 
 
 def test_tls_errors_name_the_file_that_could_not_be_loaded(tmp_path):
