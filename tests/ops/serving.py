@@ -63,9 +63,9 @@ class ServeProcess:
             self._reader.join(5)
         return "".join(self.lines)
 
-    def stop(self, timeout: float = 60) -> int:
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 60) -> int:
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            self.proc.send_signal(sig)
         status = self.proc.wait(timeout)
         self._reader.join(5)
         return status
