@@ -12,6 +12,9 @@ import os
 import sys
 from typing import Callable, Mapping, NoReturn, Sequence
 
+from .config import add_config_option, integer
+from .version import package_version
+
 Runner = Callable[[argparse.Namespace], int]
 Registrar = Callable[["argparse._SubParsersAction", argparse.ArgumentParser], argparse.ArgumentParser]
 
@@ -43,10 +46,10 @@ def topology(ns: argparse.Namespace):
 def common_options(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     """Options every subcommand takes (a parent parser)."""
     parent = argparse.ArgumentParser(add_help=False)
-    parent.add_argument("--vnodes", type=int, metavar="N",
+    parent.add_argument("--vnodes", type=integer, metavar="N",
                         help="CDC topology: number of vnode token ranges (default 16); a value different from "
                              "the stored one starts a new CDC generation")
-    parent.add_argument("--shards", type=int, metavar="N",
+    parent.add_argument("--shards", type=integer, metavar="N",
                         help="CDC topology: shards per vnode range, one stream each (default 2); a value "
                              "different from the stored one starts a new CDC generation")
     parent.add_argument(
@@ -56,6 +59,7 @@ def common_options(environ: Mapping[str, str]) -> argparse.ArgumentParser:
         help="directory holding the database (default: $LOGTIDE_DATA_DIR, else "
         "$XDG_DATA_HOME/logtide, else ~/.local/share/logtide; currently %(default)s)",
     )
+    add_config_option(parent)
     return parent
 
 
@@ -125,11 +129,25 @@ def add_replay(subparsers: "argparse._SubParsersAction", parent: argparse.Argume
     return register(subparsers, parent)
 
 
+def add_status(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``logtide status``: the data directory and a running server at a glance (``logtide.status``)."""
+    from logtide.status import add_status as register
+
+    return register(subparsers, parent)
+
+
+def add_cdc(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``logtide cdc generations|streams``: what CDC consumers read from system_distributed."""
+    from logtide.cdc.generations_cli import add_cdc as register
+
+    return register(subparsers, parent)
+
+
 def subcommands() -> list[Registrar]:
     """The subcommands, in the order ``--help`` lists them."""
     from logtide.check_cli import add_check, add_migrate
 
-    return [add_shell, add_serve, add_replay, add_check, add_migrate]
+    return [add_shell, add_serve, add_replay, add_status, add_cdc, add_check, add_migrate]
 
 
 class OneLineErrors(argparse.ArgumentParser):
@@ -146,6 +164,7 @@ def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
         description="logtide: Cassandra/ScyllaDB-compatible tables with a CDC log, embedded.",
         epilog="Run 'logtide COMMAND --help' for the options of a command.",
     )
+    parser.add_argument("--version", action="version", version=f"logtide {package_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     parent = common_options(environ)
     for registrar in subcommands():

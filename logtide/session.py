@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from .counters import WriteCounters
 from .clock import Clock, SystemClock, TimestampSource
 from .cql import ast, parse
 from .errors import CqlError, InvalidRequest
@@ -130,6 +131,7 @@ class Database:
         self.functions = FunctionRegistry(self.timeuuids, self.clock.now_micros)
         self.write_lock = threading.RLock()
         self.committer = GroupCommitter(self.store, self.write_lock)
+        self.counters = WriteCounters()  # read by the server's metrics
         self._parse_cache: OrderedDict[str, ast.Parsed] = OrderedDict()
         self._parse_lock = threading.Lock()
         with self.store.snapshot() as txn:
@@ -216,6 +218,7 @@ class Database:
         apply_mutation(mutation, txn, now)
         for lu in log_updates:
             append_log_rows(lu, txn)
+        self.counters.committed(sum(len(lu.rows) for lu in log_updates))
 
     def close(self) -> None:
         """Close storage and release the data directory."""

@@ -18,16 +18,18 @@ from __future__ import annotations
 import struct
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
+from ..errors import InvalidRequest
 from ..mutation.cells import NO_TTL, Cell, ComplexColumn, Deletion, Liveness, RowData
 from ..mutation.model import Mutation, PartitionUpdate, RangeDeletion
-from ..query.read import LiveRow, live_row, stored_partitions
+from ..query.read import live_row, stored_partitions
 from ..schema import types as T
 from ..schema.model import Table
 from ..storage.keys import clustering_key, partition_token, prefix_end, serialize_partition_key
 from ..storage.damage import row_record
 from . import log_schema as L
+from .verify import Difference, compare_tables
 from .log import (INSERT, PARTITION_DELETE, RANGE_LEFT_EXCLUSIVE, RANGE_LEFT_INCLUSIVE, RANGE_RIGHT_EXCLUSIVE,
                   RANGE_RIGHT_INCLUSIVE, ROW_DELETE, UPDATE)
 
@@ -210,18 +212,29 @@ class ReplayReport:
 
     log_rows: int = 0
     groups: int = 0
-    differences: list[str] = field(default_factory=list)
+    differences: list[Difference] = field(default_factory=list)
+
+
+def cdc_log_of(db: Any, keyspace: str, table: str) -> Table:
+    """The CDC log table of ``keyspace.table``; InvalidRequest "CDC is not enabled on ks.t" when it has none."""
+    base = db.catalog.table(keyspace, table)
+    log = db.catalog.find_table(keyspace, L.log_name(table))
+    if log is None or not (base.cdc and base.cdc.get("enabled") == "true"):
+        raise InvalidRequest(f"CDC is not enabled on {keyspace}.{table}")
+    return log
 
 
 def replay(source_db: Any, keyspace: str, table: str, target_db: Any, target_keyspace: str | None = None,
-           target_table: str | None = None, verify: bool = False) -> ReplayReport:
+           target_table: str | None = None, verify: bool = False,
+           on_log_rows: Callable[[int], None] | None = None) -> ReplayReport:
     """Rebuild ``keyspace.table`` from its CDC log into the target table (same schema, created beforehand).
 
     With ``verify``, compare the rebuilt table with the source cell by cell
-    (values, timestamps, TTLs) and list every difference.
+    (values, timestamps, TTLs) and list every difference.  ``on_log_rows(n)``
+    is told each time ``n`` more log rows were replayed (progress reports).
     """
+    log = cdc_log_of(source_db, keyspace, table)
     base = source_db.catalog.table(keyspace, table)
-    log = source_db.catalog.table(keyspace, L.log_name(table))
     target = target_db.catalog.table(target_keyspace or keyspace, target_table or table)
     report = ReplayReport()
     group: list[LogEntry] = []
@@ -236,6 +249,8 @@ def replay(source_db: Any, keyspace: str, table: str, target_db: Any, target_key
         b.flush()
         target_db.apply_mutation(b.mutation)
         report.groups += 1
+        if on_log_rows is not None:
+            on_log_rows(len(group))
         group.clear()
 
     for entry in read_log(source_db, log):
@@ -247,41 +262,3 @@ def replay(source_db: Any, keyspace: str, table: str, target_db: Any, target_key
     if verify:
         report.differences = compare_tables(source_db, base, target_db, target)
     return report
-
-
-def _cells_view(row: LiveRow | None) -> dict:
-    if row is None:
-        return {}
-    view: dict = {"marker": row.marker_live}
-    for n, c in row.cells.items():
-        view[n] = (c.value, c.timestamp, c.ttl)
-    for n, elems in row.complex.items():
-        view[n] = [(k, c.value, c.timestamp, c.ttl) for k, c in elems]
-    return view
-
-
-def table_snapshot(db: Any, table: Table) -> dict:
-    """Every live row of a table with its cells' values, timestamps and TTLs."""
-    now = db.now_seconds()
-    out: dict = {}
-    with db.store.snapshot() as txn:
-        for part in stored_partitions(table, txn, now, None, True, None, True):
-            static = part.static_row()
-            if static is not None:
-                out[(part.pk, None)] = _cells_view(static)
-            for lr in part.rows(None, None):
-                out[(part.pk, lr.ck)] = _cells_view(lr)
-    return out
-
-
-def compare_tables(a_db: Any, a: Table, b_db: Any, b: Table) -> list[str]:
-    """Differences between two tables' live cells (values, timestamps and TTLs)."""
-    left = table_snapshot(a_db, a)
-    right = table_snapshot(b_db, b)
-    diffs = []
-    for key in sorted(set(left) | set(right), key=lambda k: (k[0], k[1] or b"")):
-        if left.get(key) != right.get(key):
-            pk, ck = key
-            where = f"partition 0x{pk.hex()}" + ("" if ck is None else f" row 0x{ck.hex()}")
-            diffs.append(f"{where}: source {left.get(key)!r} != replica {right.get(key)!r}")
-    return diffs

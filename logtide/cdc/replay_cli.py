@@ -77,7 +77,8 @@ def check_same_schema(source: Any, target: Any) -> None:
 
 def run_replay(ns: argparse.Namespace) -> int:
     import logtide
-    from .replay import replay
+    from ..progress import progress
+    from .replay import cdc_log_of, replay
     ks, table = _split(ns.table)
     tks, tname = _split(ns.to) if ns.to else (ks, table)
     same_dir = ns.target_data_dir is None or ns.target_data_dir == ns.data_dir
@@ -92,10 +93,12 @@ def run_replay(ns: argparse.Namespace) -> int:
         print(f"logtide replay: error: {e}", file=sys.stderr)
         return 2
     try:
+        cdc_log_of(source, ks, table)  # before the target is created
         target = source if same_dir else logtide.open(ns.target_data_dir)
         try:
             ensure_target(source, ks, table, target, tks, tname)
-            report = replay(source, ks, table, target, tks, tname, verify=ns.verify)
+            with progress(f"replaying {ks}.{table}", unit="log rows") as bar:
+                report = replay(source, ks, table, target, tks, tname, verify=ns.verify, on_log_rows=bar.advance)
         finally:
             if target is not source:
                 target.close()
@@ -108,6 +111,7 @@ def run_replay(ns: argparse.Namespace) -> int:
     if ns.verify:
         for d in report.differences:
             print(d)
-        print(f"verify: {len(report.differences)} differences")
+        n = len(report.differences)
+        print(f"verify: {n} difference{'' if n == 1 else 's'} between {ks}.{table} and {tks}.{tname}")
         return 1 if report.differences else 0
     return 0

@@ -267,7 +267,9 @@ class NodeInfo:
     """What ``system.local`` says about this (only) node."""
 
     cluster_name: str = "logtide"
-    release_version: str = "4.0.11"
+    # the Cassandra release cqlsh (cqlshlib.serverversion) was built against: cqlsh warns on every call
+    # when the server reports another one; drivers choose the same schema parser for 4.x and 5.0
+    release_version: str = "5.0.0"
     cql_version: str = "3.4.5"
     native_protocol_version: str = "4"
     partitioner: str = "org.apache.cassandra.dht.Murmur3Partitioner"

@@ -7,19 +7,18 @@ import logging
 import os
 import ssl
 import sys
-import tomllib
 from dataclasses import dataclass
 from typing import Any
 
+from logtide.config import integer, number
+
 log = logging.getLogger("logtide.server")
 
-CONFIG_KEYS = {
-    "data_dir": str, "host": str, "port": int, "auth": bool, "superuser": str,
-    "superuser_password_file": str, "tls_cert": str, "tls_key": str, "workers": int, "synchronous": str,
-    "max_connections": int, "auth_timeout": float, "idle_timeout": float,
-}
+SERVE_KEYS = ("host", "port", "auth", "superuser", "superuser_password_file", "tls_cert", "tls_key", "workers",
+              "synchronous", "metrics_port", "max_connections", "auth_timeout", "idle_timeout")
 DEFAULTS: dict[str, Any] = {"host": "127.0.0.1", "port": 9042, "auth": False, "workers": 8, "synchronous": "FULL",
-                            "max_connections": None, "auth_timeout": 10.0, "idle_timeout": 0.0}
+                            "metrics_port": 9180, "max_connections": None, "auth_timeout": 10.0, "idle_timeout": 0.0}
+SYNCHRONOUS = ("FULL", "NORMAL", "OFF")
 
 
 class StartupError(Exception):
@@ -43,6 +42,7 @@ class ServeSettings:
     max_connections: int | None = None
     auth_timeout: float = 10.0
     idle_timeout: float = 0.0
+    metrics_port: int = 0
     topology: Any = None  # logtide.cdc.streams.Topology from --vnodes/--shards, or None
 
 
@@ -55,10 +55,8 @@ def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
         description="Serve the database in --data-dir to Cassandra/ScyllaDB drivers and cqlsh over the CQL "
         "native protocol. Binds to loopback unless --host says otherwise. Stops cleanly on SIGINT/SIGTERM.",
     )
-    p.add_argument("--config", metavar="FILE", help="TOML file with any of: " + ", ".join(sorted(CONFIG_KEYS))
-                   + " (command-line options win)")
     p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, help="port to listen on (default 9042; 0 picks a free one)")
+    p.add_argument("--port", type=integer, help="port to listen on (default 9042; 0 picks a free one)")
     p.add_argument("--auth", action="store_true", default=None,
                    help="require logins (PasswordAuthenticator) and check permissions")
     p.add_argument("--superuser", metavar="NAME", help="bootstrap superuser, created if missing")
@@ -66,42 +64,44 @@ def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
                    help="file whose first line is the bootstrap superuser's password")
     p.add_argument("--tls-cert", metavar="FILE", help="PEM certificate (chain): serve over TLS")
     p.add_argument("--tls-key", metavar="FILE", help="PEM private key for --tls-cert")
-    p.add_argument("--workers", type=int, help="threads running statements (default 8)")
-    p.add_argument("--synchronous", choices=("FULL", "NORMAL", "OFF"),
+    p.add_argument("--workers", type=integer, help="threads running statements (default 8)")
+    p.add_argument("--synchronous", choices=SYNCHRONOUS,
                    help="SQLite durability: FULL (default) survives power loss, NORMAL survives crashes")
-    p.add_argument("--max-connections", type=int, metavar="N",
+    p.add_argument("--max-connections", type=integer, metavar="N",
                    help="connections open at once, past which new ones are closed (default: as many as the "
                         "open file limit allows, keeping descriptors for storage)")
-    p.add_argument("--auth-timeout", type=float, metavar="SECONDS",
+    p.add_argument("--auth-timeout", type=number, metavar="SECONDS",
                    help="close a connection that has not started a session (STARTUP and login) in this time "
                         "(default 10; 0: never)")
-    p.add_argument("--idle-timeout", type=float, metavar="SECONDS",
+    p.add_argument("--idle-timeout", type=number, metavar="SECONDS",
                    help="close a session that sent no request for this long (default 0: never, as Cassandra's "
                         "native_transport_idle_timeout)")
+    p.add_argument("--metrics-port", type=integer, metavar="PORT",
+                   help="serve Prometheus metrics over HTTP at http://HOST:PORT/metrics (default 9180, "
+                        "ScyllaDB's; 0 disables)")
     p.set_defaults(run=run_serve)
     return p
 
 
 def settings_from(ns: argparse.Namespace) -> ServeSettings:
-    """Merge defaults, the config file and the command line (later wins)."""
-    merged: dict[str, Any] = dict(DEFAULTS)
-    if ns.config:
-        merged.update(load_config(ns.config))
-    for key in CONFIG_KEYS:
-        value = getattr(ns, key, None)
-        if value is not None and key != "data_dir":
-            merged[key] = value
-    from logtide.cli import default_data_dir
+    """Defaults, then the config file and the command line (already merged into ``ns`` by ``--config``)."""
     from logtide.cli import topology as cli_topology
 
-    data_dir = ns.data_dir
-    if "data_dir" in merged and ns.data_dir == default_data_dir(os.environ):
-        data_dir = merged["data_dir"]  # --data-dir not given: the config file's
+    merged: dict[str, Any] = dict(DEFAULTS)
+    for key in SERVE_KEYS:
+        value = getattr(ns, key, None)
+        if value is not None:
+            merged[key] = value
+    synchronous = merged["synchronous"].upper()
+    if synchronous not in SYNCHRONOUS:
+        raise StartupError(f"synchronous must be one of {', '.join(SYNCHRONOUS)}, got {merged['synchronous']!r}")
+    if not 0 <= merged["metrics_port"] <= 65535:
+        raise StartupError(f"metrics port must be between 0 and 65535, got {merged['metrics_port']}")
     return ServeSettings(
-        data_dir=data_dir, host=merged["host"], port=merged["port"], auth=bool(merged["auth"]),
+        data_dir=ns.data_dir, host=merged["host"], port=merged["port"], auth=bool(merged["auth"]),
         superuser=merged.get("superuser"), superuser_password_file=merged.get("superuser_password_file"),
         tls_cert=merged.get("tls_cert"), tls_key=merged.get("tls_key"), workers=merged["workers"],
-        synchronous=merged["synchronous"].upper(), max_connections=merged["max_connections"],
+        synchronous=synchronous, metrics_port=merged["metrics_port"], max_connections=merged["max_connections"],
         auth_timeout=float(merged["auth_timeout"]), idle_timeout=float(merged["idle_timeout"]),
         topology=cli_topology(ns),
     )
@@ -119,30 +119,6 @@ def check_settings(s: ServeSettings) -> None:
         value = getattr(s, name)
         if not value >= 0 or value == float("inf"):
             raise StartupError(f"{name} must be a number of seconds, 0 or more, not {value}")
-    if s.synchronous not in ("FULL", "NORMAL", "OFF"):
-        raise StartupError(f"synchronous must be FULL, NORMAL or OFF, not {s.synchronous!r}")
-
-
-def load_config(path: str) -> dict[str, Any]:
-    """The settings of a TOML config file, checked against CONFIG_KEYS."""
-    try:
-        with open(path, "rb") as f:
-            doc = tomllib.load(f)
-    except OSError as e:
-        raise StartupError(f"cannot read config file {path}: {e.strerror}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise StartupError(f"invalid config file {path}: {e}") from None
-    out = {}
-    for key, value in doc.items():
-        expected = CONFIG_KEYS.get(key)
-        if expected is None:
-            raise StartupError(f"unknown setting {key!r} in {path}; known: {', '.join(sorted(CONFIG_KEYS))}")
-        if expected is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-            raise StartupError(f"setting {key!r} in {path} must be a {expected.__name__}")
-        out[key] = value
-    return out
 
 
 def read_password(path: str) -> str:
@@ -162,12 +138,46 @@ def tls_context(cert: str | None, key: str | None) -> ssl.SSLContext | None:
         return None
     if cert is None or key is None:
         raise StartupError("TLS needs both --tls-cert and --tls-key")
+    for what, path in (("certificate", cert), ("private key", key)):
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as e:
+            raise StartupError(f"cannot read TLS {what} file {path}: {e.strerror}") from None
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     try:
         ctx.load_cert_chain(cert, key)
     except (OSError, ssl.SSLError) as e:
-        raise StartupError(f"cannot load TLS certificate/key: {e}") from None
+        reason = getattr(e, "reason", None) or e
+        if not _holds_pem_certificate(cert):
+            raise StartupError(f"cannot load TLS certificate {cert}: it holds no PEM certificate ({reason})") from None
+        raise StartupError(f"cannot load TLS private key {key} for certificate {cert}: {reason}") from None
     return ctx
+
+
+def _holds_pem_certificate(path: str) -> bool:
+    """True when the file's first PEM certificate block decodes."""
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            text = f.read()
+        start = text.index("-----BEGIN CERTIFICATE-----")
+        end = text.index("-----END CERTIFICATE-----", start) + len("-----END CERTIFICATE-----")
+        ssl.PEM_cert_to_DER_cert(text[start:end])
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+def is_loopback(host: str) -> bool:
+    """True for addresses only this machine can reach (127.0.0.0/8, ::1, localhost)."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def run_serve(ns: argparse.Namespace) -> int:
@@ -189,6 +199,9 @@ def serve(settings: ServeSettings) -> int:
     from logtide import auth as auth_mod
     from logtide.errors import CqlError, StorageFailure
 
+    from logtide.version import package_version
+
+    from .runtime_file import RuntimeFile
     from .running import serve_until_signalled
     from .server import ServerConfig
 
@@ -210,13 +223,19 @@ def serve(settings: ServeSettings) -> int:
     config = ServerConfig(host=settings.host, port=settings.port, workers=settings.workers, tls=ssl_ctx,
                           max_connections=settings.max_connections, auth_timeout=settings.auth_timeout,
                           idle_timeout=settings.idle_timeout)
+    if not settings.auth and not is_loopback(settings.host):
+        log.warning("listening on %s without --auth: anyone who can reach this address can read and change "
+                    "every table; give --auth (and --superuser) or bind to 127.0.0.1", settings.host)
+    runtime = RuntimeFile(settings.data_dir)
 
     def announce(server: Any) -> None:
         host, port = server.address
-        host = f"[{host}]" if ":" in host else host
-        log.info("listening on %s:%d, data directory %s (CQL native protocol v3/v4/v5; TLS %s; authentication %s)",
-                 host, port, os.path.abspath(settings.data_dir), "on" if ssl_ctx else "off",
-                 "on" if settings.auth else "off")
+        metrics_port = start_metrics(server, settings)
+        log.info("logtide %s listening on %s:%d, data directory %s (CQL native protocol v3/v4/v5; TLS %s; "
+                 "authentication %s; metrics %s)", package_version(), _bracket(host), port,
+                 os.path.abspath(settings.data_dir), "on" if ssl_ctx else "off", "on" if settings.auth else "off",
+                 f"http://{_bracket(host)}:{metrics_port}/metrics" if metrics_port else "off")
+        runtime.write(host, port, metrics_port)
 
     try:
         serve_until_signalled(db, config, announce)
@@ -226,4 +245,25 @@ def serve(settings: ServeSettings) -> int:
     except ValueError as e:  # a limit the server cannot run with (the open file limit)
         db.close()
         raise StartupError(str(e)) from None
+    finally:
+        runtime.remove()
     return 0
+
+
+def _bracket(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def start_metrics(server: Any, settings: ServeSettings) -> int:
+    """Serve the server's metrics over HTTP on the CQL host; the bound port, or 0 (disabled or unavailable).
+
+    The metrics endpoint is an aid, not the service: when its port is taken the
+    server logs a warning and serves CQL without it."""
+    if not settings.metrics_port:
+        return 0
+    try:
+        return server.metrics.serve_http(settings.host, settings.metrics_port)
+    except OSError as e:
+        log.warning("cannot serve metrics on %s:%d: %s; serving without metrics (choose another "
+                    "--metrics-port, or 0 to disable)", settings.host, settings.metrics_port, e.strerror or e)
+        return 0

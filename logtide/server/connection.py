@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import traceback
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -132,6 +133,8 @@ class Connection:
 
     async def _dispatch(self, frame: Frame) -> None:
         """Answer handshake messages inline; start a task for statements."""
+        started = time.perf_counter()
+        error = None
         try:
             request = M.decode_request(frame)
             if isinstance(request, M.Options):
@@ -151,6 +154,9 @@ class Connection:
                 return  # the task releases the slot
         except CqlError as e:
             self._respond_now(frame.stream, M.error(e, self.version))
+            error = type(e).__name__
+        self.server.metrics.request_done(M.OPCODE_NAMES.get(frame.opcode, str(frame.opcode)), error,
+                                         time.perf_counter() - started)
         self._slots.release()
 
     # -- time limits ------------------------------------------------------------
@@ -250,7 +256,8 @@ class Connection:
             call = lambda: runner.execute(self.session, request, version)  # noqa: E731
         else:
             call = lambda: runner.batch(self.session, request, version)  # noqa: E731
-        task = asyncio.get_running_loop().create_task(self._run_statement(frame.stream, call))
+        kind = M.OPCODE_NAMES.get(frame.opcode, str(frame.opcode))
+        task = asyncio.get_running_loop().create_task(self._run_statement(frame.stream, call, kind))
         self.tasks.add(task)
         self.server.tasks.add(task)
         task.add_done_callback(self._statement_done)
@@ -260,7 +267,9 @@ class Connection:
         self.server.tasks.discard(task)
         self._slots.release()
 
-    async def _run_statement(self, stream: int, call: Callable[[], Outcome]) -> None:
+    async def _run_statement(self, stream: int, call: Callable[[], Outcome], kind: str = "QUERY") -> None:
+        started = time.perf_counter()
+        error = None
         try:
             outcome = await self.server.run_blocking(self, call)
         except StorageFailure as e:  # a full disk fails every write: one log line per kind per interval
@@ -268,11 +277,14 @@ class Connection:
             outcome = Outcome(M.error(e, self.version))
         except CqlError as e:
             outcome = Outcome(M.error(e, self.version))
+            error = type(e).__name__
         except Exception as e:  # a bug: logged with its traceback once per place and interval
             self.server.failures.error(_bug_kind(e), "error executing a statement from %s", self.peer, exc_info=True)
             outcome = Outcome(M.error(ServerError(f"Internal error in logtide ({type(e).__name__}: {e}); "
                                                   "the server log has the details"), self.version))
+            error = "ServerError"
         self._respond_now(stream, outcome.response, outcome.warnings)
+        self.server.metrics.request_done(kind, error, time.perf_counter() - started)
         if outcome.schema_change is not None:
             self.server.broadcast_schema_change(outcome.schema_change)
         for change in outcome.implied_changes:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
 from logtide.ratelog import RateLimitedLog
+from logtide.metrics import ServerMetrics
 from logtide.result import SchemaChange
 from logtide.schema.system_schema import NodeInfo
 
@@ -85,6 +86,7 @@ class Server:
         self.failures = RateLimitedLog(log, self.config.log_interval)
         self._login: LoginGuard | None = None
         self.max_connections = 0
+        self.metrics = ServerMetrics(self)  # this server's own Prometheus registry
 
     # -- lifecycle ------------------------------------------------------------
     async def start(self) -> tuple[str, int]:
@@ -140,6 +142,7 @@ class Server:
             await asyncio.to_thread(self.workers.shutdown, self.config.shutdown_timeout)
         if self._login is not None:
             self._login.shutdown()
+        self.metrics.close()
         if self.close_db:
             self.db.close()
         self._stopped.set()

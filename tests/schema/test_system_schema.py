@@ -129,7 +129,7 @@ def test_local_row(catalog):
     (row,) = system_rows(catalog, "system", "local", node)
     assert row["key"] == "local"
     assert row["cluster_name"] == "logtide"
-    assert row["release_version"] == "4.0.11"
+    assert row["release_version"] == "5.0.0"
     assert row["cql_version"] == "3.4.5"
     assert row["native_protocol_version"] == "4"
     assert row["partitioner"] == "org.apache.cassandra.dht.Murmur3Partitioner"

@@ -224,8 +224,8 @@ def run_document(port: int, home: Path, doc: str, examples: list[Example], marke
             for ex in examples:
                 outcomes[ex.name].setup_output = "\n".join(segments.get(marker_ids[ex.name, "setup"], ["<no marker>"]))
                 outcomes[ex.name].output = "\n".join(segments.get(marker_ids[ex.name, "last"], ["<no marker>"]))
-        else:  # cqlsh prints a version warning (the server says 4.0.11), and nothing for DDL
-            printed = [line for line in stdout.splitlines() if line and not line.startswith("WARNING: cqlsh was built")]
+        else:  # cqlsh prints nothing for DDL
+            printed = [line for line in stdout.splitlines() if line]
             stray.extend(f"schema session printed: {line}" for line in printed)
     if stray:
         for o in outcomes.values():

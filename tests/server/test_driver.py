@@ -49,7 +49,7 @@ def test_negotiated_version(conn):
     assert c.protocol_version in (4, 5)
     row = session.execute("SELECT release_version, rpc_address, schema_version FROM system.local "
                           "WHERE key = 'local'").one()
-    assert row.release_version == "4.0.11"
+    assert row.release_version == "5.0.0"
     assert row.rpc_address == "127.0.0.1"
     assert list(session.execute("SELECT * FROM system.peers")) == []
 

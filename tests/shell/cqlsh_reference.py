@@ -184,7 +184,7 @@ class RefShell(cqlshmain.Shell):
         self.display_timezone = None
         self.output_codec = __import__("codecs").lookup("utf-8")
         self.encoding = "utf-8"
-        self.connection_versions = {"build": "4.0.11", "cql": "3.4.5"}
+        self.connection_versions = {"build": "5.0.0", "cql": "3.4.5"}
         self.current_keyspace = None
         self.tracing_enabled = False
         self.expand_enabled = False

@@ -1,0 +1,89 @@
+"""The TOML config file every ``logtide`` subcommand reads with ``--config FILE``.
+
+One file serves every subcommand: each takes the settings it has an option
+for and ignores the rest (``host`` means nothing to ``logtide status``), so
+``logtide serve --config F`` and ``logtide status --config F`` agree on
+``data_dir``.  Keys are the long option names with ``_`` for ``-``.  Options
+given on the command line win over the file, the file over the defaults.
+An unknown key, or a value of the wrong type, is an error naming the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tomllib
+from typing import Any, Sequence
+
+# setting -> type; shared by every subcommand that has the option
+SETTINGS: dict[str, type] = {
+    "data_dir": str, "vnodes": int, "shards": int,
+    "host": str, "port": int, "auth": bool, "superuser": str, "superuser_password_file": str,
+    "tls_cert": str, "tls_key": str, "workers": int, "synchronous": str, "metrics_port": int,
+    "max_connections": int, "auth_timeout": float, "idle_timeout": float,
+}
+TYPE_NAMES = {int: "an integer", str: "a string", bool: "true or false", float: "a number"}
+
+
+def integer(text: str) -> int:
+    """An argparse type: an integer option value ("must be an integer, got 'x'" otherwise)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+
+
+def number(text: str) -> float:
+    """An argparse type: a number of seconds or similar ("must be a number, got 'x'" otherwise)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+
+
+class ConfigError(Exception):
+    """A config file that cannot be read or holds a bad setting (the message names the file)."""
+
+
+def load_config(path: str) -> dict[str, Any]:
+    """The settings of a TOML config file, checked against SETTINGS."""
+    try:
+        with open(path, "rb") as f:
+            doc = tomllib.load(f)
+    except OSError as e:
+        raise ConfigError(f"cannot read config file {path}: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"invalid config file {path}: {e}") from None
+    out = {}
+    for key, value in doc.items():
+        expected = SETTINGS.get(key)
+        if expected is None:
+            raise ConfigError(f"unknown setting {key!r} in {path}; known: {', '.join(sorted(SETTINGS))}")
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            raise ConfigError(f"setting {key!r} in {path} must be {TYPE_NAMES[expected]}, got {value!r}")
+        out[key] = value
+    return out
+
+
+class ConfigAction(argparse.Action):
+    """``--config FILE``: fill every option of this subcommand that the command line did not set."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        path = str(values)
+        setattr(namespace, self.dest, path)
+        try:
+            settings = load_config(path)
+        except ConfigError as e:
+            parser.error(str(e))
+        for key, value in settings.items():
+            if hasattr(namespace, key) and getattr(namespace, key) == parser.get_default(key):
+                setattr(namespace, key, value)
+
+
+def add_config_option(parser: argparse.ArgumentParser, keys: Sequence[str] = ("data_dir", "vnodes", "shards")) -> None:
+    """Add ``--config FILE`` to a (parent) parser."""
+    parser.add_argument("--config", metavar="FILE", action=ConfigAction,
+                        help="TOML file of settings (" + ", ".join(sorted(SETTINGS)) + "); each command uses "
+                             "those it has options for; command-line options win")

@@ -1,0 +1,129 @@
+"""Prometheus metrics of a running ``logtide serve`` (ScyllaDB serves its own on port 9180).
+
+Each server has its own ``CollectorRegistry`` (no module-level state), so
+several servers in one process (tests) never mix their numbers.  Request
+metrics are recorded by the connections as requests finish; everything else
+is read when scraped:
+
+==============================================  =========  ==============================================
+metric                                          type       what
+==============================================  =========  ==============================================
+``logtide_cql_requests_total{kind}``            counter    requests answered, by opcode (QUERY, EXECUTE, ...)
+``logtide_cql_request_errors_total{kind,error}`` counter   requests answered with an ERROR, by error class
+``logtide_cql_request_latency_seconds{kind}``   histogram  time from decoding a request to its answer
+``logtide_cql_connections``                     gauge      open client connections
+``logtide_cql_requests_in_flight``              gauge      statements running or queued
+``logtide_writes_total``                        counter    mutations committed (statements, batches)
+``logtide_cdc_log_rows_written_total``          counter    CDC log rows written
+``logtide_storage_bytes``                       gauge      bytes of the data directory's database files
+``logtide_cdc_generation_streams``              gauge      streams of the current CDC generation
+``logtide_changefeed_records_written_total``    counter    records in each changefeed topic (``changefeed``)
+``logtide_changefeed_consumer_lag_records``     gauge      records a consumer has not committed yet
+``logtide_changefeed_initial_scan_progress``    gauge      0..1 while a changefeed's initial scan runs
+``logtide_info{version}``                       gauge      always 1; the logtide version as a label
+==============================================  =========  ==============================================
+
+The changefeed families come from ``logtide.observe.changefeeds`` and stay
+empty until ``logtide.observe.topic_reader`` returns a reader.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from . import observe
+from .version import package_version
+
+LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+                   5.0, 10.0)
+
+
+class _ScrapeCollector(Collector):
+    """Families read at scrape time from the server and its database."""
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+
+    def collect(self) -> Iterator[Metric]:
+        server, db = self.server, self.server.db
+        yield _info()
+        yield GaugeMetricFamily("logtide_cql_connections", "Open client connections",
+                                value=len(server.connections))
+        yield GaugeMetricFamily("logtide_cql_requests_in_flight", "Statements running or queued",
+                                value=len(server.tasks))
+        counters = getattr(db, "counters", None)
+        if counters is not None:
+            yield CounterMetricFamily("logtide_writes", "Mutations committed (statements and batches that wrote)",
+                                      value=counters.mutations)
+            yield CounterMetricFamily("logtide_cdc_log_rows_written", "CDC log rows written",
+                                      value=counters.cdc_log_rows)
+        yield GaugeMetricFamily("logtide_storage_bytes", "Bytes of the data directory's database files",
+                                value=observe.data_dir_bytes(db.path))
+        gens = getattr(db, "generations", None)
+        if gens is not None:
+            yield GaugeMetricFamily("logtide_cdc_generation_streams", "Streams of the current CDC generation",
+                                    value=len(gens.current.all_streams()))
+        yield from changefeed_families(observe.topic_reader(db))
+
+
+def _info() -> Metric:
+    family = GaugeMetricFamily("logtide_info", "logtide build information", labels=["version"])
+    family.add_metric([package_version()], 1)
+    return family
+
+
+def changefeed_families(reader: Any) -> Iterator[Metric]:
+    """Records written, consumer lag and initial-scan progress of every changefeed (none without a reader)."""
+    written = CounterMetricFamily("logtide_changefeed_records_written", "Records written to each changefeed topic",
+                                  labels=["changefeed"])
+    lag = GaugeMetricFamily("logtide_changefeed_consumer_lag_records",
+                            "Records of a changefeed a consumer has not committed yet", labels=["changefeed", "consumer"])
+    scan = GaugeMetricFamily("logtide_changefeed_initial_scan_progress",
+                             "Fraction of the table an initial scan has read (0..1)", labels=["changefeed"])
+    for cf in observe.changefeeds(reader) if reader is not None else ():
+        written.add_metric([cf.path], cf.records_written)
+        for c in cf.consumers:
+            lag.add_metric([cf.path, c.name], c.lag)
+        if cf.initial_scan_progress is not None:
+            scan.add_metric([cf.path], cf.initial_scan_progress)
+    yield from (written, lag, scan)
+
+
+class ServerMetrics:
+    """One server's registry: request counters and latencies, plus the scrape-time families."""
+
+    def __init__(self, server: Any) -> None:
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.requests = Counter("logtide_cql_requests", "CQL requests answered, by opcode", ["kind"],
+                                registry=self.registry)
+        self.errors = Counter("logtide_cql_request_errors", "CQL requests answered with an ERROR, by error class",
+                              ["kind", "error"], registry=self.registry)
+        self.latency = Histogram("logtide_cql_request_latency_seconds", "Time from a request to its answer",
+                                 ["kind"], buckets=LATENCY_BUCKETS, registry=self.registry)
+        self.registry.register(_ScrapeCollector(server))
+        self._http: Any = None
+
+    def request_done(self, kind: str, error: str | None, seconds: float) -> None:
+        """Record one answered request (``error``: the error class name, None on success)."""
+        self.requests.labels(kind).inc()
+        self.latency.labels(kind).observe(seconds)
+        if error is not None:
+            self.errors.labels(kind, error).inc()
+
+    def serve_http(self, host: str, port: int) -> int:
+        """Serve ``/metrics`` over HTTP on ``host:port`` (a daemon thread); returns the bound port."""
+        from prometheus_client import start_http_server
+
+        self._http, _ = start_http_server(port, addr=host, registry=self.registry)
+        return self._http.server_port
+
+    def close(self) -> None:
+        """Stop the HTTP endpoint, if serving."""
+        if self._http is not None:
+            self._http.shutdown()
+            self._http.server_close()
+            self._http = None

@@ -1,0 +1,79 @@
+"""A real ``logtide serve`` process for tests: started with free ports, its log collected, stopped cleanly."""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from typing import Any, Sequence
+
+LISTENING = re.compile(r"listening on (\S+):(\d+)")
+METRICS = re.compile(r"metrics (http://\S+/metrics)")
+
+
+def free_port() -> int:
+    """A TCP port free on loopback right now (for options where 0 means "off", such as --metrics-port)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ServeProcess:
+    """``ARGV`` (a ``logtide serve`` command line) as a process; ``port``/``metrics_url`` once it listens."""
+
+    def __init__(self, argv: Sequence[str], **popen: Any) -> None:
+        self.proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                     **popen)
+        self.lines: list[str] = []
+        self.listening = threading.Event()
+        self.port = 0
+        self.metrics_url: str | None = None
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    @classmethod
+    def logtide(cls, *args: str) -> "ServeProcess":
+        """``python -m logtide serve --port 0 --metrics-port 0 ARGS`` (later options win)."""
+        return cls([sys.executable, "-m", "logtide", "serve", "--port", "0", "--metrics-port", "0", *args])
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line)
+            m = LISTENING.search(line)
+            if m:
+                self.port = int(m.group(2))
+                url = METRICS.search(line)
+                self.metrics_url = url.group(1) if url else None
+                self.listening.set()
+
+    def wait_listening(self, timeout: float = 60) -> int:
+        deadline = time.monotonic() + timeout
+        while not self.listening.wait(0.05):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError("server did not start:\n" + self.output())
+        return self.port
+
+    def output(self) -> str:
+        if self.proc.poll() is not None:
+            self._reader.join(5)
+        return "".join(self.lines)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 60) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        status = self.proc.wait(timeout)
+        self._reader.join(5)
+        return status
+
+    def __enter__(self) -> "ServeProcess":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(30)

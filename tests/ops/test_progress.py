@@ -1,0 +1,55 @@
+"""Long commands show progress on a terminal and stay quiet when piped (``logtide.progress``)."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import subprocess
+import sys
+import threading
+
+from logtide.progress import progress
+
+from .test_replay_cli import make_source
+
+
+def test_progress_is_silent_on_a_pipe_and_counts_when_forced():
+    quiet = io.StringIO()
+    with progress("scanning ks.t", total=3, stream=quiet) as bar:
+        bar.advance(3)
+    assert quiet.getvalue() == "" and not bar.enabled
+    shown = io.StringIO()
+    with progress("scanning ks.t", total=3, unit="rows", enabled=True, stream=shown) as bar:
+        bar.advance(2)
+        bar.describe("scanning ks.u")
+    assert "scanning ks.t" in shown.getvalue() and "2/3" in shown.getvalue()
+
+
+def test_replay_shows_progress_on_a_terminal(tmp_path):
+    make_source(tmp_path)
+    leader, follower = pty.openpty()
+    shown = bytearray()
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            shown.extend(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        done = subprocess.run([sys.executable, "-m", "logtide", "replay", "ks.t", "--to", "ks.copy",
+                               "--data-dir", str(tmp_path)], stdout=subprocess.PIPE, stderr=follower, timeout=120)
+    finally:
+        os.close(follower)
+        reader.join(10)
+        os.close(leader)
+    assert done.returncode == 0
+    assert b"replaying ks.t" in shown and b"log rows" in shown
+    assert done.stdout.decode().startswith("replayed 6 log rows")  # stdout is the same as without a terminal
