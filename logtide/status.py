@@ -183,8 +183,8 @@ def run_status(ns: argparse.Namespace) -> int:
     try:
         view = open_view(ns.data_dir)
     except CqlError as e:
-        print(f"logtide status: {e}", file=sys.stderr)
-        return 1
+        print(f"logtide status: error: {e}", file=sys.stderr)
+        return 2
     print_view(sys.stdout, view, ns.streams)
     print_server(sys.stdout, running_server(ns.data_dir), max(ns.interval, 0.0))
     return 0

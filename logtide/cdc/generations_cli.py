@@ -86,8 +86,8 @@ def run_generations(ns: argparse.Namespace) -> int:
     try:
         _, gens = _load(ns)
     except CqlError as e:
-        print(f"logtide cdc generations: {e}", file=sys.stderr)
-        return 1
+        print(f"logtide cdc generations: error: {e}", file=sys.stderr)
+        return 2
     print_generations(sys.stdout, gens)
     return 0
 
@@ -97,16 +97,16 @@ def run_streams(ns: argparse.Namespace) -> int:
 
     ks, _, table = ns.table.partition(".")
     if not table:
-        print(f"logtide cdc streams: expected KEYSPACE.TABLE, got {ns.table!r}", file=sys.stderr)
+        print(f"logtide cdc streams: error: expected KEYSPACE.TABLE, got {ns.table!r}", file=sys.stderr)
         return 2
     try:
         catalog, gens = _load(ns)
         catalog.table(ks, table)  # "unconfigured table" when missing
     except CqlError as e:
-        print(f"logtide cdc streams: {e}", file=sys.stderr)
-        return 1
+        print(f"logtide cdc streams: error: {e}", file=sys.stderr)
+        return 2
     if not any((c.keyspace, c.table) == (ks, table) for c in cdc_tables(catalog)):
-        print(f"logtide cdc streams: CDC is not enabled on {ks}.{table}", file=sys.stderr)
-        return 1
+        print(f"logtide cdc streams: error: CDC is not enabled on {ks}.{table}", file=sys.stderr)
+        return 2
     print_streams(sys.stdout, gens if ns.all else gens[-1:])
     return 0

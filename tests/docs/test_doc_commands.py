@@ -144,7 +144,7 @@ def test_a_failing_command_names_the_doc_line_and_command(tmp_path, prepared):
     block = Block("docs/x.md", 7, (extract_one("logtide replay ks.nope --to ks.copy"),))
     with pytest.raises(pytest.fail.Exception) as failure:
         run_block(block, prepared, tmp_path)
-    assert str(failure.value).startswith("docs/x.md:8: `logtide replay ks.nope --to ks.copy` exited with status 1")
+    assert str(failure.value).startswith("docs/x.md:8: `logtide replay ks.nope --to ks.copy` exited with status 2")
 
 
 def extract_one(text: str):

@@ -83,8 +83,8 @@ def test_differences_show_collections_udts_and_ttls_as_literals(tmp_path, capsys
 
 def test_replaying_a_table_without_cdc_says_so_and_creates_nothing(tmp_path, capsys):
     make_source(tmp_path)
-    assert main(["replay", "ks.plain", "--to", "ks.copy", "--data-dir", str(tmp_path)]) == 1
-    assert capsys.readouterr().err == "logtide replay: CDC is not enabled on ks.plain\n"
+    assert main(["replay", "ks.plain", "--to", "ks.copy", "--data-dir", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == "logtide replay: error: CDC is not enabled on ks.plain\n"
     with logtide.open(tmp_path) as db:
         assert db.catalog.find_table("ks", "copy") is None
 

@@ -100,16 +100,16 @@ def test_a_new_generation_expires_the_old_one(tmp_path, capsys):
 
 def test_cdc_streams_of_a_table_without_cdc_or_missing(tmp_path, capsys):
     make_db(tmp_path)
-    assert main(["cdc", "streams", "ks.plain", "--data-dir", str(tmp_path)]) == 1
-    assert capsys.readouterr().err == "logtide cdc streams: CDC is not enabled on ks.plain\n"
-    assert main(["cdc", "streams", "ks.nope", "--data-dir", str(tmp_path)]) == 1
+    assert main(["cdc", "streams", "ks.plain", "--data-dir", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == "logtide cdc streams: error: CDC is not enabled on ks.plain\n"
+    assert main(["cdc", "streams", "ks.nope", "--data-dir", str(tmp_path)]) == 2
     assert "unconfigured table nope" in capsys.readouterr().err
 
 
 def test_status_on_a_directory_without_a_database_creates_nothing(tmp_path, capsys):
     missing = tmp_path / "typo"
     for argv in (["status"], ["cdc", "generations"], ["cdc", "streams", "ks.t"]):
-        assert main([*argv, "--data-dir", str(missing)]) == 1
+        assert main([*argv, "--data-dir", str(missing)]) == 2
         assert capsys.readouterr().err.endswith(f"{missing} holds no logtide database (no logtide.db)\n")
     assert not missing.exists()
 
