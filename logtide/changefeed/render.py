@@ -108,9 +108,10 @@ def json_key(table: Any, key: tuple) -> str:
 def image(table: Any, row: Any, columns: Any = None) -> dict[str, object] | None:
     """The non-key column values of a ``LiveRow`` (None when there is no row).
 
-    ``columns`` (Column objects) defaults to the table's regular columns for a
-    clustering row and its static columns for a static row.  Null columns map
-    to None; collections and UDTs are assembled from their element cells.
+    ``columns`` (Column objects or column names) defaults to the table's
+    regular columns for a clustering row and its static columns for a static
+    row.  Null columns map to None; collections and UDTs are assembled from
+    their element cells.
     """
     if row is None:
         return None
@@ -120,6 +121,8 @@ def image(table: Any, row: Any, columns: Any = None) -> dict[str, object] | None
         columns = table.static_columns if row.static else table.regular_columns
     out: dict[str, object] = {}
     for col in columns:
+        if isinstance(col, str):
+            col = table.column(col)
         data = column_bytes(row, col)
         out[col.name] = None if data is None else col.type.deserialize(data)
     return out
