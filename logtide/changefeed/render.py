@@ -7,7 +7,8 @@ one of the spec's examples: JSON ``key``, ``update``/``erase``,
 ``newImage``, ``oldImage``, ``ts``; Debezium ``op``, ``before``, ``after``,
 ``source``; DynamoDB ``awsRegion``, ``dynamodb`` (its members sorted, as
 YDB's writer sorts them), ``eventID``, ``eventName``, ``eventSource``,
-``eventVersion``.  Columns inside images follow the table's column order.
+``eventVersion``.  Key columns come in primary-key order, the other
+columns in name order (Cassandra's column order).
 """
 
 from __future__ import annotations
@@ -134,8 +135,8 @@ def image(table: Any, row: Any, columns: Any = None) -> dict[str, object] | None
 
 
 def _non_key_columns(table: Any, values: Mapping[str, object]) -> list[tuple[Any, object]]:
-    """(column, value) of the non-key columns present in ``values``, in table order."""
-    return [(c, values[c.name]) for c in table.columns if not c.is_primary_key and c.name in values]
+    """(column, value) of the non-key columns present in ``values``, in name order (Cassandra's column order)."""
+    return [(c, values[c.name]) for c in table.value_columns if c.name in values]
 
 
 def _json_columns(table: Any, values: Mapping[str, object]) -> dict[str, object]:
@@ -144,20 +145,18 @@ def _json_columns(table: Any, values: Mapping[str, object]) -> dict[str, object]
 
 def _json_record(table: Any, opts: ChangefeedOptions, change: RowChange, key_json: str,
                  step: int, tx_id: int) -> str:
-    parts = ['{"key":', key_json]
+    body: dict[str, object] = {}
     if change.kind == "erase":
-        parts.append(',"erase":{}')
+        body["erase"] = {}
     else:
-        update = _json_columns(table, change.updated) if opts.mode == "UPDATES" else {}
-        parts += [',"update":', dumps(update)]
+        body["update"] = _json_columns(table, change.updated) if opts.mode == "UPDATES" else {}
     if opts.mode in ("NEW_IMAGE", "NEW_AND_OLD_IMAGES") and change.new is not None:
-        parts += [',"newImage":', dumps(_json_columns(table, change.new))]
+        body["newImage"] = _json_columns(table, change.new)
     if opts.mode in ("OLD_IMAGE", "NEW_AND_OLD_IMAGES") and change.old is not None:
-        parts += [',"oldImage":', dumps(_json_columns(table, change.old))]
+        body["oldImage"] = _json_columns(table, change.old)
     if opts.virtual_timestamps:
-        parts.append(',"ts":[%d,%d]' % (step, tx_id))
-    parts.append("}")
-    return "".join(parts)
+        body["ts"] = [step, tx_id]
+    return '{"key":' + key_json + "," + dumps(body)[1:]
 
 
 # ---------------------------------------------------------------------------

@@ -11,8 +11,8 @@ Two renderings of a Python value of a CQL type (what the type's
 
 Floating-point numbers are written as YDB's JSON writer writes them (17
 significant digits for double, 9 for float), which ``json.dumps`` cannot do;
-they are wrapped in :class:`JsonNumber`, a ``str`` subclass that
-:func:`dumps` writes without quotes.
+they are wrapped in :class:`JsonNumber`, a marked ``str`` that
+:func:`dumps` (the C JSON encoder plus one substitution) writes without quotes.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import datetime
 import decimal
 import json
 import math
+import re
+import secrets
 from typing import Any
 
 from cassandra.util import Date, Duration, Time
@@ -34,38 +36,34 @@ _NUMBERS = _INTEGERS | {"decimal", "float", "double"}
 _TEXT = frozenset({"text", "ascii", "varchar"})
 
 
+# A JsonNumber's string value starts with this marker (a NUL and a per-process random nonce), which
+# json.dumps writes as "\u0000<nonce>...": dumps() finds those strings and writes their text bare.
+_NONCE = secrets.token_hex(8)
+_MARK = "\x00" + _NONCE
+_QUOTED_MARK = '"\\u0000' + _NONCE
+_QUOTED_NUMBER = re.compile(re.escape(_QUOTED_MARK) + r'([^"]*)"')
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 class JsonNumber(str):
-    """A JSON number already formatted (``0.10000000000000001``); :func:`dumps` writes it bare."""
+    """A JSON number already formatted (``0.10000000000000001``) that :func:`dumps` writes bare; ``.text`` is it."""
+
+    text: str
+
+    def __new__(cls, text: str) -> "JsonNumber":
+        obj = super().__new__(cls, _MARK + text)
+        obj.text = text
+        return obj
 
 
 def dumps(obj: Any) -> str:
     """Compact JSON (no spaces, UTF-8 kept) with :class:`JsonNumber` written as numbers."""
-    return "".join(_encode(obj))
-
-
-def _encode(obj: Any):
-    if isinstance(obj, JsonNumber):
-        yield str(obj)
-    elif isinstance(obj, str) or obj is None or isinstance(obj, (bool, int)):
-        yield json.dumps(obj, ensure_ascii=False)
-    elif isinstance(obj, dict):
-        yield "{"
-        for i, (k, v) in enumerate(obj.items()):
-            if i:
-                yield ","
-            yield json.dumps(str(k), ensure_ascii=False)
-            yield ":"
-            yield from _encode(v)
-        yield "}"
-    elif isinstance(obj, (list, tuple)):
-        yield "["
-        for i, v in enumerate(obj):
-            if i:
-                yield ","
-            yield from _encode(v)
-        yield "]"
-    else:  # pragma: no cover - every rendering above is one of these
-        raise TypeError(f"cannot write {type(obj).__name__} as JSON")
+    out = _ENCODER.encode(obj)
+    if _QUOTED_MARK in out:
+        out = _QUOTED_NUMBER.sub(r"\1", out)
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -194,6 +192,8 @@ def to_json_value(ctype: Any, value: Any) -> Any:
 def map_key_text(ctype: Any, key: Any) -> str:
     """A map key as a JSON object member name: text as itself, any other key as its compact JSON."""
     rendered = to_json_value(ctype, key)
+    if isinstance(rendered, JsonNumber):
+        return rendered.text
     return rendered if isinstance(rendered, str) else dumps(rendered)
 
 
