@@ -120,7 +120,8 @@ def add_replay(subparsers: "argparse._SubParsersAction", parent: argparse.Argume
 
 def subcommands() -> list[Registrar]:
     """The subcommands, in the order ``--help`` lists them."""
-    return [add_shell, add_serve, add_replay]
+    from logtide.changefeed.cli import add_changefeed, add_topic
+    return [add_shell, add_serve, add_replay, add_topic, add_changefeed]
 
 
 def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:

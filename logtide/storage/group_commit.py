@@ -39,6 +39,7 @@ class GroupCommitter:
         self.max_group = max_group
         self._queue: deque[_Pending] = deque()
         self._queue_lock = threading.Lock()
+        self.on_commit: Callable[[], None] | None = None  # called after each successful commit (wakes readers)
 
     def run(self, fn: Callable[[Txn], Any]) -> Any:
         """Run ``fn(txn)`` atomically and durably; its result, or its exception re-raised."""
@@ -65,6 +66,8 @@ class GroupCommitter:
                             item.result = item.fn(txn)
                     except BaseException as e:  # noqa: BLE001 - rolled back alone, handed back to its writer
                         item.error = e
+            if self.on_commit is not None:
+                self.on_commit()
         except BaseException as e:  # the commit itself failed: nothing of the group is durable
             for item in group:
                 if item.error is None:

@@ -43,7 +43,21 @@ CREATE TABLE IF NOT EXISTS partitions (
 CREATE TABLE IF NOT EXISTS rows (
     tid INTEGER NOT NULL, token INTEGER NOT NULL, pk BLOB NOT NULL, ck BLOB NOT NULL, data BLOB NOT NULL,
     PRIMARY KEY (tid, token, pk, ck)) WITHOUT ROWID;
-"""
+""" + "".join(f"CREATE TABLE IF NOT EXISTS {name} ({body}) WITHOUT ROWID;\n" for name, body in (
+    # changefeed topics (logtide.changefeed.storage): records, offset floors, consumers, scan state
+    ("feed_records", "feed_id INTEGER NOT NULL, part INTEGER NOT NULL, offset INTEGER NOT NULL, "
+                     "write_time_ms INTEGER NOT NULL, key BLOB, value BLOB NOT NULL, "
+                     "PRIMARY KEY (feed_id, part, offset)"),
+    ("feed_floors", "feed_id INTEGER NOT NULL, part INTEGER NOT NULL, next_offset INTEGER NOT NULL, "
+                    "PRIMARY KEY (feed_id, part)"),
+    ("feed_consumers", "feed_id INTEGER NOT NULL, name TEXT NOT NULL, important INTEGER NOT NULL, "
+                       "read_from_ms INTEGER NOT NULL, PRIMARY KEY (feed_id, name)"),
+    ("feed_offsets", "feed_id INTEGER NOT NULL, name TEXT NOT NULL, part INTEGER NOT NULL, "
+                     "offset INTEGER NOT NULL, PRIMARY KEY (feed_id, name, part)"),
+    ("feed_scans", "feed_id INTEGER PRIMARY KEY, state TEXT NOT NULL"),
+    ("feed_scan_marks", "feed_id INTEGER NOT NULL, token INTEGER NOT NULL, pk BLOB NOT NULL, ck BLOB NOT NULL, "
+                        "PRIMARY KEY (feed_id, token, pk, ck)"),
+))
 
 
 class Txn:
@@ -145,6 +159,14 @@ class Txn:
         """Whether the partition has any stored clustering row."""
         return self._conn.execute("SELECT 1 FROM rows WHERE tid = ? AND token = ? AND pk = ? LIMIT 1",
                                   (tid, token, pk)).fetchone() is not None
+
+    def sql(self, text: str, args: tuple | list = ()) -> list[tuple]:
+        """Run one statement on this transaction's connection (tables other stages own, e.g. changefeed topics)."""
+        return self._conn.execute(text, args).fetchall()
+
+    def sql_many(self, text: str, rows: list[tuple]) -> None:
+        """Run one statement for each of ``rows``."""
+        self._conn.executemany(text, rows)
 
     def drop_table_data(self, tid: int) -> None:
         """Remove every partition and row of a table (TRUNCATE, DROP)."""
