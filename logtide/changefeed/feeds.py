@@ -256,28 +256,30 @@ class Feeds:
         """Write due barriers in every partition and, with ``retention``, delete expired records."""
         import time
         feeds = [(t, f) for t, f in self.all() if not f.disabled]
-        now = self.now_ms()
-        due = []
-        for t, f in feeds:
-            iv = f.options.barriers_interval_ms
-            if iv and self.state(f) == ENABLED:
-                b = iv * (now // iv)
-                if b > self._barriers.get(f.feed_id, 0) and b > f.created_ms:
-                    due.append((f, b))
-        if not due and not (retention and feeds):
+        if not feeds or not (retention or any(f.options.barriers_interval_ms for _, f in feeds)):
             return
         if retention:
             self._last_retention = time.monotonic()
 
-        def work(txn: Txn) -> None:
-            for f, b in due:
+        def work(txn: Txn) -> None:  # under the write lock: no record can be written meanwhile
+            feeds = [(t, f) for t, f in self.all() if not f.disabled]  # as of now (a feed may have been dropped)
+            now = self.now_ms()
+            wrote = False
+            for _, f in feeds:
+                iv = f.options.barriers_interval_ms
+                if not iv or self.state(f) != ENABLED:
+                    continue
+                b = iv * (now // iv)
+                if b <= self._barriers.get(f.feed_id, 0) or b <= f.created_ms:
+                    continue
                 # every later record gets a step >= b and a txId > 0: nothing smaller than [b, 0] can follow
                 self._step = max(self._step, b)
                 nxt: dict[tuple[int, int], int] = {}
                 for part in range(f.options.partitions):
-                    S.append(txn, f.feed_id, part, b, [(None, render_barrier(b))], nxt)
+                    S.append(txn, f.feed_id, part, max(b, self._step), [(None, render_barrier(b))], nxt)
                 self._barriers[f.feed_id] = b
-            if due:
+                wrote = True
+            if wrote:
                 self.save_clock(txn)
                 txn.put_meta(BARRIERS_KEY, json.dumps({str(k): v for k, v in self._barriers.items()}).encode())
             if retention:
