@@ -89,6 +89,7 @@ class Feeds:
         self._last_retention = 0.0
         self.retention_every = 1.0  # seconds between retention passes
         self.tick_every = 0.05  # seconds between barrier checks
+        self.scan_chunk = SCAN_CHUNK
 
     # -- catalog views ---------------------------------------------------------------------
     def all(self) -> list[tuple[Table, Changefeed]]:
@@ -290,8 +291,10 @@ class Feeds:
         self.db.committer.run(work)
 
     # -- initial scan ------------------------------------------------------------------------
-    def scan_step(self, partitions: int = SCAN_CHUNK) -> bool:
-        """Export up to ``partitions`` more partitions of one scanning changefeed; False if none is scanning."""
+    def scan_step(self, partitions: int | None = None) -> bool:
+        """Export up to ``partitions`` (default ``scan_chunk``) more partitions of one scanning changefeed in one
+        transaction; False if none is scanning."""
+        partitions = partitions or self.scan_chunk
         todo = [(t, f) for t, f in self.all() if self.state(f) == INITIAL_SCAN]
         if not todo:
             return False
