@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .options import ChangefeedOptions
-from .values import dumps, to_attribute_value, to_json_value
+from .values import dumps, json_of, to_attribute_value
 
 _HASH_SPACE_MAX = (1 << 128) - 1
 
@@ -103,7 +103,7 @@ def hash_partition(key_json: str, partitions: int) -> int:
 
 def json_key(table: Any, key: tuple) -> str:
     """The compact JSON ``key`` array of a primary key."""
-    return dumps([to_json_value(c.type, v) for c, v in zip(table.primary_key, key)])
+    return dumps([json_of(c.type, v) for c, v in zip(table.primary_key, key)])
 
 
 def image(table: Any, row: Any, columns: Any = None) -> dict[str, object] | None:
@@ -140,7 +140,7 @@ def _non_key_columns(table: Any, values: Mapping[str, object]) -> list[tuple[Any
 
 
 def _json_columns(table: Any, values: Mapping[str, object]) -> dict[str, object]:
-    return {c.name: to_json_value(c.type, v) for c, v in _non_key_columns(table, values)}
+    return {c.name: json_of(c.type, values[c.name]) for c in table.value_columns if c.name in values}
 
 
 def _json_record(table: Any, opts: ChangefeedOptions, change: RowChange, key_json: str,
@@ -165,7 +165,7 @@ def _json_record(table: Any, opts: ChangefeedOptions, change: RowChange, key_jso
 
 
 def _debezium_key(table: Any, key: tuple) -> dict[str, object]:
-    return {c.name: to_json_value(c.type, v) for c, v in zip(table.primary_key, key)}
+    return {c.name: json_of(c.type, v) for c, v in zip(table.primary_key, key)}
 
 
 def debezium_op(mode: str, change: RowChange) -> str:

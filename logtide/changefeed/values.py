@@ -20,9 +20,9 @@ from __future__ import annotations
 import base64
 import datetime
 import decimal
+import functools
 import json
 import math
-import re
 import secrets
 from typing import Any
 
@@ -36,14 +36,12 @@ _NUMBERS = _INTEGERS | {"decimal", "float", "double"}
 _TEXT = frozenset({"text", "ascii", "varchar"})
 
 
-# A JsonNumber's string value starts with this marker (a NUL and a per-process random nonce), which
-# json.dumps writes as "\u0000<nonce>...": dumps() finds those strings and writes their text bare.
+# A JsonNumber's string value is its text between two markers (NUL / SOH and a per-process random
+# nonce), which json.dumps writes as "\u0000<nonce>0.5\u0001<nonce>": dumps() drops the markers
+# together with the quotes around them.
 _NONCE = secrets.token_hex(8)
-_MARK = "\x00" + _NONCE
-_QUOTED_MARK = '"\\u0000' + _NONCE
-_QUOTED_NUMBER = re.compile(re.escape(_QUOTED_MARK) + r'([^"]*)"')
-
-
+_OPEN, _CLOSE = "\x00" + _NONCE, "\x01" + _NONCE
+_QUOTED_OPEN, _QUOTED_CLOSE = '"\\u0000' + _NONCE, "\\u0001" + _NONCE + '"'
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
@@ -53,7 +51,7 @@ class JsonNumber(str):
     text: str
 
     def __new__(cls, text: str) -> "JsonNumber":
-        obj = super().__new__(cls, _MARK + text)
+        obj = super().__new__(cls, _OPEN + text + _CLOSE)
         obj.text = text
         return obj
 
@@ -61,8 +59,8 @@ class JsonNumber(str):
 def dumps(obj: Any) -> str:
     """Compact JSON (no spaces, UTF-8 kept) with :class:`JsonNumber` written as numbers."""
     out = _ENCODER.encode(obj)
-    if _QUOTED_MARK in out:
-        out = _QUOTED_NUMBER.sub(r"\1", out)
+    if _QUOTED_OPEN in out:
+        out = out.replace(_QUOTED_OPEN, "").replace(_QUOTED_CLOSE, "")
     return out
 
 
@@ -169,6 +167,19 @@ def tuple_items(ctype: Any, value: Any) -> list[tuple[Any, Any]]:
 # ---------------------------------------------------------------------------
 # JSON and DEBEZIUM_JSON
 # ---------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=4096)
+def is_plain(ctype: Any) -> bool:
+    """True when every non-empty value of ``ctype`` is already its own JSON value (text, integers, booleans)."""
+    return ctype.kind == "native" and (ctype.name in _TEXT or ctype.name in _INTEGERS or ctype.name == "boolean")
+
+
+def json_of(ctype: Any, value: Any) -> Any:
+    """:func:`to_json_value` with a fast path for values that are their own JSON value."""
+    if value is None or (value is not EMPTY and is_plain(ctype)):
+        return value
+    return to_json_value(ctype, value)
 
 
 def to_json_value(ctype: Any, value: Any) -> Any:
