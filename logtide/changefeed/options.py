@@ -158,13 +158,25 @@ def _checked(name: str, value: SettingValue) -> object:
 
 
 def _interval_seconds(name: str, value: SettingValue, kqp_name: str) -> int:
-    """A positive ``Interval`` setting in whole seconds (YDB drops the fraction)."""
+    """A positive ``Interval`` setting in whole seconds (YDB drops the fraction, so it must reach 1 s)."""
     us = parse_interval_us(str(value.value))
     if us is None:
         raise InvalidRequest(f"Invalid value '{value.value}' of Interval literal for {name}")
     if us <= 0:
         raise InvalidRequest(f"{kqp_name} must be positive")
+    if us < 1_000_000:
+        raise InvalidRequest(f"{name.upper()} must be at least 1 second: YDB keeps whole seconds of {value.text}")
     return us // 1_000_000
+
+
+def _choice(values: Mapping[str, tuple[str, SettingValue, object]], key: str, allowed: Sequence[str]) -> str | None:
+    """The upper-cased value of MODE or FORMAT, None if absent; ``Unknown changefeed <key>: X`` if not allowed."""
+    if key not in values:
+        return None
+    raw = str(values[key][2])
+    if raw.upper() not in allowed:
+        raise InvalidRequest(f"Unknown changefeed {key}: {raw}")
+    return raw.upper()
 
 
 def parse_settings(settings: Sequence[tuple[str, SettingValue]]) -> ChangefeedOptions:
@@ -186,36 +198,18 @@ def parse_settings(settings: Sequence[tuple[str, SettingValue]]) -> ChangefeedOp
         if raw.lower() != "local":
             raise InvalidRequest(f"Unknown changefeed sink type: {raw}")
 
-    mode = fmt = None
-    if "mode" in values:
-        raw = str(values["mode"][2])
-        if raw.upper() not in MODES:
-            raise InvalidRequest(f"Unknown changefeed mode: {raw}")
-        mode = raw.upper()
-    if "format" in values:
-        raw = str(values["format"][2])
-        if raw.upper() not in FORMATS:
-            raise InvalidRequest(f"Unknown changefeed format: {raw}")
-        fmt = raw.upper()
+    mode = _choice(values, "mode", MODES)
+    fmt = _choice(values, "format", FORMATS)
 
     barriers_ms = None
     if "barriers_interval" in values:
         name, value, _ = values["barriers_interval"]
-        seconds = _interval_seconds(name, value, "barriers_interval")
-        if seconds == 0:
-            raise InvalidRequest(
-                f"{name.upper()} must be at least 1 second: YDB keeps whole seconds of {value.text}"
-            )
-        barriers_ms = seconds * 1000
+        barriers_ms = _interval_seconds(name, value, "barriers_interval") * 1000
 
     retention = DEFAULT_RETENTION_SECONDS
     if "retention_period" in values:
         name, value, _ = values["retention_period"]
         retention = _interval_seconds(name, value, "retention_period")
-        if retention == 0:
-            raise InvalidRequest(
-                f"{name.upper()} must be at least 1 second: YDB keeps whole seconds of {value.text}"
-            )
         if retention > MAX_RETENTION_SECONDS:
             raise InvalidRequest(f"{name.upper()} {value.text} is longer than the maximum of 30 days (PT720H)")
 
