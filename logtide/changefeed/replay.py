@@ -8,7 +8,9 @@ for consumers and for tests:
 * :func:`image_chain_breaks` finds records whose ``oldImage`` is not the
   previous ``newImage`` of their key;
 * :func:`barrier_breaks` finds records written after a barrier in their
-  partition with a smaller virtual timestamp.
+  partition with a smaller virtual timestamp;
+* :func:`order_breaks` finds records whose virtual timestamp is smaller than
+  an earlier one's in the same partition.
 
 Rows are keyed by the compact JSON of the record's ``key`` array, so keys
 holding collections work too.
@@ -111,4 +113,22 @@ def barrier_breaks(partition_records: Sequence[Mapping[str, object]]) -> list[Br
             breaks.append(Break(i, "record without a virtual timestamp"))
         elif resolved is not None and tuple(ts) < resolved:  # type: ignore[arg-type]
             breaks.append(Break(i, f"ts {ts} after barrier {list(resolved)}"))
+    return breaks
+
+
+def order_breaks(partition_records: Sequence[Mapping[str, object]]) -> list[Break]:
+    """Records of one partition (offset order) whose virtual timestamp is smaller than an earlier record's.
+
+    Records enter a partition in commit order and virtual timestamps follow
+    commit order, so ``ts`` never goes down within a partition.
+    """
+    last: list | None = None
+    breaks = []
+    for i, rec in enumerate(partition_records):
+        ts = rec.get("ts")
+        if is_barrier(rec) or ts is None:
+            continue
+        if last is not None and ts < last:  # type: ignore[operator]
+            breaks.append(Break(i, f"ts {ts} after ts {last}"))
+        last = ts  # type: ignore[assignment]
     return breaks

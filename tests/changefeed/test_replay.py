@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from logtide.changefeed.replay import Break, barrier_breaks, image_chain_breaks, key_text, replay
+from logtide.changefeed.replay import Break, barrier_breaks, image_chain_breaks, key_text, order_breaks, replay
 
 
 def up(key, new=None, old=None, ts=None, update=None):
@@ -81,3 +81,11 @@ def test_barrier_going_back_found():
 
 def test_record_without_timestamp_found():
     assert [b.index for b in barrier_breaks([up([1])])] == [0]
+
+
+def test_timestamps_in_commit_order_hold():
+    assert order_breaks([up([1], ts=[5, 1]), {"resolved": [6, 0]}, up([2], ts=[5, 2]), up([1], ts=[7, 3])]) == []
+
+
+def test_timestamp_going_back_found():
+    assert order_breaks([up([1], ts=[5, 2]), up([2], ts=[5, 1])]) == [Break(1, "ts [5, 1] after ts [5, 2]")]
