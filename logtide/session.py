@@ -137,6 +137,7 @@ class Database:
         self.feeds = Feeds(self)
         self.changefeeds = DatabaseTopicReader(self)  # the changefeed topic reader (logtide.changefeed.api)
         self.committer.on_commit = self.feeds.notify
+        self.committer.on_abort = self.feeds.forget_offsets
         self.feeds.ensure_worker()
 
     def _load_generations(self, topology: Topology | None) -> Generations:

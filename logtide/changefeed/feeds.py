@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 CLOCK_KEY = "changefeed_clock"
 BARRIERS_KEY = "changefeed_barriers"
 SCAN_CHUNK = 64  # partitions per initial-scan transaction
+TX_RESERVE = 4096  # txIds reserved per clock write
+SEQ_RESERVE = 1 << 20  # sequence numbers reserved per clock write (a statement may write many records)
 
 
 @dataclass
@@ -77,9 +79,10 @@ class Feeds:
             scans = {fid: ScanPosition.from_doc(json.loads(st)) for fid, st in txn.sql(
                 "SELECT feed_id, state FROM feed_scans")}
         c = json.loads(clock) if clock else {}
+        # the stored values are reservations: every txId and sequence number used is below them
         self._step = int(c.get("step", 0))
-        self._tx = int(c.get("tx", 0))
-        self._seq = int(c.get("seq", 0))
+        self._tx = self._tx_limit = int(c.get("tx", 0))
+        self._seq = self._seq_limit = int(c.get("seq", 0))
         self._barriers: dict[int, int] = {int(k): v for k, v in (json.loads(barriers) if barriers else {}).items()}
         self.scans: dict[int, ScanPosition] = scans
         self._paused = False
@@ -90,6 +93,9 @@ class Feeds:
         self.retention_every = 1.0  # seconds between retention passes
         self.tick_every = 0.05  # seconds between barrier checks
         self.scan_chunk = SCAN_CHUNK
+        # next offset per (feed, partition), known once read: valid while every append goes through it and
+        # cleared when a group commit fails (a statement's own appends are adopted only when it completes)
+        self._offsets: dict[tuple[int, int], int] = {}
 
     # -- catalog views ---------------------------------------------------------------------
     def all(self) -> list[tuple[Table, Changefeed]]:
@@ -123,8 +129,14 @@ class Feeds:
         self._seq += 1
         return self._seq
 
-    def save_clock(self, txn: Txn) -> None:
-        txn.put_meta(CLOCK_KEY, b'{"step":%d,"tx":%d,"seq":%d}' % (self._step, self._tx, self._seq))
+    def save_clock(self, txn: Txn, force: bool = False) -> None:
+        """Persist the clock when it nears its stored reservation (or with ``force``): txIds and sequence numbers
+        are reserved ahead, so most transactions write nothing here and a restart still never reuses one."""
+        if not force and self._tx < self._tx_limit and self._seq < self._seq_limit:
+            return
+        self._tx_limit = self._tx + TX_RESERVE
+        self._seq_limit = self._seq + SEQ_RESERVE
+        txn.put_meta(CLOCK_KEY, b'{"step":%d,"tx":%d,"seq":%d}' % (self._step, self._tx_limit, self._seq_limit))
 
     # -- the write path ----------------------------------------------------------------------
     def capture_before(self, mutation: Mutation, touched: "TouchedRows", txn: Txn, now: int) -> list[Any] | None:
@@ -160,12 +172,19 @@ class Feeds:
         if not any(c for _, c in changes):
             return
         step, tx = self.next_vts()
-        next_offsets: dict[tuple[int, int], int] = {}
+        next_offsets = dict(self._offsets)
         for table, fcs in changes:
             for feed in table.changefeeds:
                 if not feed.disabled:
                     self._append(txn, table, feed, fcs, step, tx, next_offsets)
         self.save_clock(txn)
+        self._offsets = next_offsets
+
+    def forget_offsets(self) -> None:
+        """A commit failed: what this process cached about offsets (and the clock's reservation) may be ahead of
+        storage."""
+        self._offsets = {}
+        self._tx_limit = self._seq_limit = 0  # the next transaction writes the reservation again
 
     def _append(self, txn: Txn, table: Table, feed: Changefeed, fcs: list[FeedChange], step: int, tx: int,
                 next_offsets: dict) -> None:
@@ -202,11 +221,12 @@ class Feeds:
     def snapshot_vts(self, txn: Txn) -> tuple[int, int]:
         """The virtual timestamp of a changefeed's creation (its initial scan's snapshot)."""
         vts = self.next_vts()
-        self.save_clock(txn)
+        self.save_clock(txn, force=True)
         return vts
 
     def dropped(self, txn: Txn, feed_ids: Iterable[int]) -> None:
         """Changefeeds were dropped (with their table or alone): their records and consumers go too."""
+        self._offsets = {}
         for fid in feed_ids:
             S.drop_feed(txn, fid)
             self.scans.pop(fid, None)
@@ -266,6 +286,7 @@ class Feeds:
             feeds = [(t, f) for t, f in self.all() if not f.disabled]  # as of now (a feed may have been dropped)
             now = self.now_ms()
             wrote = False
+            nxt = dict(self._offsets)
             for _, f in feeds:
                 iv = f.options.barriers_interval_ms
                 if not iv or self.state(f) != ENABLED:
@@ -275,13 +296,13 @@ class Feeds:
                     continue
                 # every later record gets a step >= b and a txId > 0: nothing smaller than [b, 0] can follow
                 self._step = max(self._step, b)
-                nxt: dict[tuple[int, int], int] = {}
                 for part in range(f.options.partitions):
                     S.append(txn, f.feed_id, part, max(b, self._step), [(None, render_barrier(b))], nxt)
                 self._barriers[f.feed_id] = b
                 wrote = True
             if wrote:
-                self.save_clock(txn)
+                self._offsets = nxt
+                self.save_clock(txn, force=True)
                 txn.put_meta(BARRIERS_KEY, json.dumps({str(k): v for k, v in self._barriers.items()}).encode())
             if retention:
                 for _, f in feeds:
@@ -315,7 +336,7 @@ class Feeds:
         wt = max(self._step, self.now_ms())
         count = 0
         done = True
-        nxt: dict[tuple[int, int], int] = {}
+        nxt = dict(self._offsets)
         lo = pos.token
         regular = [c.name for c in table.regular_columns]
         statics = [c.name for c in table.static_columns]
@@ -350,3 +371,4 @@ class Feeds:
         pos.total = max(pos.total, pos.scanned)
         S.put_scan_state(txn, feed.feed_id, pos.to_doc())
         self.save_clock(txn)
+        self._offsets = nxt
