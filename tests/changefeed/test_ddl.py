@@ -199,3 +199,12 @@ def test_topic_consumer_ddl(t):
 def test_malformed_changefeed_ddl_is_a_syntax_error(t):
     with pytest.raises(SyntaxException):
         t.execute("ALTER TABLE t ADD CHANGEFEED f WITH (MODE = 'UPDATES'")
+
+
+def test_changefeed_and_consumer_ddl_need_alter_permission_on_the_table():
+    from logtide.auth import DataResource, required_permissions
+    from logtide.cql import parse
+    for q in ("ALTER TABLE t ADD CHANGEFEED f WITH (MODE = 'UPDATES', FORMAT = 'JSON')",
+              "ALTER TABLE t DROP CHANGEFEED f", "ALTER TABLE t ALTER CHANGEFEED f DISABLE",
+              'ALTER TOPIC "ks/t/f" ADD CONSUMER c', 'ALTER TOPIC "ks/t/f" DROP CONSUMER c'):
+        assert required_permissions(parse(q).statement, "ks") == [("ALTER", DataResource("ks", "t"))], q
