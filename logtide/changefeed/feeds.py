@@ -277,10 +277,11 @@ class Feeds:
         """Write due barriers in every partition and, with ``retention``, delete expired records."""
         import time
         feeds = [(t, f) for t, f in self.all() if not f.disabled]
-        if not feeds or not (retention or any(f.options.barriers_interval_ms for _, f in feeds)):
-            return
         if retention:
             self._last_retention = time.monotonic()
+            retention = self._anything_expired(feeds)
+        if not feeds or not (retention or self._barrier_due(feeds)):
+            return  # nothing to write: no write transaction (and no fsync)
 
         def work(txn: Txn) -> None:  # under the write lock: no record can be written meanwhile
             feeds = [(t, f) for t, f in self.all() if not f.disabled]  # as of now (a feed may have been dropped)
@@ -310,6 +311,28 @@ class Feeds:
                     for part in range(f.options.partitions):
                         S.expire(txn, f.feed_id, part, cutoff, S.important_floor(txn, f.feed_id, part))
         self.db.committer.run(work)
+
+    def _barrier_due(self, feeds: list[tuple[Table, Changefeed]]) -> bool:
+        now = self.now_ms()
+        for _, f in feeds:
+            iv = f.options.barriers_interval_ms
+            if iv and iv * (now // iv) > max(self._barriers.get(f.feed_id, 0), f.created_ms) \
+                    and self.state(f) == ENABLED:
+                return True
+        return False
+
+    def _anything_expired(self, feeds: list[tuple[Table, Changefeed]]) -> bool:
+        """Whether some partition's first record is older than its retention (read from a snapshot)."""
+        now = self.now_ms()
+        with self.db.store.snapshot() as txn:
+            for _, f in feeds:
+                cutoff = now - f.options.retention_seconds * 1000
+                for part in range(f.options.partitions):
+                    r = txn.sql("SELECT write_time_ms FROM feed_records WHERE feed_id = ? AND part = ? "
+                                "ORDER BY offset LIMIT 1", (f.feed_id, part))
+                    if r and r[0][0] < cutoff:
+                        return True
+        return False
 
     # -- initial scan ------------------------------------------------------------------------
     def scan_step(self, partitions: int | None = None) -> bool:
