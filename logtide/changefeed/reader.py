@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 from ..errors import InvalidRequest
 from ..schema.catalog import Catalog
-from ..storage.sqlite import DB_FILE, Store, Txn
+from ..storage.sqlite import DB_FILE, Store, Txn, write_transaction
 from . import storage as S
 from .api import ConsumerInfo, TopicDescription, TopicPartition, TopicRecord, UnknownConsumer, UnknownTopic
 from .model import DISABLED, ENABLED, INITIAL_SCAN, Changefeed, split_path, topic_path
@@ -233,13 +233,8 @@ class DirectoryTopicReader(_Reader):
         conn = sqlite3.connect(self.path / DB_FILE, isolation_level=None, timeout=30)
         try:
             conn.execute("PRAGMA busy_timeout=30000")
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield Txn(conn, True)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+            with write_transaction(conn) as txn:
+                yield txn
         finally:
             conn.close()
 

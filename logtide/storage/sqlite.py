@@ -176,6 +176,19 @@ class Txn:
         self._conn.execute("DELETE FROM partitions WHERE tid = ?", (tid,))
 
 
+@contextlib.contextmanager
+def write_transaction(conn: sqlite3.Connection) -> Iterator[Txn]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` on ``conn``, rolled back on any exception."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield Txn(conn, True)
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")
+
+
 class Store:
     """A data directory: one SQLite database in WAL mode, plus the writer lock."""
 
@@ -256,15 +269,8 @@ class Store:
         The caller serializes writers (one at a time per process)."""
         if self.readonly:
             raise PermissionError("store opened read-only")
-        conn = self._writer
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield Txn(conn, True)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        else:
-            conn.execute("COMMIT")
+        with write_transaction(self._writer) as txn:
+            yield txn
 
     @contextlib.contextmanager
     def savepoint(self) -> Iterator[Txn]:
