@@ -60,14 +60,12 @@ def read(txn: Txn, feed_id: int, part: int, offset: int, max_records: int,
     """(offset, write_time_ms, key, value) from ``offset`` on; at least one record if any, then up to ``max_bytes``."""
     rows = txn.sql("SELECT offset, write_time_ms, key, value FROM feed_records WHERE feed_id = ? AND part = ? "
                    "AND offset >= ? ORDER BY offset LIMIT ?", (feed_id, part, offset, max_records))
-    out = []
     size = 0
-    for r in rows:
+    for i, r in enumerate(rows):
         size += len(r[3]) + (len(r[2]) if r[2] else 0)
-        if out and size > max_bytes:
-            break
-        out.append(r)
-    return out
+        if size > max_bytes and i:
+            return rows[:i]
+    return rows
 
 
 def offset_for_time(txn: Txn, feed_id: int, part: int, time_ms: int) -> int:
