@@ -483,10 +483,15 @@ def required_permissions(stmt: Any, keyspace: str | None) -> list[tuple[str, Dat
     elif isinstance(stmt, ast.CreateTable):
         out.append(("CREATE", _keyspace_resource(stmt.table.keyspace, keyspace)))
     elif isinstance(stmt, (ast.AlterTableAdd, ast.AlterTableDrop, ast.AlterTableRename, ast.AlterTableWith,
-                           ast.AlterTableAlterType)):
+                           ast.AlterTableAlterType, ast.AlterTableAddChangefeed, ast.AlterTableDropChangefeed,
+                           ast.AlterTableAlterChangefeed)):
         out.append(("ALTER", _table_resource(stmt.table, keyspace)))
     elif isinstance(stmt, ast.DropTable):
         out.append(("DROP", _table_resource(stmt.table, keyspace)))
+    elif isinstance(stmt, (ast.AlterTopicAddConsumer, ast.AlterTopicDropConsumer)):
+        from .changefeed.model import split_path
+        parts = split_path(stmt.path)  # a changefeed topic's consumers are altered with its table
+        out.append(("ALTER", DataResource(parts[0], parts[1]) if parts else DataResource()))
     elif isinstance(stmt, ast.CreateType):
         out.append(("CREATE", _keyspace_resource(stmt.name.keyspace, keyspace)))
     elif isinstance(stmt, (ast.AlterTypeAdd, ast.AlterTypeRename)):

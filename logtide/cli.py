@@ -145,9 +145,10 @@ def add_cdc(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentP
 
 def subcommands() -> list[Registrar]:
     """The subcommands, in the order ``--help`` lists them."""
+    from logtide.changefeed.cli import add_changefeed, add_topic
     from logtide.check_cli import add_check, add_migrate
 
-    return [add_shell, add_serve, add_replay, add_status, add_cdc, add_check, add_migrate]
+    return [add_shell, add_serve, add_replay, add_status, add_cdc, add_check, add_migrate, add_topic, add_changefeed]
 
 
 class OneLineErrors(argparse.ArgumentParser):

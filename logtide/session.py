@@ -25,6 +25,7 @@ from .cql import ast, parse
 from .errors import CqlError, InvalidRequest
 from .failures import open_failure, storage_failure
 from .cdc import log_schema
+from .capture import TouchedRows
 from .cdc.capture import CdcTimeuuids, capture
 from .query.timeout import check_timeout
 from .cdc.streams import Generation, Generations, Topology, build_generation, node_tokens
@@ -148,6 +149,13 @@ class Database:
         self.cdc_timeuuids = CdcTimeuuids()
         self.generations = self._load_generations(topology)
         self._closed = False
+        from .changefeed.feeds import Feeds
+        from .changefeed.reader import DatabaseTopicReader
+        self.feeds = Feeds(self)
+        self.changefeeds = DatabaseTopicReader(self)  # the changefeed topic reader (logtide.changefeed.api)
+        self.committer.on_commit = self.feeds.notify
+        self.committer.on_abort = self.feeds.forget_offsets
+        self.feeds.ensure_worker()
 
     def _load_generations(self, topology: Topology | None) -> Generations:
         """The CDC generations; a new one when the configured topology differs from the current one.
@@ -213,17 +221,22 @@ class Database:
 
     def commit_mutation(self, mutation: Mutation, txn: Txn, now: int, reader: TxnRowReader) -> None:
         """Write a mutation and its CDC log rows in ``txn`` (the caller holds the write lock)."""
-        log_updates = capture(mutation, self.catalog, self.generations, reader.row, self.cdc_timeuuids, now,
+        touched = TouchedRows(reader.row)  # read once, shared by the CDC log and the changefeeds
+        feed_rows = self.feeds.capture_before(mutation, touched, txn, now)
+        log_updates = capture(mutation, self.catalog, self.generations, touched.row, self.cdc_timeuuids, now,
                               self.clock.now_micros())
         apply_mutation(mutation, txn, now)
         for lu in log_updates:
             append_log_rows(lu, txn)
         self.counters.committed(sum(len(lu.rows) for lu in log_updates))
+        if feed_rows is not None:
+            self.feeds.capture_after(feed_rows, touched, reader.row, txn)
 
     def close(self) -> None:
         """Close storage and release the data directory."""
         if not self._closed:
             self._closed = True
+            self.feeds.close()
             self.store.close()
 
     def __enter__(self) -> "Database":
@@ -377,6 +390,9 @@ class Session:
             return ResultSet("set_keyspace", keyspace=stmt.name)
         if isinstance(stmt, DDL):
             return self._ddl(stmt)
+        if isinstance(stmt, ast.CHANGEFEED_STATEMENTS):
+            from .changefeed.ddl import execute as changefeed_ddl
+            return changefeed_ddl(self, stmt)
         if isinstance(stmt, ast.Truncate):
             return self._truncate(stmt)
         if isinstance(stmt, ast.Describe):
@@ -400,8 +416,12 @@ class Session:
         ks = stmt.table.keyspace or self.keyspace
         if ks is not None and system_schema.is_system_keyspace(ks):
             table = self._table(stmt.table)
-            rows = system_schema.system_rows(self._catalog_for(table, stmt, params), ks, table.name,
-                                             self._node_info())
+            if ks == system_schema.SYSTEM_LOGTIDE:
+                from .changefeed.system_table import database_rows
+                rows = database_rows(self.db)
+            else:
+                rows = system_schema.system_rows(self._catalog_for(table, stmt, params), ks, table.name,
+                                                 self._node_info())
             ctx = SelectContext(table, self._evaluator(params), self._now(), VirtualSource(rows))
             return execute_select(stmt, table, ctx, page_size, paging_state)
         table = self._table(stmt.table)
@@ -546,6 +566,7 @@ class Session:
                 txn.put_meta(CATALOG_KEY, new.to_json().encode())
                 for tid in dropped:
                     txn.drop_table_data(tid)
+                db.feeds.dropped(txn, _dropped_feed_ids(old, new))
             db.catalog = new
         auth = getattr(db, "auth", None)
         if auth is not None and change.change_type == "DROPPED" and change.target in ("KEYSPACE", "TABLE"):
@@ -589,6 +610,13 @@ def _log_changes(old: Catalog, new: Catalog, change: SchemaChange) -> list[Schem
             if t.cdc_base is not None and new.find_table(ks.name, name) is None:
                 out.append(SchemaChange("DROPPED", "TABLE", ks.name, name))
     return [c for c in out if (c.keyspace, c.name) != (change.keyspace, change.name)]
+
+
+def _dropped_feed_ids(old: Catalog, new: Catalog) -> list[int]:
+    """Changefeeds that went with a dropped table or keyspace."""
+    def ids(cat: Catalog) -> set[int]:
+        return {f.feed_id for ks in cat.keyspaces.values() for t in ks.tables.values() for f in t.changefeeds}
+    return sorted(ids(old) - ids(new))
 
 
 def _dropped_store_ids(old: Catalog, new: Catalog) -> list[int]:

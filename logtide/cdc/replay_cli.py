@@ -51,7 +51,7 @@ def ensure_target(source_db: Any, keyspace: str, table: str, target_db: Any, tks
         if target_db.catalog.find_keyspace(tks).types.get(udt.name) is None:
             session.execute(describe_type(replace(udt, keyspace=tks)))
     base = cat.table(keyspace, table)
-    session.execute(describe_table(replace(base, keyspace=tks, name=tname, cdc=None)))
+    session.execute(describe_table(replace(base, keyspace=tks, name=tname, cdc=None, changefeeds=())))
 
 
 def check_same_schema(source: Any, target: Any) -> None:

@@ -10,7 +10,7 @@ that conversion.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Any, Union
 
 # --------------------------------------------------------------------------
 # Names and types
@@ -504,6 +504,56 @@ class AlterTableWith:
 
     table: QualifiedName
     options: tuple[tuple[str, PropertyValue], ...]
+
+
+@dataclass(frozen=True)
+class AlterTableAddChangefeed:
+    """``ALTER TABLE t ADD CHANGEFEED name WITH (setting = value, ...)`` (YDB, spec ``004``).
+
+    ``settings`` pairs each name as written with a ``changefeed.options.SettingValue``."""
+
+    table: QualifiedName
+    name: str
+    settings: tuple[tuple[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class AlterTableDropChangefeed:
+    """``ALTER TABLE t DROP CHANGEFEED name``."""
+
+    table: QualifiedName
+    name: str
+
+
+@dataclass(frozen=True)
+class AlterTableAlterChangefeed:
+    """``ALTER TABLE t ALTER CHANGEFEED name DISABLE`` (``settings`` empty) or ``... SET (settings)``."""
+
+    table: QualifiedName
+    name: str
+    disable: bool
+    settings: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class AlterTopicAddConsumer:
+    """``ALTER TOPIC "ks/t/name" ADD CONSUMER c [WITH (important = true, read_from = ...)]`` (YDB topics)."""
+
+    path: str
+    consumer: str
+    settings: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class AlterTopicDropConsumer:
+    """``ALTER TOPIC "ks/t/name" DROP CONSUMER c``."""
+
+    path: str
+    consumer: str
+
+
+CHANGEFEED_STATEMENTS = (AlterTableAddChangefeed, AlterTableDropChangefeed, AlterTableAlterChangefeed,
+                         AlterTopicAddConsumer, AlterTopicDropConsumer)
 
 
 @dataclass(frozen=True)

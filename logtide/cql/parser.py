@@ -982,11 +982,17 @@ class _Parser:
             return ast.AlterRole(name, self._user_options())
         if self._at_kw("materialized"):
             raise InvalidRequest("ALTER MATERIALIZED VIEW is not supported by logtide")
+        if self._at_kw("topic"):
+            self.i += 1
+            return self._alter_topic()
         self._no_viable()
 
     def _alter_table(self) -> ast.Statement:
         """ALTER TABLE t (ADD ... | DROP ... | RENAME ... | WITH ... | ALTER c TYPE t)."""
         table = self._qualified_name()
+        changefeed = self._alter_table_changefeed(table)
+        if changefeed is not None:
+            return changefeed
         if self._accept_kw("add"):
             if_not_exists = self._if_not_exists()
             if self._accept_punct("("):
@@ -1016,6 +1022,115 @@ class _Parser:
             self._expect_kw("type")
             return ast.AlterTableAlterType(table, column, self._type())
         self._no_viable()
+
+    # -- YDB changefeed and topic DDL (spec 004) -------------------------------------------------
+
+    def _alter_table_changefeed(self, table: ast.QualifiedName) -> ast.Statement | None:
+        """ADD CHANGEFEED n WITH (...) | DROP CHANGEFEED n | ALTER CHANGEFEED n (DISABLE | SET (...)); None otherwise.
+
+        ``changefeed`` is not reserved: ``ADD changefeed int`` still adds a column."""
+        if not self._at_kw("changefeed", k=1) or not self._at_ident(2):
+            return None
+        if self._at_kw("add") and self._at_kw("with", k=3):
+            self.i += 2
+            name = self._ident()
+            self._expect_kw("with")
+            return ast.AlterTableAddChangefeed(table, name, self._changefeed_settings())
+        end = self._peek(3)
+        if self._at_kw("drop") and (end.kind == EOF or (end.kind == PUNCT and end.value == ";")):
+            self.i += 2
+            return ast.AlterTableDropChangefeed(table, self._ident())
+        if self._at_kw("alter") and self._at_kw("disable", "set", k=3):
+            self.i += 2
+            name = self._ident()
+            if self._accept_kw("disable"):
+                return ast.AlterTableAlterChangefeed(table, name, True)
+            self._expect_kw("set")
+            return ast.AlterTableAlterChangefeed(table, name, False, self._changefeed_settings())
+        return None
+
+    def _changefeed_settings(self) -> tuple[tuple[str, object], ...]:
+        """'(' name '=' value (',' name '=' value)* ')' as YQL writes them."""
+        self._expect_punct("(")
+        out = []
+        while True:
+            name_tok = self._peek()
+            if name_tok.kind not in (IDENT, QIDENT):
+                self._mismatched("IDENT")
+            self.i += 1
+            self._expect_punct("=")
+            out.append((name_tok.text if name_tok.kind == IDENT else name_tok.value, self._setting_value()))
+            if not self._accept_punct(","):
+                break
+        self._expect_punct(")")
+        return tuple(out)
+
+    def _setting_value(self) -> object:
+        """A YQL literal: 'string', TRUE/FALSE, an integer, Interval('PT..'); anything else is kept as text."""
+        from logtide.changefeed.options import SettingValue
+        tok = self._peek()
+        start = tok.start
+        if tok.kind == STRING and self._peek(1).value in (",", ")"):
+            self.i += 1
+            return SettingValue("string", tok.value, tok.text)
+        if tok.kind == IDENT and tok.value in ("true", "false") and self._peek(1).value in (",", ")"):
+            self.i += 1
+            return SettingValue("bool", tok.value == "true", tok.text)
+        if tok.kind == INTEGER and self._peek(1).value in (",", ")"):
+            self.i += 1
+            return SettingValue("int", int(tok.value), tok.text)
+        if (tok.kind == PUNCT and tok.value == "-" and self._peek(1).kind == INTEGER
+                and self._peek(2).value in (",", ")")):
+            self.i += 2
+            return SettingValue("int", -int(self._peek(-1).value), self.text[start:self._peek(-1).end])
+        if (tok.kind == IDENT and tok.value == "interval" and self._peek(1).value == "("
+                and self._peek(2).kind == STRING and self._peek(3).value == ")"
+                and self._peek(4).value in (",", ")")):
+            self.i += 4
+            return SettingValue("interval", self._peek(-2).value, self.text[start:self._peek(-1).end])
+        depth = 0
+        while True:  # any other expression: up to the next ',' or ')' at depth 0
+            t = self._peek()
+            if t.kind == EOF:
+                self._mismatched("')'")
+            if t.kind == PUNCT and t.value in (",", ")") and depth == 0:
+                break
+            if t.kind == PUNCT and t.value == "(":
+                depth += 1
+            elif t.kind == PUNCT and t.value == ")":
+                depth -= 1
+            self.i += 1
+        if self.tokens[self.i - 1].start < start:
+            self._mismatched("a value")
+        raw = self.text[start:self.tokens[self.i - 1].end]
+        return SettingValue("other", raw, raw)
+
+    def _alter_topic(self) -> ast.Statement:
+        """ALTER TOPIC path (ADD CONSUMER c [WITH (...)] | DROP CONSUMER c); path is 'ks/t/name' quoted."""
+        tok = self._peek()
+        if tok.kind in (QIDENT, STRING):
+            self.i += 1
+            path = tok.value
+        else:
+            path = self._ident()
+            while self._accept_punct("."):
+                path += "." + self._ident()
+        if self._accept_kw("add"):
+            self._expect_kw("consumer")
+            name = self._consumer_name()
+            settings = self._changefeed_settings() if self._accept_kw("with") else ()
+            return ast.AlterTopicAddConsumer(path, name, settings)
+        if self._accept_kw("drop"):
+            self._expect_kw("consumer")
+            return ast.AlterTopicDropConsumer(path, self._consumer_name())
+        self._no_viable()
+
+    def _consumer_name(self) -> str:
+        tok = self._peek()
+        if tok.kind == STRING:
+            self.i += 1
+            return tok.value
+        return self._ident()
 
     def _column_def(self) -> ast.ColumnDef:
         name = self._ident()

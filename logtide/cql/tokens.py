@@ -73,6 +73,7 @@ _TOKEN_RE = re.compile(
     | (?P<string>'(?:[^']|'')*')
     | (?P<eof>\Z)
     | (?P<qident>"(?:[^"]|"")+")
+    | (?P<bqident>`(?:[^`]|``)+`)        # YQL's quoted identifier (changefeed DDL pasted from YDB)
     | (?P<uuid>""" + _UUID + r"""(?![\w]))
     | (?P<hex>0[xX][0-9a-fA-F]*(?![\w]))
     | (?P<float>\d+(?:\.\d*(?:[eE][+-]?\d+)?|[eE][+-]?\d+)(?![\w.]))
@@ -88,6 +89,7 @@ _KIND_OF_GROUP = {
     "string": STRING,
     "dollar": STRING,
     "qident": QIDENT,
+    "bqident": QIDENT,
     "uuid": UUID,
     "hex": HEX,
     "float": FLOAT,
@@ -150,6 +152,8 @@ def tokenize(text: str) -> list[Token]:
             value = raw[2:-2]
         elif group == "qident":
             value = raw[1:-1].replace('""', '"')
+        elif group == "bqident":
+            value = raw[1:-1].replace("``", "`")
         else:
             value = raw
         append(Token(kinds[group], value, start, end, raw))

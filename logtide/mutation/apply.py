@@ -95,7 +95,9 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int) -> None:
                 txn.put_row(tid, pu.token, pu.pk, ck, None)
                 removed_rows = True
         else:
-            txn.put_row(tid, pu.token, pu.pk, ck, encode_row(row, tid, pu.pk, ck))
+            data = encode_row(row, tid, pu.pk, ck)
+            txn.decoded[data] = row  # a read after the write (a changefeed's new image) need not decode it again
+            txn.put_row(tid, pu.token, pu.pk, ck, data)
             wrote_rows = True
     if not (changed or removed_rows):
         return

@@ -675,6 +675,7 @@ def _table_to_doc(t: Table) -> dict[str, Any]:
         "cdc": dict(t.cdc) if t.cdc is not None else None,
         "cdc_base": t.cdc_base,
         "dropped_columns": {n: [ty, ts] for n, (ty, ts) in t.dropped_columns.items()},
+        **({"changefeeds": [f.to_doc() for f in t.changefeeds]} if t.changefeeds else {}),
     }
 
 
@@ -706,7 +707,15 @@ def _table_from_doc(ks: str, d: Mapping[str, Any], lookup: Lookup) -> Table:
         dict(d["cdc"]) if d.get("cdc") is not None else None,
         d.get("cdc_base"),
         {n: (v[0], int(v[1])) for n, v in d.get("dropped_columns", {}).items()},
+        _changefeeds_from_doc(d.get("changefeeds", ())),
     )
+
+
+def _changefeeds_from_doc(docs: Any) -> tuple[Any, ...]:
+    if not docs:
+        return ()
+    from logtide.changefeed.model import Changefeed
+    return tuple(Changefeed.from_doc(f) for f in docs)
 
 
 def _keyspace_from_doc(d: Mapping[str, Any]) -> Keyspace:

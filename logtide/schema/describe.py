@@ -28,7 +28,7 @@ RESERVED_KEYWORDS = frozenset(
     """.split()
 )
 _UNQUOTED = re.compile(r"[a-z][a-z0-9_]*")
-SYSTEM_KEYSPACES = ("system", "system_auth", "system_schema", "system_distributed")
+SYSTEM_KEYSPACES = ("system", "system_auth", "system_schema", "system_distributed", "system_logtide")
 
 
 def quote_identifier(name: str) -> str:
@@ -135,7 +135,18 @@ def describe_table(table: Table, catalog: "Catalog | None" = None) -> str:
         text = ("/* Do NOT execute this statement! It's only for informational purposes.\n"
                 "   A CDC log table is created automatically when creating a base table with CDC enabled.\n\n"
                 + text + "\n*/")
-    return text
+    return text + "".join("\n" + s for s in changefeed_statements(table))
+
+
+def changefeed_statements(table: Table) -> list[str]:
+    """The table's changefeeds as YDB's SHOW CREATE prints them: ``ALTER TABLE ... ADD CHANGEFEED ...;``."""
+    out = []
+    for f in table.changefeeds:
+        head = f"ALTER TABLE {_qualified(table.keyspace, table.name)}"
+        out.append(f"{head} ADD CHANGEFEED {quote_identifier(f.name)} WITH ({f.options.settings_ddl()});")
+        if f.disabled:
+            out.append(f"{head} ALTER CHANGEFEED {quote_identifier(f.name)} DISABLE;")
+    return out
 
 
 def sorted_types(ks: Keyspace) -> list[UserTypeDef]:

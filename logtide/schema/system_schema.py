@@ -29,6 +29,21 @@ SYSTEM_SCHEMA = "system_schema"
 SYSTEM = "system"
 SYSTEM_DISTRIBUTED = "system_distributed"
 SYSTEM_AUTH = "system_auth"
+SYSTEM_LOGTIDE = "system_logtide"
+
+# logtide's own tables: every YDB changefeed (logtide.changefeed.system_table fills the rows)
+_LOGTIDE_TABLES: dict[str, tuple] = {
+    "changefeeds": (
+        "YDB changefeeds: options, state, partitions, initial-scan progress, retention",
+        [("keyspace_name", "text")],
+        [("table_name", "text"), ("changefeed_name", "text")],
+        [("topic", "text"), ("feed_id", "bigint"), ("mode", "text"), ("format", "text"), ("state", "text"),
+         ("partitions", "int"), ("virtual_timestamps", "boolean"), ("barriers_interval_ms", "bigint"),
+         ("retention_seconds", "bigint"), ("initial_scan", "boolean"), ("scan_partitions_done", "bigint"),
+         ("scan_partitions_total", "bigint"), ("aws_region", "text"), ("schema_changes", "boolean"),
+         ("settings", "text")],
+    ),
+}
 
 # Cassandra's role tables, listed so that clients (cqlsh's LIST ROLES) find the keyspace; their
 # rows are not exposed (roles live in logtide.auth; hashes are never readable)
@@ -320,7 +335,8 @@ def system_keyspaces() -> dict[str, Keyspace]:
     if not _CACHE:
         store_id = -1
         for ks_name, specs in ((SYSTEM, _SYSTEM_TABLES), (SYSTEM_SCHEMA, _SCHEMA_TABLES),
-                               (SYSTEM_DISTRIBUTED, _DISTRIBUTED_TABLES), (SYSTEM_AUTH, _AUTH_TABLES)):
+                               (SYSTEM_DISTRIBUTED, _DISTRIBUTED_TABLES), (SYSTEM_AUTH, _AUTH_TABLES),
+                               (SYSTEM_LOGTIDE, _LOGTIDE_TABLES)):
             tables = {}
             for name, spec in specs.items():
                 tables[name] = _make_table(ks_name, name, spec, store_id)
@@ -330,7 +346,7 @@ def system_keyspaces() -> dict[str, Keyspace]:
 
 
 def is_system_keyspace(name: str) -> bool:
-    return name in (SYSTEM, SYSTEM_SCHEMA, SYSTEM_DISTRIBUTED, SYSTEM_AUTH)
+    return name in (SYSTEM, SYSTEM_SCHEMA, SYSTEM_DISTRIBUTED, SYSTEM_AUTH, SYSTEM_LOGTIDE)
 
 
 # --------------------------------------------------------------------------
@@ -527,8 +543,14 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM_DISTRIBUTED, "cdc_generation_timestamps"): _generation_timestamps_rows,
     (SYSTEM_DISTRIBUTED, "cdc_streams_descriptions_v2"): _streams_descriptions_rows,
     (SYSTEM, "peers"): _no_rows,
+    (SYSTEM_LOGTIDE, "changefeeds"): lambda catalog, node: _changefeed_rows(catalog),
     (SYSTEM, "peers_v2"): _no_rows,
 }
+
+
+def _changefeed_rows(catalog: "Catalog") -> list[dict[str, Any]]:
+    from logtide.changefeed.system_table import changefeed_rows
+    return changefeed_rows(catalog, None)
 
 
 def system_rows(catalog: "Catalog", keyspace_name: str, table_name: str, node_info: NodeInfo) -> list[dict[str, Any]]:

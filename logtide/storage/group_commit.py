@@ -39,6 +39,8 @@ class GroupCommitter:
         self.max_group = max_group
         self._queue: deque[_Pending] = deque()
         self._queue_lock = threading.Lock()
+        self.on_commit: Callable[[], None] | None = None  # called after each successful commit (wakes readers)
+        self.on_abort: Callable[[], None] | None = None  # called when a commit fails (state cached for it is stale)
 
     def run(self, fn: Callable[[Txn], Any]) -> Any:
         """Run ``fn(txn)`` atomically and durably; its result, or its exception re-raised."""
@@ -65,7 +67,11 @@ class GroupCommitter:
                             item.result = item.fn(txn)
                     except BaseException as e:  # noqa: BLE001 - rolled back alone, handed back to its writer
                         item.error = e
+            if self.on_commit is not None:
+                self.on_commit()
         except BaseException as e:  # the commit itself failed: nothing of the group is durable
+            if self.on_abort is not None:
+                self.on_abort()
             for item in group:
                 if item.error is None:
                     item.error = e

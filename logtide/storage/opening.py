@@ -52,6 +52,22 @@ CREATE TABLE rows (
     tid INTEGER NOT NULL, token INTEGER NOT NULL, pk BLOB NOT NULL, ck BLOB NOT NULL, data BLOB NOT NULL,
     PRIMARY KEY (tid, token, pk, ck)) WITHOUT ROWID;
 """
+# changefeed topics (logtide.changefeed.storage): records, offset floors, consumers, scan state
+FEED_SCHEMA = "".join(f"CREATE TABLE IF NOT EXISTS {name} ({body}) WITHOUT ROWID;\n" for name, body in (
+    ("feed_records", "feed_id INTEGER NOT NULL, part INTEGER NOT NULL, offset INTEGER NOT NULL, "
+                     "write_time_ms INTEGER NOT NULL, key BLOB, value BLOB NOT NULL, "
+                     "PRIMARY KEY (feed_id, part, offset)"),
+    ("feed_floors", "feed_id INTEGER NOT NULL, part INTEGER NOT NULL, next_offset INTEGER NOT NULL, "
+                    "PRIMARY KEY (feed_id, part)"),
+    ("feed_consumers", "feed_id INTEGER NOT NULL, name TEXT NOT NULL, important INTEGER NOT NULL, "
+                       "read_from_ms INTEGER NOT NULL, PRIMARY KEY (feed_id, name)"),
+    ("feed_offsets", "feed_id INTEGER NOT NULL, name TEXT NOT NULL, part INTEGER NOT NULL, "
+                     "offset INTEGER NOT NULL, PRIMARY KEY (feed_id, name, part)"),
+    ("feed_scans", "feed_id INTEGER PRIMARY KEY, state TEXT NOT NULL"),
+    ("feed_scan_marks", "feed_id INTEGER NOT NULL, token INTEGER NOT NULL, pk BLOB NOT NULL, ck BLOB NOT NULL, "
+                        "PRIMARY KEY (feed_id, token, pk, ck)"),
+))
+SCHEMA += FEED_SCHEMA
 _TABLES = {"meta", "partitions", "rows"}
 
 
@@ -289,6 +305,7 @@ def open_store(cls: Any, p: Path, readonly: bool, synchronous: str, create: bool
                 from .migrate import migrate_v0
 
                 migrate_v0(conn, p)
+            conn.executescript(FEED_SCHEMA)  # tables of later releases (idempotent)
             seq = db_commit_seq(conn)
             if verify_commits:
                 why = lost_commits(p, seq)

@@ -152,6 +152,13 @@ class Txn:
         ``rows``: (tid, token, pk, ck, data)), unverified, in key order (``logtide check``)."""
         cols = {"meta": "key, value", "partitions": "tid, token, pk, data", "rows": "tid, token, pk, ck, data"}
         return self._conn.execute(f"SELECT {cols[what]} FROM {what}")
+    def sql(self, text: str, args: tuple | list = ()) -> list[tuple]:
+        """Run one statement on this transaction's connection (tables other stages own, e.g. changefeed topics)."""
+        return self._conn.execute(text, args).fetchall()
+
+    def sql_many(self, text: str, rows: list[tuple]) -> None:
+        """Run one statement for each of ``rows``."""
+        self._conn.executemany(text, rows)
 
     def drop_table_data(self, tid: int) -> None:
         """Remove every partition and row of a table (TRUNCATE, DROP)."""
@@ -180,6 +187,17 @@ def _reporting_damage(path: Path) -> Iterator[None]:
             raise
         raise CorruptRecord(f"The database file {path / DB_FILE} is damaged (SQLite: {e}). "
                             "Run 'logtide check' on the data directory for a full report") from None
+@contextlib.contextmanager
+def write_transaction(conn: sqlite3.Connection) -> Iterator[Txn]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` on ``conn``, rolled back on any exception."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield Txn(conn, True)
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")
 
 
 class Store:

@@ -112,7 +112,7 @@ def test_describe_schema_skips_system_keyspaces(schema):
 
 
 def test_describe_keyspaces(schema):
-    assert describe_keyspaces(schema) == "ks  system  system_auth  system_distributed  system_schema\n"
+    assert describe_keyspaces(schema) == "ks  system  system_auth  system_distributed  system_logtide  system_schema\n"
 
 
 def test_describe_tables(schema):
@@ -145,6 +145,7 @@ def test_rows_keyspaces(schema):
         ("system", "keyspace", "system", None),
         ("system_auth", "keyspace", "system_auth", None),
         ("system_distributed", "keyspace", "system_distributed", None),
+        ("system_logtide", "keyspace", "system_logtide", None),
         ("system_schema", "keyspace", "system_schema", None),
     ]
 
@@ -179,7 +180,7 @@ def test_rows_generic_name(schema):
 
 def test_rows_schema(schema):
     assert {r[0] for r in rows(schema, "DESCRIBE SCHEMA")} == {"ks"}
-    assert {r[0] for r in rows(schema, "DESCRIBE FULL SCHEMA")} == {"ks", "system", "system_auth", "system_distributed", "system_schema"}
+    assert {r[0] for r in rows(schema, "DESCRIBE FULL SCHEMA")} == {"ks", "system", "system_auth", "system_distributed", "system_logtide", "system_schema"}
 
 
 @pytest.mark.parametrize(

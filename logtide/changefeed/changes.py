@@ -1,0 +1,102 @@
+"""From the before/after state of the rows a statement touched to changefeed row changes (spec ``004``).
+
+Pure: no I/O.  One record per changed row per statement: INSERT and UPDATE
+give ``update`` records; a row DELETE an ``erase``; range and partition
+deletes one ``erase`` per row that existed; a column DELETE an update that
+sets the column to null.  A static-column change (YDB has no static columns)
+gives a record keyed by the partition key with null clustering components,
+whose images hold the static columns; clustered rows' images hold the regular
+columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from ..mutation.model import PartitionUpdate
+from ..query.read import LiveRow
+from ..schema.model import Table
+from .render import RowChange, image
+
+Rows = Mapping[bytes, "LiveRow | None"]
+
+
+@dataclass(frozen=True)
+class FeedChange:
+    """A row change with where its row lives (for the initial scan's marks) and its image before the write."""
+
+    change: RowChange
+    token: int
+    pk: bytes
+    ck: bytes  # b'' for the static row
+    static: bool
+    before: Mapping[str, object] | None  # the full image before the write (the initial scan's source value)
+
+
+def _columns(table: Table, static: bool) -> list[str]:
+    return [c.name for c in (table.static_columns if static else table.regular_columns)]
+
+
+def row_key(table: Table, key: tuple[bytes, ...], clustering: tuple[bytes, ...] | None) -> tuple:
+    """The primary-key values: partition key then clustering (None for each clustering column of the static row)."""
+    out = [c.type.deserialize(v) for c, v in zip(table.partition_key, key)]
+    if clustering is None:
+        out.extend(None for _ in table.clustering_key)
+    else:
+        out.extend(c.type.deserialize(v) for c, v in zip(table.clustering_key, clustering))
+    return tuple(out)
+
+
+def derive(pu: PartitionUpdate, before: Callable[[bytes, bool], "LiveRow | None"], existing: list[LiveRow],
+           after: Callable[[bytes, bool], "LiveRow | None"]) -> list[FeedChange]:
+    """The changes of one partition update.
+
+    ``before(ck, static)``/``after(ck, static)`` give a touched row before and
+    after the write; ``existing`` lists the clustered rows that existed, before
+    the write, in the ranges and partition the update deletes.
+    """
+    table = pu.table
+    clustered = bool(table.clustering_key)
+    out: list[FeedChange] = []
+
+    def emit(ck: bytes, static: bool, clustering: tuple[bytes, ...] | None, written: list[str] | None,
+             deleted: bool) -> None:
+        cols = _columns(table, static)
+        b = before(ck, static)
+        a = after(ck, static)
+        old = image(table, b, cols) if b is not None else None
+        new = image(table, a, cols) if a is not None else None
+        erase = deleted and a is None
+        if erase:
+            updated: dict[str, object] = {}
+        else:
+            names = written if written is not None else cols
+            updated = {n: (new or {}).get(n) for n in names if n in cols}
+        change = RowChange("erase" if erase else "update", row_key(table, pu.key, clustering), old,
+                           None if erase else new, updated)
+        out.append(FeedChange(change, pu.token, pu.pk, ck, static, old))
+
+    # the static row first, as a partition's static row comes first
+    static_written = pu.static is not None and not pu.static.is_empty()
+    if clustered and (static_written or (pu.deletion is not None and before(b"", True) is not None)):
+        written = sorted(set(pu.static.cells) | set(pu.static.complex)) if static_written else None
+        emit(b"", True, None, written, pu.deletion is not None and not static_written)
+    done: set[bytes] = set()
+    if pu.deletion is not None and not clustered:  # a row DELETE of a table without clustering columns
+        upd = pu.rows.get(b"")
+        written = sorted(set(upd.cells) | set(upd.complex)) if upd is not None else []
+        emit(b"", False, (), written, True)
+        done.add(b"")
+    range_rows = {lr.ck: lr for lr in existing}
+    for ck in sorted(set(pu.rows) | set(range_rows)):
+        if ck in done:
+            continue
+        upd = pu.rows.get(ck)
+        if upd is None:  # only covered by a range or partition deletion, and it existed
+            emit(ck, False, range_rows[ck].clustering, [], True)
+            continue
+        written = sorted(set(upd.cells) | set(upd.complex))
+        deleted = upd.deletion is not None or ck in range_rows
+        emit(ck, False, upd.clustering if clustered else (), written, deleted)
+    return out

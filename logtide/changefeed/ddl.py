@@ -1,0 +1,139 @@
+"""Changefeed and topic-consumer DDL in YDB's syntax (spec ``004``, "Creating and deleting a changefeed").
+
+``ALTER TABLE t ADD CHANGEFEED name WITH (...)``, ``DROP CHANGEFEED name``,
+``ALTER CHANGEFEED name DISABLE`` (terminal) and ``ALTER CHANGEFEED name SET
+(...)`` (refused, as YDB refuses it); ``ALTER TOPIC "ks/t/name" ADD CONSUMER
+c [WITH (important = true, read_from = ...)]`` and ``DROP CONSUMER c``.
+The catalog change and the topic's storage change commit in one transaction.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import uuid
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ..cql import ast
+from ..errors import InvalidRequest
+from ..result import ResultSet, SchemaChange
+from ..schema.catalog import Catalog
+from ..schema.model import Table
+from . import storage as S
+from .model import Changefeed, topic_path
+from .options import SettingValue, parse_settings
+
+if TYPE_CHECKING:
+    from ..session import Session
+
+CATALOG_KEY = "catalog"
+MAX_CHANGEFEEDS = 32  # YDB's MaxTableCdcStreams default
+_LEAF_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+
+
+def execute(session: "Session", stmt: Any) -> ResultSet:
+    """Run one changefeed or topic DDL statement."""
+    if isinstance(stmt, (ast.AlterTopicAddConsumer, ast.AlterTopicDropConsumer)):
+        return _consumer(session, stmt)
+    db = session.db
+    with db.write_lock:
+        table = session._table(stmt.table)
+        _check_table(table)
+        path = topic_path(table.keyspace, table.name, stmt.name)
+        existing = {f.name: f for f in table.changefeeds}
+        cat = db.catalog
+        created = None
+        dropped: list[int] = []
+        if isinstance(stmt, ast.AlterTableAddChangefeed):
+            if not _LEAF_NAME.match(stmt.name):
+                raise InvalidRequest(f"Invalid changefeed name '{stmt.name}': letters, digits, '_', '-' and '.' only")
+            options = parse_settings(stmt.settings)
+            if stmt.name in existing:
+                raise InvalidRequest(f"Check failed: path: '{path}', error: path exist, request accepts it")
+            if len(existing) >= MAX_CHANGEFEEDS:
+                raise InvalidRequest("cdc streams count has reached maximum value in the table")
+            created = Changefeed(stmt.name, cat.next_store_id, options, created_ms=db.feeds.now_ms())
+            feeds = table.changefeeds + (created,)
+            next_id = cat.next_store_id + 1
+        else:
+            feed = existing.get(stmt.name)
+            if feed is None:
+                raise InvalidRequest(f"Check failed: path: '{path}', error: path hasn't been resolved, nearest "
+                                     f"resolved path: '{table.keyspace}/{table.name}'")
+            next_id = cat.next_store_id
+            if isinstance(stmt, ast.AlterTableDropChangefeed):
+                feeds = tuple(f for f in table.changefeeds if f.name != stmt.name)
+                dropped = [feed.feed_id]
+            elif not stmt.disable:
+                name = stmt.settings[0][0] if stmt.settings else "SET"
+                raise InvalidRequest(f"{name.upper()} alter is not supported")
+            else:
+                feeds = tuple(replace(f, disabled=True) if f.name == stmt.name else f for f in table.changefeeds)
+        new_table = replace(table, changefeeds=feeds)
+        ks = cat.keyspaces[table.keyspace]
+        new_ks = replace(ks, tables={**ks.tables, table.name: new_table})
+        new = Catalog({**cat.keyspaces, ks.name: new_ks}, uuid.uuid4(), next_id)
+        with db.store.write() as txn:
+            if created is not None:
+                created = replace(created, snapshot=db.feeds.snapshot_vts(txn))
+                new_table = replace(new_table, changefeeds=table.changefeeds + (created,))
+                new_ks = replace(ks, tables={**ks.tables, table.name: new_table})
+                new = Catalog({**cat.keyspaces, ks.name: new_ks}, new.version, next_id)
+                db.feeds.created(txn, new_table, created)
+            db.feeds.dropped(txn, dropped)
+            txn.put_meta(CATALOG_KEY, new.to_json().encode())
+        db.catalog = new
+    db.feeds.ensure_worker()
+    return ResultSet("schema_change", schema_change=SchemaChange("UPDATED", "TABLE", table.keyspace, table.name))
+
+
+def _check_table(table: Table) -> None:
+    from ..schema.system_schema import is_system_keyspace
+    if is_system_keyspace(table.keyspace):
+        raise InvalidRequest(f"Cannot add changefeed to system table {table.keyspace}.{table.name}")
+    if table.cdc_base is not None:
+        raise InvalidRequest(f"Cannot add changefeed to CDC log table {table.keyspace}.{table.name}")
+
+
+def _consumer(session: "Session", stmt: Any) -> ResultSet:
+    reader = session.db.changefeeds
+    desc = reader.describe(stmt.path)
+    if isinstance(stmt, ast.AlterTopicDropConsumer):
+        reader.drop_consumer(desc.path, stmt.consumer)
+        return ResultSet("void")
+    important = False
+    read_from_ms = 0
+    for name, value in stmt.settings:
+        key = name.lower()
+        if key == "important":
+            if value.kind != "bool":
+                raise InvalidRequest(f"Literal of Bool type is expected for {name}")
+            important = bool(value.value)
+        elif key == "read_from":
+            read_from_ms = read_from(name, value)
+        elif key == "supported_codecs":
+            continue  # records are stored uncompressed (RAW); any codec list is accepted
+        else:
+            raise InvalidRequest(f"Unknown consumer setting: {name}")
+    reader.add_consumer(desc.path, stmt.consumer, important, read_from_ms)
+    return ResultSet("void")
+
+
+_TIME_LITERAL = re.compile(r"^\s*(Timestamp|Datetime)\s*\(\s*'([^']*)'\s*\)\s*$", re.IGNORECASE)
+
+
+def read_from(name: str, value: SettingValue) -> int:
+    """A consumer's ``read_from`` in milliseconds: a unix time in seconds, ``Timestamp('...')`` or ``Datetime('...')``."""
+    if value.kind == "int":
+        return int(value.value) * 1000  # type: ignore[arg-type]
+    m = _TIME_LITERAL.match(str(value.value)) if value.kind == "other" else None
+    if m is not None:
+        try:
+            t = datetime.datetime.fromisoformat(m.group(2).replace("Z", "+00:00"))
+        except ValueError:
+            raise InvalidRequest(f"Invalid {m.group(1)} literal for {name}: {m.group(2)}") from None
+        if t.tzinfo is None:
+            t = t.replace(tzinfo=datetime.timezone.utc)
+        return int(t.timestamp() * 1000)
+    raise InvalidRequest(f"Literal of Timestamp, Datetime or integer type is expected for {name}")

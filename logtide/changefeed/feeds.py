@@ -1,0 +1,397 @@
+"""Changefeeds of an open Database: the write path, virtual timestamps, barriers, retention, initial scans.
+
+Spec ``004`` ("Guarantees", "Virtual timestamps", "Initial table scan",
+"Record retention period").  Records are rendered and appended inside the
+write transaction of the statement that made them, so a record exists if and
+only if its write committed.  Each statement (a batch is one) is one
+transaction with its own virtual timestamp ``[step, txId]``: ``step`` is the
+commit time in milliseconds, never decreasing; ``txId`` is unique and
+increasing.  Both are persisted (``meta``) with the records, so they keep
+growing across restarts.
+
+A background worker thread (started when the first changefeed exists,
+stopped on close) writes barriers, deletes expired records and runs initial
+scans; tests drive it step by step with :meth:`Feeds.tick` and
+:meth:`Feeds.scan_step` after :meth:`Feeds.pause`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+from ..mutation.model import Mutation
+from ..query.read import stored_partitions
+from ..schema.model import Table
+from ..storage.sqlite import Txn
+from . import storage as S
+from .changes import FeedChange, derive, row_key
+from .model import DISABLED, ENABLED, INITIAL_SCAN, Changefeed, topic_path
+from .render import RowChange, image, render, render_barrier
+
+if TYPE_CHECKING:
+    from ..capture import TouchedRows
+    from ..session import Database
+
+CLOCK_KEY = "changefeed_clock"
+BARRIERS_KEY = "changefeed_barriers"
+SCAN_CHUNK = 64  # partitions per initial-scan transaction
+TX_RESERVE = 4096  # txIds reserved per clock write
+SEQ_RESERVE = 1 << 20  # sequence numbers reserved per clock write (a statement may write many records)
+
+
+@dataclass
+class ScanPosition:
+    """How far an initial scan got: the last partition fully exported, in (token, pk) order."""
+
+    token: int | None = None
+    pk: bytes = b""
+    done: bool = False
+    scanned: int = 0
+    total: int = 0
+
+    def reached(self, token: int, pk: bytes) -> bool:
+        """Whether the scan already exported this partition."""
+        return self.done or (self.token is not None and (token, pk) <= (self.token, self.pk))
+
+    def to_doc(self) -> dict:
+        return {"token": self.token, "pk": self.pk.hex(), "done": self.done, "scanned": self.scanned,
+                "total": self.total}
+
+    @classmethod
+    def from_doc(cls, d: dict) -> "ScanPosition":
+        return cls(d.get("token"), bytes.fromhex(d.get("pk", "")), bool(d.get("done")), int(d.get("scanned", 0)),
+                   int(d.get("total", 0)))
+
+
+class Feeds:
+    """The changefeeds of one Database."""
+
+    def __init__(self, db: "Database") -> None:
+        self.db = db
+        self.changed = threading.Condition()
+        self._version = 0  # bumped on every commit that may have written records
+        with db.store.snapshot() as txn:
+            clock = txn.get_meta(CLOCK_KEY)
+            barriers = txn.get_meta(BARRIERS_KEY)
+            scans = {fid: ScanPosition.from_doc(json.loads(st)) for fid, st in txn.sql(
+                "SELECT feed_id, state FROM feed_scans")}
+        c = json.loads(clock) if clock else {}
+        # the stored values are reservations: every txId and sequence number used is below them
+        self._step = int(c.get("step", 0))
+        self._tx = self._tx_limit = int(c.get("tx", 0))
+        self._seq = self._seq_limit = int(c.get("seq", 0))
+        self._barriers: dict[int, int] = {int(k): v for k, v in (json.loads(barriers) if barriers else {}).items()}
+        self.scans: dict[int, ScanPosition] = scans
+        self._paused = False
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._worker: threading.Thread | None = None
+        self._last_retention = 0.0
+        self.retention_every = 1.0  # seconds between retention passes
+        self.tick_every = 0.05  # seconds between barrier checks
+        self.scan_chunk = SCAN_CHUNK
+        # next offset per (feed, partition), known once read: valid while every append goes through it and
+        # cleared when a group commit fails (a statement's own appends are adopted only when it completes)
+        self._offsets: dict[tuple[int, int], int] = {}
+
+    # -- catalog views ---------------------------------------------------------------------
+    def all(self) -> list[tuple[Table, Changefeed]]:
+        """Every changefeed with its table, in path order."""
+        out = []
+        for ks in self.db.catalog.keyspaces.values():
+            for t in ks.tables.values():
+                out.extend((t, f) for f in t.changefeeds)
+        out.sort(key=lambda tf: topic_path(tf[0].keyspace, tf[0].name, tf[1].name))
+        return out
+
+    def state(self, feed: Changefeed) -> str:
+        """DISABLED, INITIAL_SCAN or ENABLED."""
+        if feed.disabled:
+            return DISABLED
+        pos = self.scans.get(feed.feed_id)
+        return INITIAL_SCAN if pos is not None and not pos.done else ENABLED
+
+    # -- virtual timestamps -----------------------------------------------------------------
+    def now_ms(self) -> int:
+        return self.db.clock.now_micros() // 1000
+
+    def next_vts(self) -> tuple[int, int]:
+        """A new virtual timestamp ``(step, txId)`` (persist it with :meth:`save_clock` in the same transaction)."""
+        self._step = max(self._step, self.now_ms())
+        self._tx += 1
+        return self._step, self._tx
+
+    def next_seq(self) -> int:
+        """A new record sequence number (DynamoDB's SequenceNumber), unique and increasing."""
+        self._seq += 1
+        return self._seq
+
+    def save_clock(self, txn: Txn, force: bool = False) -> None:
+        """Persist the clock when it nears its stored reservation (or with ``force``): txIds and sequence numbers
+        are reserved ahead, so most transactions write nothing here and a restart still never reuses one."""
+        if not force and self._tx < self._tx_limit and self._seq < self._seq_limit:
+            return
+        self._tx_limit = self._tx + TX_RESERVE
+        self._seq_limit = self._seq + SEQ_RESERVE
+        txn.put_meta(CLOCK_KEY, b'{"step":%d,"tx":%d,"seq":%d}' % (self._step, self._tx_limit, self._seq_limit))
+
+    # -- the write path ----------------------------------------------------------------------
+    def capture_before(self, mutation: Mutation, touched: "TouchedRows", txn: Txn, now: int) -> list[Any] | None:
+        """Before the write: the touched rows of every table with an active changefeed (None if there is none)."""
+        out = None
+        for pu in mutation:
+            if not any(not f.disabled for f in pu.table.changefeeds):
+                continue
+            existing = touched.deleted_rows(pu, txn, now)
+            static = pu.static is not None or (pu.deletion is not None and bool(pu.table.clustering_key))
+            for ck in pu.rows:
+                touched.row(pu.table, pu.pk, pu.token, ck, False)
+            if static:
+                touched.row(pu.table, pu.pk, pu.token, b"", True)
+            if pu.deletion is not None and not pu.table.clustering_key:
+                touched.row(pu.table, pu.pk, pu.token, b"", False)
+            out = out if out is not None else []
+            out.append((pu, existing))
+        return out
+
+    def capture_after(self, before: list[Any], touched: "TouchedRows", read_row: Callable, txn: Txn) -> None:
+        """After the write, in its transaction: derive the changes and append each active feed's records."""
+        changes: list[tuple[Table, list[FeedChange]]] = []
+        for pu, existing in before:
+            t = pu.table
+
+            def b(ck: bytes, static: bool, pu=pu, t=t):
+                return touched.row(t, pu.pk, pu.token, ck, static)
+
+            def a(ck: bytes, static: bool, pu=pu, t=t):
+                return read_row(t, pu.pk, pu.token, ck, static)
+            changes.append((t, derive(pu, b, existing, a)))
+        if not any(c for _, c in changes):
+            return
+        step, tx = self.next_vts()
+        next_offsets = dict(self._offsets)
+        for table, fcs in changes:
+            for feed in table.changefeeds:
+                if not feed.disabled:
+                    self._append(txn, table, feed, fcs, step, tx, next_offsets)
+        self.save_clock(txn)
+        self._offsets = next_offsets
+
+    def forget_offsets(self) -> None:
+        """A commit failed: what this process cached about offsets (and the clock's reservation) may be ahead of
+        storage."""
+        self._offsets = {}
+        self._tx_limit = self._seq_limit = 0  # the next transaction writes the reservation again
+
+    def _append(self, txn: Txn, table: Table, feed: Changefeed, fcs: list[FeedChange], step: int, tx: int,
+                next_offsets: dict) -> None:
+        opts = feed.options
+        pos = self.scans.get(feed.feed_id)
+        by_part: dict[int, list[tuple[bytes | None, bytes]]] = {}
+        for fc in fcs:
+            if pos is not None and not pos.reached(fc.token, fc.pk):
+                if S.mark(txn, feed.feed_id, fc.token, fc.pk, fc.ck) and fc.before is not None:
+                    src = RowChange("update", fc.change.key, None, fc.before, fc.before, snapshot=True)
+                    r = render(table, opts, src, feed.snapshot[0], feed.snapshot[1], step, self.next_seq())
+                    by_part.setdefault(r.partition, []).append((r.key, r.value))
+            r = render(table, opts, fc.change, step, tx, step, self.next_seq())
+            by_part.setdefault(r.partition, []).append((r.key, r.value))
+        for part, items in by_part.items():
+            S.append(txn, feed.feed_id, part, step, items, next_offsets)
+
+    def notify(self) -> None:
+        """Wake waiting readers (called after every commit)."""
+        with self.changed:
+            self._version += 1
+            self.changed.notify_all()
+
+    # -- DDL hooks ---------------------------------------------------------------------------
+    def created(self, txn: Txn, table: Table, feed: Changefeed) -> None:
+        """A changefeed was added (inside the DDL transaction): start its initial scan if asked for."""
+        if feed.options.initial_scan:
+            total = sum(1 for _ in txn.partitions(table.store_id))
+            pos = ScanPosition(total=total, done=total == 0)
+            S.put_scan_state(txn, feed.feed_id, pos.to_doc())
+            self.scans[feed.feed_id] = pos
+        self.ensure_worker()
+
+    def snapshot_vts(self, txn: Txn) -> tuple[int, int]:
+        """The virtual timestamp of a changefeed's creation (its initial scan's snapshot)."""
+        vts = self.next_vts()
+        self.save_clock(txn, force=True)
+        return vts
+
+    def dropped(self, txn: Txn, feed_ids: Iterable[int]) -> None:
+        """Changefeeds were dropped (with their table or alone): their records and consumers go too."""
+        self._offsets = {}
+        for fid in feed_ids:
+            S.drop_feed(txn, fid)
+            self.scans.pop(fid, None)
+            self._barriers.pop(fid, None)
+
+    # -- background work ---------------------------------------------------------------------
+    def ensure_worker(self) -> None:
+        """Start the background worker (barriers, retention, initial scans) if changefeeds exist."""
+        if self._worker is not None or self._stop.is_set() or not self.all():
+            return
+        self._worker = threading.Thread(target=self._run, name="logtide-changefeeds", daemon=True)
+        self._worker.start()
+
+    def pause(self) -> None:
+        """Stop the background worker from running initial scans (tests step them with :meth:`scan_step`)."""
+        self._paused = True
+
+    def resume(self) -> None:
+        self._paused = False
+        self._wake.set()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        w = self._worker
+        if w is not None and w is not threading.current_thread():
+            w.join(timeout=30)
+        with self.changed:
+            self.changed.notify_all()
+
+    def _run(self) -> None:
+        import time
+        while not self._stop.is_set():
+            try:
+                busy = False
+                if not self._paused:
+                    busy = self.scan_step()
+                self.tick(retention=time.monotonic() - self._last_retention >= self.retention_every)
+            except Exception:  # noqa: BLE001 - a failed pass is retried on the next one; the server keeps serving
+                if self._stop.is_set():
+                    return
+                busy = False
+            if not busy:
+                self._wake.wait(self.tick_every)
+                self._wake.clear()
+
+    def tick(self, retention: bool = True) -> None:
+        """Write due barriers in every partition and, with ``retention``, delete expired records."""
+        import time
+        feeds = [(t, f) for t, f in self.all() if not f.disabled]
+        if retention:
+            self._last_retention = time.monotonic()
+            retention = self._anything_expired(feeds)
+        if not feeds or not (retention or self._barrier_due(feeds)):
+            return  # nothing to write: no write transaction (and no fsync)
+
+        def work(txn: Txn) -> None:  # under the write lock: no record can be written meanwhile
+            feeds = [(t, f) for t, f in self.all() if not f.disabled]  # as of now (a feed may have been dropped)
+            now = self.now_ms()
+            wrote = False
+            nxt = dict(self._offsets)
+            for _, f in feeds:
+                iv = f.options.barriers_interval_ms
+                if not iv or self.state(f) != ENABLED:
+                    continue
+                b = iv * (now // iv)
+                if b <= self._barriers.get(f.feed_id, 0) or b <= f.created_ms:
+                    continue
+                # every later record gets a step >= b and a txId > 0: nothing smaller than [b, 0] can follow
+                self._step = max(self._step, b)
+                for part in range(f.options.partitions):
+                    S.append(txn, f.feed_id, part, max(b, self._step), [(None, render_barrier(b))], nxt)
+                self._barriers[f.feed_id] = b
+                wrote = True
+            if wrote:
+                self._offsets = nxt
+                self.save_clock(txn, force=True)
+                txn.put_meta(BARRIERS_KEY, json.dumps({str(k): v for k, v in self._barriers.items()}).encode())
+            if retention:
+                for _, f in feeds:
+                    cutoff = now - f.options.retention_seconds * 1000
+                    for part in range(f.options.partitions):
+                        S.expire(txn, f.feed_id, part, cutoff, S.important_floor(txn, f.feed_id, part))
+        self.db.committer.run(work)
+
+    def _barrier_due(self, feeds: list[tuple[Table, Changefeed]]) -> bool:
+        now = self.now_ms()
+        for _, f in feeds:
+            iv = f.options.barriers_interval_ms
+            if iv and iv * (now // iv) > max(self._barriers.get(f.feed_id, 0), f.created_ms) \
+                    and self.state(f) == ENABLED:
+                return True
+        return False
+
+    def _anything_expired(self, feeds: list[tuple[Table, Changefeed]]) -> bool:
+        """Whether some partition's first record is older than its retention (read from a snapshot)."""
+        now = self.now_ms()
+        with self.db.store.snapshot() as txn:
+            for _, f in feeds:
+                cutoff = now - f.options.retention_seconds * 1000
+                for part in range(f.options.partitions):
+                    r = txn.sql("SELECT write_time_ms FROM feed_records WHERE feed_id = ? AND part = ? "
+                                "ORDER BY offset LIMIT 1", (f.feed_id, part))
+                    if r and r[0][0] < cutoff:
+                        return True
+        return False
+
+    # -- initial scan ------------------------------------------------------------------------
+    def scan_step(self, partitions: int | None = None) -> bool:
+        """Export up to ``partitions`` (default ``scan_chunk``) more partitions of one scanning changefeed in one
+        transaction; False if none is scanning."""
+        partitions = partitions or self.scan_chunk
+        todo = [(t, f) for t, f in self.all() if self.state(f) == INITIAL_SCAN]
+        if not todo:
+            return False
+        table, feed = todo[0]
+        with self.db.write_lock:
+            pos = self.scans[feed.feed_id]
+            saved = ScanPosition(**vars(pos))
+            try:
+                self.db.committer.run(lambda txn: self._scan_chunk(txn, table, feed, pos, partitions))
+            except BaseException:
+                self.scans[feed.feed_id] = saved
+                raise
+        return True
+
+    def _scan_chunk(self, txn: Txn, table: Table, feed: Changefeed, pos: ScanPosition, limit: int) -> None:
+        now = self.db.now_seconds()
+        step, tx = feed.snapshot
+        wt = max(self._step, self.now_ms())
+        count = 0
+        done = True
+        nxt = dict(self._offsets)
+        lo = pos.token
+        regular = [c.name for c in table.regular_columns]
+        statics = [c.name for c in table.static_columns]
+        for view in stored_partitions(table, txn, now, lo, True, None, True):
+            if pos.reached(view.token, view.pk):
+                continue
+            if count >= limit:
+                done = False
+                break
+            skip = S.marks(txn, feed.feed_id, view.token, view.pk)
+            by_part: dict[int, list[tuple[bytes | None, bytes]]] = {}
+            rows = []
+            st = view.static_row() if table.clustering_key else None
+            if st is not None and b"" not in skip:
+                rows.append((row_key(table, view.key, None), image(table, st, statics)))
+            for lr in view.rows(None, None):
+                if lr.ck not in skip:
+                    rows.append((row_key(table, view.key, lr.clustering), image(table, lr, regular)))
+            for key, img in rows:
+                r = render(table, feed.options, RowChange("update", key, None, img, img, snapshot=True),
+                           step, tx, wt, self.next_seq())
+                by_part.setdefault(r.partition, []).append((r.key, r.value))
+            for part, items in by_part.items():
+                S.append(txn, feed.feed_id, part, wt, items, nxt)
+            S.clear_marks(txn, feed.feed_id, view.token, view.pk)
+            pos.token, pos.pk = view.token, view.pk
+            pos.scanned += 1
+            count += 1
+        if done:
+            pos.done = True
+            txn.sql("DELETE FROM feed_scan_marks WHERE feed_id = ?", (feed.feed_id,))
+        pos.total = max(pos.total, pos.scanned)
+        S.put_scan_state(txn, feed.feed_id, pos.to_doc())
+        self.save_clock(txn)
+        self._offsets = nxt
