@@ -274,3 +274,21 @@ def test_cdc_options_are_in_the_schema_extension_as_scylladb_serializes_them(ses
                           "AND table_name = 't'").one()[0]
     assert parse_cdc_extension(ext["cdc"]) == {"delta": "full", "enabled": "true", "postimage": "false",
                                                "preimage": "false", "ttl": "86400"}
+
+
+def test_generation_and_log_queries_consumers_send(session):
+    gens = [r.time for r in session.execute(f"SELECT time FROM {GEN_TIMESTAMPS} WHERE key = 'timestamps'")]
+    first = min(gens)
+    assert session.execute(f"SELECT min(time) FROM {GEN_TIMESTAMPS} WHERE key = 'timestamps' AND time > 0").one()[0] == first
+    assert session.execute(f"SELECT * FROM {GEN_TIMESTAMPS} WHERE time > 0 ALLOW FILTERING").one().time == first
+    streams = [s for r in session.execute(f"SELECT streams FROM {GEN_STREAMS} WHERE time = %s", [first]) for s in r.streams]
+    assert len(session.execute(f"SELECT * FROM {GEN_STREAMS} ALLOW FILTERING").all()) == len(
+        session.execute(f"SELECT * FROM {GEN_STREAMS} WHERE time = %s BYPASS CACHE", [first]).all())
+    for pk in range(3):
+        session.execute("INSERT INTO ext.t (pk, ck, v) VALUES (%s, 1, 1)", [pk])
+        session.execute("INSERT INTO ext.t (pk, ck, v) VALUES (%s, 2, 2)", [pk])
+    first_rows = session.prepare('SELECT "cdc$stream_id", "cdc$time" FROM ext.t_scylla_cdc_log WHERE "cdc$stream_id" '
+                                 'IN ? AND "cdc$time" > ? AND "cdc$time" <= ? PER PARTITION LIMIT 1 BYPASS CACHE')
+    lo, hi = uuid.UUID("00000000-0000-1000-8080-808080808080"), uuid.UUID("ffffffff-ffff-1fff-7f7f-7f7f7f7f7f7f")
+    got = session.execute(first_rows, [streams, lo, hi]).all()
+    assert len(got) == len({r.cdc_stream_id for r in got}) and got
