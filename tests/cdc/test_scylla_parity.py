@@ -10,6 +10,8 @@ each case with the test that pins it.
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 
 from logtide import auth
@@ -246,3 +248,23 @@ def test_drop_of_a_log_checks_the_drop_permission_before_refusing(roles, session
     session.execute("GRANT DROP ON ks.t_scylla_cdc_log TO writer")
     with pytest.raises(Unauthorized, match="^Cannot DROP cdc log table t_scylla_cdc_log$"):
         roles.execute("DROP TABLE t_scylla_cdc_log")
+
+
+# -- generations as consumers poll them -----------------------------------------------------------
+
+
+def test_a_new_generation_is_visible_to_time_queries_before_it_starts(tmp_path, clock):
+    import logtide
+    from logtide.cdc.streams import Topology
+
+    with logtide.open(tmp_path / "d", clock=clock, topology=Topology(vnodes=2, shards=1)) as db:
+        first = rows(db.session().execute("SELECT time FROM system_distributed.cdc_generation_timestamps"))
+    with logtide.open(tmp_path / "d", clock=clock, topology=Topology(vnodes=3, shards=1)) as db:
+        s = db.session()
+        q = "SELECT min(time) FROM system_distributed.cdc_generation_timestamps WHERE key = 'timestamps' AND time > ?"
+        nxt = s.execute(q, [first[0][0]]).one()[0]
+        start = db.generations.current.timestamp
+        assert start % 1000 == 0 and start > clock.micros  # on a whole millisecond, ahead of now
+        assert nxt == datetime.datetime(1970, 1, 1) + datetime.timedelta(microseconds=start)
+        tokens = s.execute("SELECT tokens FROM system.local").one()[0]
+        assert set(tokens) == {str(e) for e in db.generations.current.range_ends} and len(tokens) == 3
