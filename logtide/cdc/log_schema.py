@@ -159,8 +159,9 @@ def check_statement(catalog: Catalog, stmt: Any, current_keyspace: str | None) -
             raise InvalidRequest('Altering CDC options requires specifying "enabled" flag')
     if not is_log_table(table):
         return
+    attached = is_attached_log(catalog, table)
     if isinstance(stmt, ast.AlterTableRename):
-        raise InvalidRequest("Cannot rename a column of a CDC log table.")
+        raise InvalidRequest("Cannot rename a column of a CDC log table." if attached else DETACHED_RENAME)
     if isinstance(stmt, ast.AlterTableWith):
         if any(name == "cdc" for name, _ in stmt.options):
             enabled = dict(stmt.options)["cdc"]
@@ -169,7 +170,19 @@ def check_statement(catalog: Catalog, stmt: Any, current_keyspace: str | None) -
                                      "because creating nested CDC logs is not allowed")
         return
     raise InvalidRequest("You cannot modify the set of columns of a CDC log table directly. "
-                         "Modify the base table instead.")
+                         "Modify the base table instead." if attached else DETACHED_COLUMNS)
+
+
+# ScyllaDB's messages for a log whose base table has CDC off (alter_table_statement.cc)
+DETACHED_COLUMNS = (
+    "You cannot modify the set of columns of a CDC log table directly. Although the base table has deactivated "
+    "CDC, this table will continue being a CDC log table until it is dropped. If you want to modify the columns "
+    "in it, you can only do that by reenabling CDC on the base table, which will reattach this log table. Then "
+    "you will be able to modify the columns in the base table, and that will have effect on the log table too. "
+    "Modifying the columns of a CDC log table directly is never allowed.")
+DETACHED_RENAME = (
+    "You cannot rename a column of a CDC log table. Although the base table has deactivated CDC, this table "
+    "will continue being a CDC log table until it is dropped.")
 
 
 def sync_log_tables(old: Catalog, new: Catalog) -> Catalog:

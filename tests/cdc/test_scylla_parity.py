@@ -268,3 +268,31 @@ def test_a_new_generation_is_visible_to_time_queries_before_it_starts(tmp_path, 
         assert nxt == datetime.datetime(1970, 1, 1) + datetime.timedelta(microseconds=start)
         tokens = s.execute("SELECT tokens FROM system.local").one()[0]
         assert set(tokens) == {str(e) for e in db.generations.current.range_ends} and len(tokens) == 3
+
+
+def test_a_detached_log_keeps_refusing_column_changes_with_scylladb_messages(session):
+    # test/cqlpy/test_cdc.py: test_alter_column_of_inactive_cdc_log_table, test_rename_column_of_inactive_cdc_log_table
+    session.execute("CREATE TABLE t (p int PRIMARY KEY, v int, u int) WITH cdc = {'enabled': true}")
+    session.execute("INSERT INTO t (p, v, u) VALUES (1, 2, 3)")
+    session.execute("ALTER TABLE t WITH cdc = {'enabled': false}")
+    columns = ("You cannot modify the set of columns of a CDC log table directly. Although the base table has "
+               "deactivated CDC, this table will continue being a CDC log table until it is dropped. If you want to "
+               "modify the columns in it, you can only do that by reenabling CDC on the base table, which will "
+               "reattach this log table. Then you will be able to modify the columns in the base table, and that "
+               "will have effect on the log table too. Modifying the columns of a CDC log table directly is never "
+               "allowed.")
+    for q in ("ADD c int", "DROP u", 'DROP "cdc$stream_id"', "ALTER u TYPE float"):
+        with pytest.raises(InvalidRequest) as e:
+            session.execute(f"ALTER TABLE t_scylla_cdc_log {q}")
+        assert str(e.value) == columns
+    with pytest.raises(InvalidRequest) as e:
+        session.execute('ALTER TABLE t_scylla_cdc_log RENAME "cdc$stream_id" TO c')
+    assert str(e.value) == ("You cannot rename a column of a CDC log table. Although the base table has deactivated "
+                            "CDC, this table will continue being a CDC log table until it is dropped.")
+
+
+def test_a_table_merely_named_like_a_log_is_a_plain_table(session):
+    # test/cqlpy/test_cdc.py: test_alter_column_of_fake_cdc_log_table, test_rename_column_of_fake_cdc_log_table
+    session.execute("CREATE TABLE x_scylla_cdc_log (p int PRIMARY KEY, v int)")
+    session.execute("ALTER TABLE x_scylla_cdc_log DROP v")
+    session.execute("ALTER TABLE x_scylla_cdc_log RENAME p TO q")
