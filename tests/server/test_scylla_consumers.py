@@ -40,6 +40,7 @@ class Scenario:
     streams: list[dict[int, set[bytes]]] = field(default_factory=list)  # generation ms -> streams, per phase
     tokens: list[set[str]] = field(default_factory=list)  # system.local tokens per phase
     range_ends: list[set[str]] = field(default_factory=list)  # the newest generation's range ends per phase
+    rings: list[list[str]] = field(default_factory=list)  # the driver's token ring per phase
     future_generation_seen: bool = False
 
 
@@ -84,7 +85,9 @@ def _poll_until_caught_up(s: Any, runs: dict[str, Run], timeout: float = 60) -> 
         time.sleep(0.1)
 
 
-def _observe_node(s: Any, sc: Scenario) -> None:
+def _observe_node(c: Any, s: Any, sc: Scenario) -> None:
+    c.refresh_schema_metadata()
+    sc.rings.append([str(t.value) for t in c.metadata.token_map.ring])
     gens = list(s.execute(f"SELECT time, expired FROM {GEN_TIMESTAMPS} WHERE key = 'timestamps'"))
     sc.generations.append(gens)
     streams: dict[int, set[bytes]] = {}
@@ -111,14 +114,14 @@ def scenario(tmp_path_factory) -> Scenario:
         for name in CONSUMERS:
             runs[name] = Run(name, Config("ks", "t", start_ms=start, crash_after=CRASH_AFTER.get(name)))
         _write_phase_1(s)
-        _observe_node(s, sc)
+        _observe_node(c, s, sc)
         _poll_until_caught_up(s, runs)
         c.shutdown()
         assert srv.stop() == 0
     with Serve(*common, "--vnodes", "3", "--shards", "3") as srv:  # a new generation, a second from now
         c = cluster(srv.wait_listening())
         s = c.connect()
-        _observe_node(s, sc)
+        _observe_node(c, s, sc)
         switch = max(ms_of(r.time) for r in sc.generations[-1])
         sc.future_generation_seen = now_ms() < switch
         _write_phase_2(s, before_switch=True)  # still the old generation's streams
@@ -155,6 +158,10 @@ def test_a_new_generation_is_listed_before_it_starts(scenario):
 def test_system_local_tokens_are_the_newest_generation_vnode_tokens(scenario):
     assert [len(t) for t in scenario.tokens] == [4, 3]
     assert scenario.tokens == scenario.range_ends
+
+
+def test_a_token_aware_driver_sees_the_vnode_ring(scenario):
+    assert [set(r) for r in scenario.rings] == scenario.tokens
 
 
 # -- each consumer ------------------------------------------------------------------------
