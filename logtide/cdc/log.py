@@ -27,6 +27,9 @@ document:
   a table without clustering columns deletes its only row and gets a
   preimage (current ScyllaDB).
 * ScyllaDB: ``cdc$end_of_batch`` is true on the last row of each group.
+* ScyllaDB (``cdc/split.cc``): the order of delta rows inside a group, and an
+  INSERT's collection cells without a tombstone as an update of their own
+  (``split_order``).
 """
 
 from __future__ import annotations
