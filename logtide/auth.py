@@ -9,8 +9,9 @@ transaction per change; passwords are kept as scrypt hashes with a random salt.
 * ``authorize(role, statement, keyspace)`` raises ``Unauthorized`` with
   Cassandra's message unless the role (or a superuser) holds the permission
   on the resource or one of its parents (table -> keyspace -> all keyspaces).
-  Reads of ``system`` / ``system_schema`` are open to every role; a CDC log
-  table ``<t>_scylla_cdc_log`` is checked against its base table, as ScyllaDB does.
+  Reads of ``system`` / ``system_schema`` are open to every role; a read of a CDC log
+  table ``<t>_scylla_cdc_log`` is checked against its base table, anything else against the
+  log table itself, as ScyllaDB does.
 * ``execute(statement, session)`` runs CREATE/ALTER/DROP ROLE, LIST ROLES,
   GRANT, REVOKE and LIST PERMISSIONS.
 
@@ -441,12 +442,16 @@ def _exists(catalog: Any, resource: DataResource) -> bool:
     return resource.table is None or resource.table in ks.tables
 
 
-def _table_resource(name: ast.QualifiedName, keyspace: str | None) -> DataResource | None:
+def _table_resource(name: ast.QualifiedName, keyspace: str | None, read: bool = False) -> DataResource | None:
+    """The table a statement needs a permission on.  A read of a CDC log ``<t>_scylla_cdc_log`` needs SELECT on
+    ``t`` (ScyllaDB's ``select_statement::check_access``); every other statement on a log, writes included,
+    needs the permission on the log table itself, so a grant on the base table alone does not let a role
+    write into, truncate, alter or drop its log."""
     ks = name.keyspace or keyspace
     if ks is None:
         return None  # the statement fails later for want of a keyspace
     table = name.name
-    if table.endswith(CDC_LOG_SUFFIX) and len(table) > len(CDC_LOG_SUFFIX):
+    if read and table.endswith(CDC_LOG_SUFFIX) and len(table) > len(CDC_LOG_SUFFIX):
         table = table[: -len(CDC_LOG_SUFFIX)]
     return DataResource(ks, table)
 
@@ -460,7 +465,7 @@ def required_permissions(stmt: Any, keyspace: str | None) -> list[tuple[str, Dat
     """The (permission, resource) pairs Cassandra checks before running ``stmt``."""
     out: list[tuple[str, DataResource | None]] = []
     if isinstance(stmt, ast.Select):
-        res = _table_resource(stmt.table, keyspace)
+        res = _table_resource(stmt.table, keyspace, read=True)
         if res is not None and res.keyspace not in OPEN_KEYSPACES:
             out.append(("SELECT", res))
     elif isinstance(stmt, (ast.Insert, ast.Update, ast.Delete)):

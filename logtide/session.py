@@ -28,7 +28,7 @@ from .cdc import log_schema
 from .capture import TouchedRows
 from .cdc.capture import CdcTimeuuids, capture
 from .query.timeout import check_timeout
-from .cdc.streams import Generation, Generations, Topology, build_generation, node_tokens
+from .cdc.streams import FIRST_GENERATION_START, Generation, Generations, Topology, build_generation, node_tokens
 from .mutation.apply import append_log_rows, apply_mutation, read_partition, read_row
 from .mutation.builder import ListKeys, RowReader, WriteContext, build
 from .mutation.cells import Cell
@@ -160,8 +160,9 @@ class Database:
     def _load_generations(self, topology: Topology | None) -> Generations:
         """The CDC generations; a new one when the configured topology differs from the current one.
 
-        The first generation starts at timestamp 0 so that it covers every
-        past write; a later one starts one second after it is created, and the
+        The first generation starts at 1970-01-01 00:00:00.001 so that it
+        covers every past write (not at 0: scylla-cdc-java finds the first
+        generation with ``time > 0``); a later one starts one second after it is created, and the
         previous one expires then (writes are routed by their timestamp, so
         none is lost across the switch)."""
         with self.store.snapshot() as txn:
@@ -173,7 +174,7 @@ class Database:
         rng = random.Random(self.host_id.int ^ (len(gens.generations) if gens else 0))
         tokens = node_tokens(topo.vnodes, rng)
         if gens is None:
-            gens = Generations([build_generation(topo, tokens, 0, rng)])
+            gens = Generations([build_generation(topo, tokens, FIRST_GENERATION_START, rng)])
         else:
             # a whole millisecond: the generation tables hold milliseconds, and a consumer switches
             # generations at exactly that time, so routing must switch there too

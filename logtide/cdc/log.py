@@ -27,12 +27,15 @@ document:
   a table without clustering columns deletes its only row and gets a
   preimage (current ScyllaDB).
 * ScyllaDB: ``cdc$end_of_batch`` is true on the last row of each group.
+* ScyllaDB (``cdc/split.cc``): the order of delta rows inside a group, and an
+  INSERT's collection cells without a tombstone as an update of their own
+  (``split_order``).
 """
 
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
 from ..mutation.cells import Cell, RowData
@@ -41,6 +44,8 @@ from ..query.read import LiveRow, element_order_key
 from ..schema import types as T
 from ..schema.model import Column, Table
 from . import log_schema as L
+from . import split_order as SO
+from .split_order import should_split
 from .options import CdcOptions
 
 PREIMAGE, UPDATE, INSERT, ROW_DELETE, PARTITION_DELETE = 0, 1, 2, 3, 4
@@ -375,13 +380,15 @@ class Derivation:
             self.state_rows[ck] = self._apply(self.state_rows.get(ck), d)
 
     # -- rows ------------------------------------------------------------------
-    def _range_rows(self, g: _Group, rd: RangeDeletion) -> None:
+    def _range_rows(self, rd: RangeDeletion) -> list[tuple[int, dict[str, bytes]]]:
+        out = []
         if rd.start_inclusive is not None:
             op = RANGE_LEFT_INCLUSIVE if rd.start_inclusive else RANGE_LEFT_EXCLUSIVE
-            g.add(op, self._key_values(rd.start))
+            out.append((op, self._key_values(rd.start)))
         if rd.end_inclusive is not None:
             op = RANGE_RIGHT_INCLUSIVE if rd.end_inclusive else RANGE_RIGHT_EXCLUSIVE
-            g.add(op, self._key_values(rd.end))
+            out.append((op, self._key_values(rd.end)))
+        return out
 
     def _touched(self, subgroups: dict[int, Change]) -> tuple[set[str] | None, dict[bytes, set[str] | None]]:
         """Static columns and clustered rows (with columns; None = all) that this timestamp's changes touch."""
@@ -436,9 +443,11 @@ class Derivation:
         return self.clusterings.get(ck, ())
 
     def rows(self) -> list[LogRow]:
-        """Every log row of the update, group by group in timestamp order."""
+        """Every log row of the update, group by group in timestamp order, deltas in ScyllaDB's order
+        (``split_order``)."""
         out: list[LogRow] = []
         images = self.opts.preimage or self.opts.postimage
+        split_mode = should_split(self.pu)
         static: set[str] | None = None
         touched: dict[bytes, set[str] | None] = {}
         for ts, subgroups in sorted(split(self.pu).items()):
@@ -447,33 +456,59 @@ class Derivation:
                 static, touched = self._touched(subgroups)
             if self.opts.preimage:
                 self._preimages(g, static, touched)
+            deltas: list[tuple[tuple, int, dict[str, bytes]]] = []
             for ttl, ch in sorted(subgroups.items()):
-                ttl_value = {L.TTL: _int_bytes(ttl)} if ttl else {}
-                if ch.partition_deleted:
-                    g.add(PARTITION_DELETE, self._key_values(None))
-                for rd in ch.ranges:
-                    self._range_rows(g, rd)
-                if ch.static is not None and ch.static.has_cells():
-                    vals = self._key_values(None)
-                    vals.update(self._delta_values(ch.static))
-                    vals.update(ttl_value)
-                    g.add(UPDATE, vals)
-                for ck in sorted(ch.rows):
-                    d = ch.rows[ck]
-                    if d.deleted:
-                        g.add(ROW_DELETE, self._key_values(d.clustering))
-                    if d.has_cells():
-                        vals = self._key_values(d.clustering)
-                        vals.update(self._delta_values(d))
-                        vals.update(ttl_value)
-                        g.add(INSERT if d.marker else UPDATE, vals)
+                deltas.extend(self._deltas(ch, ttl, split_mode))
                 if images:
                     self._apply_change(ch)
+            for _, op, vals in sorted(deltas, key=lambda d: d[0]):
+                g.add(op, vals)
             if self.opts.postimage:
                 self._postimages(g, static, touched)
             if g.rows:
                 g.rows[-1].values[L.END_OF_BATCH] = TRUE
             out.extend(g.rows)
+        return out
+
+    def _deltas(self, ch: Change, ttl: int, split_mode: bool) -> list[tuple[tuple, int, dict[str, bytes]]]:
+        """The delta rows of one (timestamp, TTL) change, each with its ScyllaDB sort key (kind, row, TTL, seq)."""
+        out: list[tuple[tuple, int, dict[str, bytes]]] = []
+        ttl_value = {L.TTL: _int_bytes(ttl)} if ttl else {}
+
+        def add(kind: int, ck: bytes, op: int, vals: dict[str, bytes]) -> None:
+            out.append(((kind, ck, ttl, len(out)), op, vals))
+
+        def upsert(kind: int, ck: bytes, op: int, d: RowDelta, clustering: tuple[bytes, ...] | None) -> None:
+            vals = self._key_values(clustering)
+            vals.update(self._delta_values(d))
+            vals.update(ttl_value)
+            add(kind, ck, op, vals)
+
+        if ch.partition_deleted:
+            add(SO.PARTITION_DELETION, b"", PARTITION_DELETE, self._key_values(None))
+        for rd in ch.ranges:
+            for op, vals in self._range_rows(rd):
+                add(SO.RANGE_DELETIONS, b"", op, vals)
+        if ch.static is not None and ch.static.has_cells():
+            upsert(SO.STATIC, b"", UPDATE, ch.static, None)
+        for ck in sorted(ch.rows):
+            d = ch.rows[ck]
+            if d.deleted:
+                add(SO.ROW_DELETIONS if split_mode else SO.ROWS, ck, ROW_DELETE, self._key_values(d.clustering))
+            if not d.has_cells():
+                continue
+            if not d.marker:
+                upsert(SO.UPDATES if split_mode else SO.ROWS, ck, UPDATE, d, d.clustering)
+                continue
+            # an INSERT cannot carry collection cells without their collection's tombstone
+            alone = {n for n in (*d.added, *d.removed) if n not in d.collection_deleted} if split_mode else set()
+            insert = replace(d, added={n: v for n, v in d.added.items() if n not in alone},
+                             removed={n: v for n, v in d.removed.items() if n not in alone})
+            upsert(SO.INSERTS if split_mode else SO.ROWS, ck, INSERT, insert, d.clustering)
+            if alone:
+                cells = RowDelta(d.clustering, added={n: v for n, v in d.added.items() if n in alone},
+                                 removed={n: v for n, v in d.removed.items() if n in alone})
+                upsert(SO.UPDATES, ck, UPDATE, cells, d.clustering)
         return out
 
 

@@ -22,7 +22,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..cql import ast
-from ..errors import InvalidRequest
+from ..errors import InvalidRequest, Unauthorized
 from ..schema import properties
 from ..schema import types as T
 from ..schema.catalog import Catalog, order_columns
@@ -93,7 +93,23 @@ def log_columns(base: Table) -> tuple[Column, ...]:
         else:
             cols.append(Column(c.name, c.type, REGULAR))
         cols.append(Column(DELETED + c.name, T.BOOLEAN, REGULAR))
+    _check_no_collision(base, cols)
     return order_columns(cols)
+
+
+def _check_no_collision(base: Table, cols: list[Column]) -> None:
+    """Refuse a base table whose columns would give its log two columns of one name.
+
+    ScyllaDB has no such check: it builds a log schema with the name twice (``cdc/log.cc``
+    ``add_columns_to_cdc_log``), which breaks reading the log.  logtide refuses the schema change
+    instead, worded as ScyllaDB words a column name conflict in ``ALTER TABLE ... ADD``.
+    """
+    seen: set[str] = set()
+    for c in cols:
+        if c.name in seen:
+            raise InvalidRequest(f"Invalid column name {c.name} because it conflicts with a column of the CDC log "
+                                 f"table {base.keyspace}.{log_name(base.name)}")
+        seen.add(c.name)
 
 
 def log_options(base: Table, opts: CdcOptions) -> dict[str, Any]:
@@ -110,17 +126,42 @@ def log_options(base: Table, opts: CdcOptions) -> dict[str, Any]:
     return params
 
 
+def is_attached_log(catalog: Catalog, table: Table) -> bool:
+    """A log table whose base table has CDC on (ScyllaDB's ``is_log_for_some_table``); a detached one is a plain table."""
+    if not is_log_table(table):
+        return False
+    base = catalog.find_table(table.keyspace, table.cdc_base or "")
+    return base is not None and CdcOptions.parse(base.cdc).enabled
+
+
 def check_statement(catalog: Catalog, stmt: Any, current_keyspace: str | None) -> None:
-    """Refuse direct changes to a log table's columns (ScyllaDB's messages)."""
+    """Refuse what ScyllaDB refuses on log tables and CDC options, with its messages:
+
+    * ``DROP TABLE`` of an attached log: Unauthorized ``Cannot DROP cdc log table <name>``
+      (``drop_table_statement.cc``: "for legacy reasons" an unauthorized error);
+    * changing a log table's columns, renaming them, or enabling CDC on a log table;
+    * ``ALTER TABLE ... WITH cdc = {...}`` without ``'enabled'`` (``alter_table_statement.cc``).
+    """
     if not isinstance(stmt, (ast.AlterTableAdd, ast.AlterTableDrop, ast.AlterTableRename, ast.AlterTableAlterType,
-                             ast.AlterTableWith)):
+                             ast.AlterTableWith, ast.DropTable)):
         return
     ks = stmt.table.keyspace or current_keyspace
     table = catalog.find_table(ks, stmt.table.name) if ks else None
-    if table is None or not is_log_table(table):
+    if table is None:
         return
+    if isinstance(stmt, ast.DropTable):
+        if is_attached_log(catalog, table):
+            raise Unauthorized(f"Cannot DROP cdc log table {table.name}")
+        return
+    if isinstance(stmt, ast.AlterTableWith):
+        cdc = dict(stmt.options).get("cdc") if any(name == "cdc" for name, _ in stmt.options) else None
+        if isinstance(cdc, dict) and not any(str(k).lower() == "enabled" for k in cdc):
+            raise InvalidRequest('Altering CDC options requires specifying "enabled" flag')
+    if not is_log_table(table):
+        return
+    attached = is_attached_log(catalog, table)
     if isinstance(stmt, ast.AlterTableRename):
-        raise InvalidRequest("Cannot rename a column of a CDC log table.")
+        raise InvalidRequest("Cannot rename a column of a CDC log table." if attached else DETACHED_RENAME)
     if isinstance(stmt, ast.AlterTableWith):
         if any(name == "cdc" for name, _ in stmt.options):
             enabled = dict(stmt.options)["cdc"]
@@ -129,7 +170,19 @@ def check_statement(catalog: Catalog, stmt: Any, current_keyspace: str | None) -
                                      "because creating nested CDC logs is not allowed")
         return
     raise InvalidRequest("You cannot modify the set of columns of a CDC log table directly. "
-                         "Modify the base table instead.")
+                         "Modify the base table instead." if attached else DETACHED_COLUMNS)
+
+
+# ScyllaDB's messages for a log whose base table has CDC off (alter_table_statement.cc)
+DETACHED_COLUMNS = (
+    "You cannot modify the set of columns of a CDC log table directly. Although the base table has deactivated "
+    "CDC, this table will continue being a CDC log table until it is dropped. If you want to modify the columns "
+    "in it, you can only do that by reenabling CDC on the base table, which will reattach this log table. Then "
+    "you will be able to modify the columns in the base table, and that will have effect on the log table too. "
+    "Modifying the columns of a CDC log table directly is never allowed.")
+DETACHED_RENAME = (
+    "You cannot rename a column of a CDC log table. Although the base table has deactivated CDC, this table "
+    "will continue being a CDC log table until it is dropped.")
 
 
 def sync_log_tables(old: Catalog, new: Catalog) -> Catalog:

@@ -24,7 +24,10 @@ from dataclasses import dataclass
 
 M64 = (1 << 64) - 1
 VERSION = 1
-FUTURE_LIMIT_MICROS = 5_000_000  # writes more than 5 s ahead of now have no stream yet
+FUTURE_LIMIT_MICROS = 5_000_000
+# The first generation's start (microseconds): the first millisecond after the epoch, so that it covers
+# every past write and is still found by scylla-cdc-java's ``SELECT min(time) ... WHERE time > 0``.
+FIRST_GENERATION_START = 1000  # writes more than 5 s ahead of now have no stream yet
 
 
 @dataclass(frozen=True)
@@ -171,4 +174,8 @@ class Generations:
 
     @classmethod
     def from_json(cls, text: str) -> "Generations":
-        return cls([Generation.from_doc(d) for d in json.loads(text)])
+        gens = [Generation.from_doc(d) for d in json.loads(text)]
+        if gens and gens[0].timestamp < FIRST_GENERATION_START:  # stored by an older logtide, at 0
+            g = gens[0]
+            gens[0] = Generation(FIRST_GENERATION_START, g.range_ends, g.streams, g.topology, g.expired)
+        return cls(gens)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping
 
+from logtide.cdc.options import canonical as cdc_canonical
 from logtide.errors import ConfigurationException, InvalidRequest, SyntaxException
 
 LOCATOR_PACKAGE = "org.apache.cassandra.locator."
@@ -37,15 +38,6 @@ KNOWN_COMPACTIONS = (
 COMPRESSION_PACKAGE = "org.apache.cassandra.io.compress."
 
 MAX_TTL = 630720000  # 20 years, Cassandra's Attributes.MAX_TTL
-
-CDC_DEFAULTS: dict[str, str] = {
-    "delta": "full",
-    "enabled": "false",
-    "postimage": "false",
-    "preimage": "false",
-    "ttl": "86400",
-}
-
 
 def table_defaults() -> dict[str, Any]:
     """The options of a new table before its ``WITH`` clause applies (ScyllaDB 5.x defaults)."""
@@ -271,8 +263,7 @@ def cdc_options(value: Any) -> dict[str, str]:
         given = {str(k): simple_string("cdc", v).lower() if isinstance(v, bool) else simple_string("cdc", v) for k, v in value.items()}
     else:
         given = {"enabled": "true" if parse_boolean(simple_string("cdc", value)) else "false"}
-    from ..cdc.options import canonical
-    return canonical(given)
+    return cdc_canonical(given)
 
 
 def _validate_table_params(params: Mapping[str, Any]) -> None:

@@ -90,7 +90,7 @@ def test_batch_with_row_delete_gets_no_postimage(session):
     session.execute("CREATE TABLE t (pk int, ck int, v int, PRIMARY KEY (pk, ck)) WITH cdc = {'enabled': true, 'postimage': true}")
     session.execute("BEGIN UNLOGGED BATCH DELETE FROM t USING TIMESTAMP 10 WHERE pk = 0 AND ck = 0; "
                     "UPDATE t USING TIMESTAMP 10 SET v = 1 WHERE pk = 0 AND ck = 0; APPLY BATCH")
-    assert [r[1] for r in log(session)] == [3, 1]
+    assert [r[1] for r in log(session)] == [1, 3]  # ScyllaDB's split order: updates before row deletions
 
 
 def test_postimage_without_regular_columns(session):
