@@ -55,12 +55,13 @@ class Group:
     members: dict[str, Member] = field(default_factory=dict)
     pending: set[str] = field(default_factory=set)  # member ids handed out with MEMBER_ID_REQUIRED
     rebalance_deadline: float = 0.0
+    delay_until: float = 0.0  # a rebalance of an empty group waits for more members until then
 
 
 class Coordinator:
     """Every group of one broker; all methods run on the broker's event loop."""
 
-    def __init__(self, initial_delay: float = 0.0) -> None:
+    def __init__(self, initial_delay: float = 1.0) -> None:
         self.groups: dict[str, Group] = {}
         self.initial_delay = initial_delay
 
@@ -106,10 +107,11 @@ class Coordinator:
             m.join_waiter.set_result({"error_code": E.REBALANCE_IN_PROGRESS, "member_id": member_id})
         waiter = m.join_waiter = loop.create_future()
         if g.state != PREPARING:
+            if g.state == EMPTY and self.initial_delay:
+                g.delay_until = time.monotonic() + self.initial_delay
+                loop.call_later(self.initial_delay + 0.01, self._maybe_complete_join, g)
             self._prepare_rebalance(g)
         self._maybe_complete_join(g)
-        if g.state == PREPARING and self.initial_delay and g.generation == 0:
-            loop.call_later(self.initial_delay, self._maybe_complete_join, g, True)
         return await waiter
 
     def _common_protocols(self, g: Group, protocols: list[tuple[str, bytes]], member_id: str) -> set[str]:
@@ -127,12 +129,10 @@ class Coordinator:
             if m.sync_waiter is not None and not m.sync_waiter.done():
                 m.sync_waiter.set_result({"error_code": E.REBALANCE_IN_PROGRESS})
 
-    def _maybe_complete_join(self, g: Group, delay_over: bool = False) -> None:
-        if g.state != PREPARING or not g.members:
+    def _maybe_complete_join(self, g: Group) -> None:
+        if g.state != PREPARING or not g.members or time.monotonic() < g.delay_until:
             return
         if any(m.join_waiter is None or m.join_waiter.done() for m in g.members.values()):
-            return
-        if self.initial_delay and g.generation == 0 and not delay_over:
             return
         g.generation += 1
         if g.leader not in g.members:
@@ -234,7 +234,7 @@ class Coordinator:
             return E.UNKNOWN_MEMBER_ID
         if generation != g.generation:
             return E.ILLEGAL_GENERATION
-        if g.state == PREPARING:
+        if g.state == COMPLETING:  # while preparing, members commit what they had before rejoining
             return E.REBALANCE_IN_PROGRESS
         g.members[member_id].last_heartbeat = time.monotonic()
         return E.NONE
