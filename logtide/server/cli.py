@@ -16,8 +16,10 @@ log = logging.getLogger("logtide.server")
 CONFIG_KEYS = {
     "data_dir": str, "host": str, "port": int, "auth": bool, "superuser": str,
     "superuser_password_file": str, "tls_cert": str, "tls_key": str, "workers": int, "synchronous": str,
+    "kafka_host": str, "kafka_port": int,
 }
-DEFAULTS: dict[str, Any] = {"host": "127.0.0.1", "port": 9042, "auth": False, "workers": 8, "synchronous": "FULL"}
+DEFAULTS: dict[str, Any] = {"host": "127.0.0.1", "port": 9042, "auth": False, "workers": 8, "synchronous": "FULL",
+                            "kafka_host": "127.0.0.1", "kafka_port": 9092}
 
 
 class StartupError(Exception):
@@ -39,6 +41,8 @@ class ServeSettings:
     workers: int
     synchronous: str
     topology: Any = None  # logtide.cdc.streams.Topology from --vnodes/--shards, or None
+    kafka_host: str = "127.0.0.1"
+    kafka_port: int = 9092  # 0: no Kafka endpoint; -1: a free port (--kafka-port auto)
 
 
 def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -64,8 +68,25 @@ def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
     p.add_argument("--workers", type=int, help="threads running statements (default 8)")
     p.add_argument("--synchronous", choices=("FULL", "NORMAL", "OFF"),
                    help="SQLite durability: FULL (default) survives power loss, NORMAL survives crashes")
+    p.add_argument("--kafka-host", help="address the Kafka endpoint listens on (default 127.0.0.1)")
+    p.add_argument("--kafka-port", type=kafka_port, metavar="PORT",
+                   help="port of the Kafka endpoint serving changefeed topics (default 9092; 0 disables it; "
+                   "'auto' picks a free one)")
     p.set_defaults(run=run_serve)
     return p
+
+
+def kafka_port(text: str) -> int:
+    """``--kafka-port``: a port, 0 (no Kafka endpoint) or 'auto' (a free port, as -1)."""
+    if text == "auto":
+        return -1
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number or 'auto'") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port {port} is out of range 0..65535")
+    return port
 
 
 def settings_from(ns: argparse.Namespace) -> ServeSettings:
@@ -88,7 +109,7 @@ def settings_from(ns: argparse.Namespace) -> ServeSettings:
         superuser=merged.get("superuser"), superuser_password_file=merged.get("superuser_password_file"),
         tls_cert=merged.get("tls_cert"), tls_key=merged.get("tls_key"), workers=merged["workers"],
         synchronous=merged["synchronous"].upper(),
-        topology=cli_topology(ns),
+        topology=cli_topology(ns), kafka_host=merged["kafka_host"], kafka_port=merged["kafka_port"],
     )
 
 
@@ -173,6 +194,10 @@ def serve(settings: ServeSettings) -> int:
         db.close()
         raise StartupError(str(e)) from None
     config = ServerConfig(host=settings.host, port=settings.port, workers=settings.workers, tls=ssl_ctx)
+    kafka = None
+    if settings.kafka_port:
+        from logtide.kafka import KafkaConfig
+        kafka = KafkaConfig(host=settings.kafka_host, port=max(settings.kafka_port, 0), tls=ssl_ctx)
 
     def announce(server: Any) -> None:
         host, port = server.address
@@ -182,7 +207,7 @@ def serve(settings: ServeSettings) -> int:
                  "on" if settings.auth else "off")
 
     try:
-        serve_until_signalled(db, config, announce)
+        serve_until_signalled(db, config, announce, kafka)
     except OSError as e:
         db.close()
         raise StartupError(f"cannot listen on {settings.host}:{settings.port}: {e.strerror or e}") from None

@@ -25,7 +25,8 @@ class Serve:
     """``python -m logtide serve ARGS`` with its stderr collected; ``port`` once it listens."""
 
     def __init__(self, *args: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "logtide", "serve", "--port", "0", *args],
+        self.proc = subprocess.Popen([sys.executable, "-m", "logtide", "serve", "--port", "0", "--kafka-port", "0",
+                                      *args],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.lines: list[str] = []
         self.listening = threading.Event()
