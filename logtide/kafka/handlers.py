@@ -116,7 +116,8 @@ async def fetch(conn: "KafkaConnection", req: dict, version: int) -> dict:
 
 async def _wait_any(conn: "KafkaConnection", waits: dict[str, dict[int, int]], timeout: float) -> None:
     reader = conn.topics.reader
-    futures = [asyncio.ensure_future(conn.blocking(reader.wait, path, positions, timeout))
+    loop = asyncio.get_running_loop()
+    futures = [loop.run_in_executor(conn.broker.pool, reader.wait, path, positions, timeout)
                for path, positions in waits.items()]
     _done, pending = await asyncio.wait(futures, return_when=asyncio.FIRST_COMPLETED)
     for f in pending:
