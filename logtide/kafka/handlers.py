@@ -17,7 +17,7 @@ from logtide.errors import InvalidRequest
 
 from . import errors as E
 from .messages import APIS
-from .records import Record, encode_batch
+from .records import encode_topic_records
 
 if TYPE_CHECKING:
     from .connection import KafkaConnection
@@ -163,7 +163,7 @@ def _fetch_once(conn: "KafkaConnection", req: dict) -> tuple[list[dict], int, bo
             if not recs:
                 waits.setdefault(desc.path, {})[idx] = offset
                 continue
-            batch = encode_batch([Record(r.offset, r.write_time_ms, r.key, r.value) for r in recs])
+            batch = encode_topic_records(recs)
             answer["records"] = batch
             size += len(batch)
         responses.append({"topic": t["topic"], "partitions": parts})
@@ -200,30 +200,37 @@ def leave_group(conn: "KafkaConnection", req: dict, version: int) -> dict:
 
 
 async def offset_commit(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    """Commit to the changefeed consumer named after the group (created on first use)."""
     group = req["group_id"]
     state_err = conn.broker.coordinator.check_commit(group, req.get("generation_id", -1), req.get("member_id", ""))
 
+    def commit_topic(t: dict) -> list[dict]:
+        def answer(errors: dict[int, int]) -> list[dict]:
+            return [{"partition_index": p["partition_index"], "error_code": errors.get(p["partition_index"], E.NONE)}
+                    for p in t["partitions"]]
+
+        desc, err = (None, state_err) if state_err else conn.topics.resolve(t["name"], conn.role)
+        if desc is None:
+            return answer({p["partition_index"]: err for p in t["partitions"]})
+        bounds = {p.partition for p in conn.topics.reader.partitions(desc.path)}
+        errors = {p["partition_index"]: E.UNKNOWN_TOPIC_OR_PARTITION for p in t["partitions"]
+                  if p["partition_index"] not in bounds}
+        offsets = {p["partition_index"]: p["committed_offset"] for p in t["partitions"]
+                   if p["partition_index"] in bounds}
+        try:
+            conn.topics.ensure_consumer(desc.path, group)
+        except InvalidRequest as e:
+            log.info("group %s cannot be a consumer of %s: %s", group, desc.path, e)
+            return answer({p: E.INVALID_GROUP_ID for p in offsets} | errors)
+        try:
+            conn.topics.commit(desc.path, group, offsets)
+        except InvalidRequest as e:
+            log.warning("offset commit of group %s to %s refused: %s", group, desc.path, e)
+            return answer({p: E.UNKNOWN_SERVER_ERROR for p in offsets} | errors)
+        return answer(errors)
+
     def commit() -> list[dict]:
-        topics = []
-        for t in req["topics"]:
-            err = state_err
-            desc = None
-            if err == E.NONE:
-                desc, err = conn.topics.resolve(t["name"], conn.role)
-            if desc is not None:
-                bounds = {p.partition for p in conn.topics.reader.partitions(desc.path)}
-                offsets = {p["partition_index"]: p["committed_offset"] for p in t["partitions"]
-                           if p["partition_index"] in bounds}
-                try:
-                    conn.topics.commit(desc.path, group, offsets)
-                except InvalidRequest as e:
-                    log.info("offset commit of group %s to %s refused: %s", group, desc.path, e)
-                    err = E.INVALID_GROUP_ID
-            topics.append({"name": t["name"], "partitions": [
-                {"partition_index": p["partition_index"],
-                 "error_code": err if desc is None or err or p["partition_index"] in bounds
-                 else E.UNKNOWN_TOPIC_OR_PARTITION} for p in t["partitions"]]})
-        return topics
+        return [{"name": t["name"], "partitions": commit_topic(t)} for t in req["topics"]]
 
     return {"topics": await conn.blocking(commit)}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import crc32c
 
@@ -32,33 +32,53 @@ class Record:
     headers: tuple[tuple[str, bytes | None], ...] = ()
 
 
-def _bytes_field(b: bytes | None) -> bytes:
-    return encode_varint(-1) if b is None else encode_varint(len(b)) + b
+_SMALL = 4096
+_VARINTS = [encode_varint(v) for v in range(-1, _SMALL)]  # zig-zag varints of -1 .. 4095, the common case
+
+
+def _varint(v: int) -> bytes:
+    return _VARINTS[v + 1] if -1 <= v < _SMALL else encode_varint(v)
 
 
 def encode_batch(records: Sequence[Record]) -> bytes:
     """One record batch v2 holding ``records`` (non-empty, in offset order)."""
-    base_offset = records[0].offset
-    base_ts = records[0].timestamp_ms
-    max_ts = max(r.timestamp_ms for r in records)
-    body = bytearray()
-    for r in records:
-        rec = bytearray(b"\x00")
-        rec += encode_varint(r.timestamp_ms - base_ts)
-        rec += encode_varint(r.offset - base_offset)
-        rec += _bytes_field(r.key)
-        rec += _bytes_field(r.value)
-        rec += encode_varint(len(r.headers))
-        for hk, hv in r.headers:
-            rec += _bytes_field(hk.encode("utf-8"))
-            rec += _bytes_field(hv)
-        body += encode_varint(len(rec))
-        body += rec
-    after_crc = _AFTER_CRC.pack(0, records[-1].offset - base_offset, base_ts, max_ts, -1, -1, -1, len(records))
-    after_crc += body
+    return _encode([(r.offset, r.timestamp_ms, r.key, r.value, r.headers) for r in records])
+
+
+def encode_topic_records(records: Sequence[Any]) -> bytes:
+    """One record batch v2 of changefeed TopicRecords: timestamp = write time, no headers."""
+    return _encode([(r.offset, r.write_time_ms, r.key, r.value, ()) for r in records])
+
+
+def _encode(rows: list[tuple[int, int, bytes | None, bytes | None, tuple]]) -> bytes:
+    base_offset, base_ts = rows[0][0], rows[0][1]
+    max_ts = base_ts
+    parts: list[bytes] = []
+    null = _VARINTS[0]
+    for offset, ts, key, value, headers in rows:
+        if ts > max_ts:
+            max_ts = ts
+        rec = b"".join((
+            b"\x00", _varint(ts - base_ts), _varint(offset - base_offset),
+            null if key is None else _varint(len(key)) + key,
+            null if value is None else _varint(len(value)) + value,
+            _header_bytes(headers) if headers else b"\x00",
+        ))
+        parts.append(_varint(len(rec)))
+        parts.append(rec)
+    after_crc = _AFTER_CRC.pack(0, rows[-1][0] - base_offset, base_ts, max_ts, -1, -1, -1, len(rows))
+    after_crc += b"".join(parts)
     crc = crc32c.crc32c(after_crc)
     batch_length = 4 + 1 + 4 + len(after_crc)  # partitionLeaderEpoch + magic + crc + the rest
     return _HEAD.pack(base_offset, batch_length, -1, MAGIC) + struct.pack(">I", crc) + after_crc
+
+
+def _header_bytes(headers: tuple[tuple[str, bytes | None], ...]) -> bytes:
+    out = [_varint(len(headers))]
+    for hk, hv in headers:
+        k = hk.encode("utf-8")
+        out += [_varint(len(k)), k, _VARINTS[0] if hv is None else _varint(len(hv)) + hv]
+    return b"".join(out)
 
 
 def decode_batches(data: bytes, verify_crc: bool = True) -> list[Record]:

@@ -21,6 +21,7 @@ class Topics:
     def __init__(self, reader: TopicReader, auth: Any) -> None:
         self.reader = reader
         self.auth = auth if auth is not None and getattr(auth, "enabled", False) else None
+        self._consumers: set[tuple[str, str]] = set()  # (path, group) seen to exist; a drop is caught on commit
 
     def allowed(self, role: str | None, desc: TopicDescription) -> bool:
         if self.auth is None:
@@ -42,18 +43,23 @@ class Topics:
 
     def ensure_consumer(self, path: str, group: str) -> None:
         """Make the group a consumer of the topic (created on first use: YDB reads need one to exist)."""
+        if (path, group) in self._consumers:
+            return
         if any(c.name == group for c in self.reader.consumers(path)):
+            self._consumers.add((path, group))
             return
         try:
             self.reader.add_consumer(path, group)
         except InvalidRequest:
             if not any(c.name == group for c in self.reader.consumers(path)):
                 raise
+        self._consumers.add((path, group))
 
     def committed(self, path: str, group: str) -> dict[int, int]:
         try:
             return dict(self.reader.committed(path, group))
         except UnknownConsumer:
+            self._consumers.discard((path, group))
             self.ensure_consumer(path, group)
             return dict(self.reader.committed(path, group))
 
@@ -61,5 +67,6 @@ class Topics:
         try:
             self.reader.commit(path, group, offsets)
         except UnknownConsumer:
+            self._consumers.discard((path, group))
             self.ensure_consumer(path, group)
             self.reader.commit(path, group, offsets)
