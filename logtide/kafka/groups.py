@@ -99,7 +99,8 @@ class Coordinator:
                                               rebalance_ms, req["protocol_type"], protocols,
                                               req.get("group_instance_id"))
         else:
-            m.protocols, m.session_timeout_ms, m.rebalance_timeout_ms = protocols, req["session_timeout_ms"], rebalance_ms
+            m.protocols, m.rebalance_timeout_ms = protocols, rebalance_ms
+            m.session_timeout_ms = req["session_timeout_ms"]
         g.protocol_type = req["protocol_type"]
         m.last_heartbeat = time.monotonic()
         loop = asyncio.get_running_loop()

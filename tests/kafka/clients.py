@@ -49,6 +49,7 @@ class GroupConsumer:
     topic: str
     group: str
     ledger: Ledger = field(default_factory=Ledger)
+    strategy: str | None = None  # the assignor to offer, by Kafka name; None: the client's default
     records: list[Delivered] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
 
@@ -79,8 +80,15 @@ class GroupConsumer:
 
     def _run_kafka_python(self) -> None:
         from kafka import KafkaConsumer
+        from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
+        from kafka.coordinator.assignors.range import RangePartitionAssignor
+        from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+        from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
+        assignors = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor,
+                     "sticky": StickyPartitionAssignor, "cooperative-sticky": CooperativeStickyAssignor}
+        extra = {"partition_assignment_strategy": [assignors[self.strategy]]} if self.strategy else {}
         c = KafkaConsumer(self.topic, bootstrap_servers=self.bootstrap, group_id=self.group,
-                          auto_offset_reset="earliest", enable_auto_commit=False, **FAST_GROUP)
+                          auto_offset_reset="earliest", enable_auto_commit=False, **FAST_GROUP, **extra)
         try:
             from kafka.errors import CommitFailedError
             while not self._stop.is_set():
@@ -99,7 +107,8 @@ class GroupConsumer:
     def _run_confluent_kafka(self) -> None:
         from confluent_kafka import Consumer
         c = Consumer({"bootstrap.servers": self.bootstrap, "group.id": self.group, "auto.offset.reset": "earliest",
-                      "enable.auto.commit": False, "session.timeout.ms": 6000, "heartbeat.interval.ms": 300})
+                      "enable.auto.commit": False, "session.timeout.ms": 6000, "heartbeat.interval.ms": 300,
+                      **({"partition.assignment.strategy": self.strategy} if self.strategy else {})})
         c.subscribe([self.topic])
         try:
             while not self._stop.is_set():

@@ -66,3 +66,22 @@ def test_group_of_two_gets_every_record_once_across_rebalances_and_restarts(clie
     committed = changefeeds.reader.committed(feed.path, group)
     ends = {p.partition: p.end_offset for p in changefeeds.reader.partitions(feed.path)}
     assert committed == ends
+
+
+@pytest.mark.parametrize("client,strategy", [
+    ("confluent-kafka", "cooperative-sticky"), ("confluent-kafka", "roundrobin"),
+    ("kafka-python", "roundrobin"), ("kafka-python", "cooperative-sticky")])
+def test_each_assignor_the_clients_offer_splits_the_partitions(client, strategy, changefeeds, broker):
+    feed = changefeeds.make("JSON", partitions=4)
+    for i in range(40):
+        feed.write(i)
+    group = f"g-{strategy}"
+    a = GroupConsumer(client, broker.bootstrap, feed.topic, group, strategy=strategy).start()
+    b = GroupConsumer(client, broker.bootstrap, feed.topic, group, strategy=strategy).start()
+    wait_for(lambda: {feed.row_id(r.key, r.value) for c in (a, b) for r in c.records} == set(range(40)),
+             what="every record")
+    a.stop()
+    b.stop()
+    parts_a, parts_b = ({r.partition for r in c.records} for c in (a, b))
+    assert parts_a | parts_b == {0, 1, 2, 3}
+    assert changefeeds.reader.committed(feed.path, group) == {p: 10 for p in range(4)}
