@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logtide.changefeed.api import TopicReader
+from logtide.server.server import _primary_address
 
 from .connection import KafkaConnection
 from .groups import Coordinator
@@ -82,7 +83,8 @@ class KafkaBroker:
             await asyncio.wait(set(self._tasks), timeout=10)
         await self._server.wait_closed()
         self._server = None
-        self.pool.shutdown(wait=False, cancel_futures=True)
+        # reads in flight finish (a long-poll wait within WAIT_SLICE) before the caller closes the database
+        await asyncio.to_thread(self.pool.shutdown, True, cancel_futures=True)
 
     async def _expire_sessions(self) -> None:
         while True:
@@ -109,13 +111,6 @@ class KafkaBroker:
 
     def stats(self) -> dict[str, int]:
         return {"connections": len(self._tasks), "groups": len(self.coordinator.groups)}
-
-
-def _primary_address() -> str:
-    try:
-        return socket.gethostbyname(socket.gethostname())
-    except OSError:
-        return "127.0.0.1"
 
 
 class BackgroundKafka:

@@ -20,17 +20,19 @@ ADMIN, ADMIN_PW = "admin", "admin pw"
 @pytest.fixture
 def secured(tmp_path, changefeeds):
     """A broker requiring logins: role ``reader`` may SELECT ks.t0 (the first feed's table), ``other`` may not."""
-    db = logtide.open(tmp_path / "data", synchronous="OFF")
+    db = changefeeds.db or logtide.open(tmp_path / "authdata", synchronous="OFF")
     manager = auth.attach(db, True, ADMIN, ADMIN_PW)
     s = db.session()
-    s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
-    s.execute("CREATE TABLE ks.t0 (id int PRIMARY KEY, v text)")
+    s.execute("CREATE KEYSPACE IF NOT EXISTS ks WITH replication = "
+              "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    s.execute("CREATE TABLE IF NOT EXISTS ks.t0 (id int PRIMARY KEY, v text)")
     s.execute("CREATE ROLE reader WITH PASSWORD = 'r pw' AND LOGIN = true")
     s.execute("CREATE ROLE other WITH PASSWORD = 'o pw' AND LOGIN = true")
     s.execute("GRANT SELECT ON ks.t0 TO reader")
     with BackgroundKafka(changefeeds.reader, KafkaConfig(port=0), manager) as b:
         yield b
-    db.close()
+    if db is not changefeeds.db:
+        db.close()
 
 
 def kp_consumer(bootstrap: str, user: str, password: str, **kw):

@@ -10,16 +10,17 @@ from .conftest import kcat_path, wait_for
 
 
 @pytest.fixture
-def expired_feed(changefeeds):
-    """A one-partition feed whose records 0..4 retention deleted: 5..9 remain."""
-    feed = changefeeds.make("JSON", partitions=1)
+def expired_feed(standin_changefeeds):
+    """A one-partition feed (of the stand-in reader) whose records 0..4 retention deleted: 5..9 remain."""
+    feed = standin_changefeeds.make("JSON", partitions=1)
     for i in range(10):
         feed.write(i)
-    changefeeds.expire(feed, 0, 5)
+    standin_changefeeds.expire(feed, 0, 5)
     return feed
 
 
-def test_kafka_python_offset_below_retention_is_out_of_range_and_reset_works(broker, expired_feed):
+def test_kafka_python_offset_below_retention_is_out_of_range_and_reset_works(standin_broker, expired_feed):
+    broker = standin_broker
     from kafka import KafkaConsumer, TopicPartition
     from kafka.errors import OffsetOutOfRangeError
     tp = TopicPartition(expired_feed.topic, 0)
@@ -40,10 +41,13 @@ def test_kafka_python_offset_below_retention_is_out_of_range_and_reset_works(bro
     resetting.close()
 
 
-def test_confluent_kafka_offset_past_the_end_is_out_of_range(broker, expired_feed):
+def test_confluent_kafka_offset_past_the_end_is_out_of_range(broker, changefeeds):
     from confluent_kafka import Consumer, KafkaError, TopicPartition
+    feed = changefeeds.make("JSON", partitions=1)
+    for i in range(3):
+        feed.write(i)
     c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "strict", "auto.offset.reset": "error"})
-    c.assign([TopicPartition(expired_feed.topic, 0, 50)])
+    c.assign([TopicPartition(feed.topic, 0, 50)])
     errors = []
     wait_for(lambda: (m := c.poll(0.5)) is not None and m.error() is not None and errors.append(m.error()) is None,
              what="the out-of-range error")
@@ -51,8 +55,9 @@ def test_confluent_kafka_offset_past_the_end_is_out_of_range(broker, expired_fee
     c.close()
 
 
-def test_group_offset_committed_before_retention_resumes_at_the_start(broker, changefeeds):
+def test_group_offset_committed_before_retention_resumes_at_the_start(standin_broker, standin_changefeeds):
     from confluent_kafka import Consumer
+    broker, changefeeds = standin_broker, standin_changefeeds
     feed = changefeeds.make("JSON", partitions=1)
     for i in range(10):
         feed.write(i)

@@ -65,7 +65,7 @@ def test_group_of_two_gets_every_record_once_across_rebalances_and_restarts(clie
     # the group's committed offsets are the changefeed consumer of the same name
     committed = changefeeds.reader.committed(feed.path, group)
     ends = {p.partition: p.end_offset for p in changefeeds.reader.partitions(feed.path)}
-    assert committed == ends
+    assert committed == {p: n for p, n in ends.items() if n}
 
 
 @pytest.mark.parametrize("client,strategy", [
@@ -82,6 +82,6 @@ def test_each_assignor_the_clients_offer_splits_the_partitions(client, strategy,
              what="every record")
     a.stop()
     b.stop()
-    parts_a, parts_b = ({r.partition for r in c.records} for c in (a, b))
-    assert parts_a | parts_b == {0, 1, 2, 3}
-    assert changefeeds.reader.committed(feed.path, group) == {p: 10 for p in range(4)}
+    ends = {p.partition: p.end_offset for p in changefeeds.reader.partitions(feed.path)}
+    assert {r.partition for c in (a, b) for r in c.records} == {p for p, n in ends.items() if n}
+    assert changefeeds.reader.committed(feed.path, group) == {p: n for p, n in ends.items() if n}

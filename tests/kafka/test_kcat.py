@@ -43,4 +43,5 @@ def test_kcat_consumes_with_a_group_and_commits_to_the_changefeed_consumer(broke
                 "-X", "auto.commit.interval.ms=100")
     assert done.returncode == 0, done.stderr
     assert len(done.stdout.splitlines()) == 8
-    assert changefeeds.reader.committed(feed.path, "kcat-group") == {0: 4, 1: 4}
+    ends = {p.partition: p.end_offset for p in changefeeds.reader.partitions(feed.path)}
+    assert changefeeds.reader.committed(feed.path, "kcat-group") == {p: n for p, n in ends.items() if n}
