@@ -117,7 +117,7 @@ class ServeProcess:
 
     def __init__(self, data_dir: str, synchronous: str) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "logtide", "serve", "--data-dir", data_dir,
-                                      "--port", "0", "--synchronous", synchronous],
+                                      "--port", "0", "--kafka-port", "0", "--synchronous", synchronous],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         assert self.proc.stderr is not None
         for line in self.proc.stderr:

@@ -15,9 +15,11 @@ from logtide.config import integer, number
 log = logging.getLogger("logtide.server")
 
 SERVE_KEYS = ("host", "port", "auth", "superuser", "superuser_password_file", "tls_cert", "tls_key", "workers",
-              "synchronous", "metrics_port", "max_connections", "auth_timeout", "idle_timeout")
+              "synchronous", "metrics_port", "max_connections", "auth_timeout", "idle_timeout", "kafka_host",
+              "kafka_port")
 DEFAULTS: dict[str, Any] = {"host": "127.0.0.1", "port": 9042, "auth": False, "workers": 8, "synchronous": "FULL",
-                            "metrics_port": 9180, "max_connections": None, "auth_timeout": 10.0, "idle_timeout": 0.0}
+                            "metrics_port": 9180, "max_connections": None, "auth_timeout": 10.0, "idle_timeout": 0.0,
+                            "kafka_host": "127.0.0.1", "kafka_port": 9092}
 SYNCHRONOUS = ("FULL", "NORMAL", "OFF")
 
 
@@ -44,6 +46,8 @@ class ServeSettings:
     idle_timeout: float = 0.0
     metrics_port: int = 0
     topology: Any = None  # logtide.cdc.streams.Topology from --vnodes/--shards, or None
+    kafka_host: str = "127.0.0.1"
+    kafka_port: int = 9092  # 0: no Kafka endpoint; -1: a free port (--kafka-port auto)
 
 
 def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -79,8 +83,25 @@ def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
     p.add_argument("--metrics-port", type=integer, metavar="PORT",
                    help="serve Prometheus metrics over HTTP at http://HOST:PORT/metrics (default 9180, "
                         "ScyllaDB's; 0 disables)")
+    p.add_argument("--kafka-host", help="address the Kafka endpoint listens on (default 127.0.0.1)")
+    p.add_argument("--kafka-port", type=kafka_port, metavar="PORT",
+                   help="port of the Kafka endpoint serving changefeed topics (default 9092; 0 disables it; "
+                   "'auto' picks a free one)")
     p.set_defaults(run=run_serve)
     return p
+
+
+def kafka_port(text: str) -> int:
+    """``--kafka-port``: a port, 0 (no Kafka endpoint) or 'auto' (a free port, as -1)."""
+    if text == "auto":
+        return -1
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number or 'auto'") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port {port} is out of range 0..65535")
+    return port
 
 
 def settings_from(ns: argparse.Namespace) -> ServeSettings:
@@ -103,7 +124,7 @@ def settings_from(ns: argparse.Namespace) -> ServeSettings:
         tls_cert=merged.get("tls_cert"), tls_key=merged.get("tls_key"), workers=merged["workers"],
         synchronous=synchronous, metrics_port=merged["metrics_port"], max_connections=merged["max_connections"],
         auth_timeout=float(merged["auth_timeout"]), idle_timeout=float(merged["idle_timeout"]),
-        topology=cli_topology(ns),
+        topology=cli_topology(ns), kafka_host=merged["kafka_host"], kafka_port=merged["kafka_port"],
     )
 
 
@@ -227,6 +248,10 @@ def serve(settings: ServeSettings) -> int:
         log.warning("listening on %s without --auth: anyone who can reach this address can read and change "
                     "every table; give --auth (and --superuser) or bind to 127.0.0.1", settings.host)
     runtime = RuntimeFile(settings.data_dir)
+    kafka = None
+    if settings.kafka_port:
+        from logtide.kafka import KafkaConfig
+        kafka = KafkaConfig(host=settings.kafka_host, port=max(settings.kafka_port, 0), tls=ssl_ctx)
 
     def announce(server: Any) -> None:
         host, port = server.address
@@ -238,7 +263,7 @@ def serve(settings: ServeSettings) -> int:
         runtime.write(host, port, metrics_port)
 
     try:
-        serve_until_signalled(db, config, announce)
+        serve_until_signalled(db, config, announce, kafka)
     except OSError as e:
         db.close()
         raise StartupError(f"cannot listen on {settings.host}:{settings.port}: {e.strerror or e}") from None

@@ -13,12 +13,21 @@ from .server import Server, ServerConfig
 log = logging.getLogger("logtide.server")
 
 
-def serve_until_signalled(db: Any, config: ServerConfig, on_started: Callable[[Server], None] | None = None) -> None:
-    """Serve ``db`` in this thread until SIGINT or SIGTERM, then stop cleanly and close ``db``."""
+def serve_until_signalled(db: Any, config: ServerConfig, on_started: Callable[[Server], None] | None = None,
+                          kafka: Any = None) -> None:
+    """Serve ``db`` in this thread until SIGINT or SIGTERM, then stop cleanly and close ``db``.
+
+    With ``kafka`` (a logtide.kafka.KafkaConfig) the Kafka endpoint serves the changefeed topics beside it.
+    """
 
     async def main() -> None:
         server = Server(db, config, close_db=True)
         await server.start()
+        try:
+            broker = await start_kafka(db, kafka)
+        except BaseException:
+            await server.stop()  # closes db
+            raise
         loop = asyncio.get_running_loop()
         stopping: list[asyncio.Task] = []
 
@@ -29,7 +38,7 @@ def serve_until_signalled(db: Any, config: ServerConfig, on_started: Callable[[S
                 # after the loop (and with it these handlers) is gone
                 for s in (signal.SIGINT, signal.SIGTERM):
                     signal.signal(s, signal.SIG_IGN)
-                stopping.append(loop.create_task(server.stop()))
+                stopping.append(loop.create_task(stop_all(server, broker)))
 
         def handler(signum: int, _frame: Any) -> None:
             loop.call_soon_threadsafe(on_signal, signum)
@@ -44,6 +53,35 @@ def serve_until_signalled(db: Any, config: ServerConfig, on_started: Callable[[S
         log.info("stopped")
 
     asyncio.run(main())
+
+
+async def start_kafka(db: Any, kafka: Any) -> Any:
+    """Start the Kafka endpoint over ``db.changefeeds`` (None when not configured or not available)."""
+    if kafka is None:
+        return None
+    reader = getattr(db, "changefeeds", None)
+    if reader is None:
+        log.warning("Kafka endpoint not started: this build has no changefeed topic reader")
+        return None
+    from logtide.kafka import KafkaBroker
+
+    broker = KafkaBroker(reader, kafka, getattr(db, "auth", None))
+    try:
+        host, port = await broker.start()
+    except OSError as e:
+        from .cli import StartupError
+
+        raise StartupError(f"Kafka endpoint cannot listen on {kafka.host}:{kafka.port}: {e.strerror or e}") from None
+    shown = f"[{host}]" if ":" in host else host
+    log.info("Kafka endpoint on %s:%d (changefeed topics; SASL/PLAIN %s)", shown, port,
+             "required" if broker.auth_required else "off")
+    return broker
+
+
+async def stop_all(server: Server, broker: Any) -> None:
+    if broker is not None:
+        await broker.stop()
+    await server.stop()
 
 
 class BackgroundServer:

@@ -38,7 +38,7 @@ class ServeProcess:
     @classmethod
     def logtide(cls, *args: str) -> "ServeProcess":
         """``python -m logtide serve --port 0 --metrics-port 0 ARGS`` (later options win)."""
-        return cls([sys.executable, "-m", "logtide", "serve", "--port", "0", "--metrics-port", "0", *args])
+        return cls([sys.executable, "-m", "logtide", "serve", "--port", "0", "--metrics-port", "0", "--kafka-port", "0", *args])
 
     def _read(self) -> None:
         assert self.proc.stderr is not None

@@ -12,5 +12,5 @@ class Serve(ServeProcess):
     """``python -m logtide serve --port 0 --metrics-port 0 ARGS`` with its stderr collected; ``port`` once it listens."""
 
     def __init__(self, *args: str, **popen: Any) -> None:
-        super().__init__([sys.executable, "-m", "logtide", "serve", "--port", "0", "--metrics-port", "0", *args],
+        super().__init__([sys.executable, "-m", "logtide", "serve", "--port", "0", "--metrics-port", "0", "--kafka-port", "0", *args],
                          **popen)

@@ -1,0 +1,223 @@
+"""Changefeed topics read over the Kafka protocol vs read through the embedded reader.
+
+    python bench/bench_kafka.py [--reader changefeed|standin] [--count 100000] [--partitions 4] [--samples 200] [--json]
+
+Fills one topic with COUNT change records (~150-byte JSON values) and reads it
+whole, once by iterating the reader directly and once each with
+confluent-kafka and kafka-python consuming over the Kafka endpoint (manual
+assignment from the beginning; the time includes connecting, since
+librdkafka fetches ahead of what the application has taken), reporting
+records/s and the ratio to the embedded reader (goal >= 0.5).  Then measures commit-to-consumer latency: a
+row is written every 20 ms while a group consumer of each client long-polls
+the topic; the latency is from the table write starting (so it includes the
+write's commit) to the client handing the message over (p50/p99; goal p99 <= 20 ms).
+
+``--reader changefeed`` (the default when this build has the changefeed
+reader) fills real changefeeds with CQL INSERTs in a fresh data directory and
+reads ``db.changefeeds``; ``--reader standin`` uses the tests' in-memory
+stand-in (tests/kafka/memory_topics.py), whose reads cost almost nothing, so
+its ratio is a lower bound.  Run from the repository root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import tempfile
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from logtide.kafka import BackgroundKafka, KafkaConfig  # noqa: E402
+from tests.kafka.memory_topics import MemoryTopics  # noqa: E402
+
+PATH = "bench/t/feed"
+TOPIC = "bench.t.feed"
+
+
+class StandIn:
+    """The tests' in-memory reader; ``append`` stands for a table write."""
+
+    def __init__(self) -> None:
+        self.reader = MemoryTopics()
+
+    def create(self, path: str, partitions: int) -> None:
+        self.reader.create(path, partitions, "JSON")
+
+    def write(self, path: str, i: int, partitions: int) -> None:
+        value = json.dumps({"key": [i], "update": {}, "newImage": {"n": i, "v": f"value {i:08d}" * 4}}).encode()
+        self.reader.append(path, i % partitions, value)
+
+    def close(self) -> None:
+        pass
+
+
+class Changefeeds:
+    """Real changefeeds in a fresh data directory, written with CQL INSERTs."""
+
+    def __init__(self) -> None:
+        import logtide
+        self._dir = tempfile.TemporaryDirectory(prefix="bench-kafka-")
+        self.db = logtide.open(self._dir.name, synchronous="OFF")
+        self.reader = self.db.changefeeds
+        self.session = self.db.session()
+        self._inserts: dict[str, object] = {}
+
+    def create(self, path: str, partitions: int) -> None:
+        ks, table, feed = path.split("/")
+        self.session.execute(f"CREATE KEYSPACE IF NOT EXISTS {ks} WITH replication = "
+                             "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+        self.session.execute(f"CREATE TABLE {ks}.{table} (id int PRIMARY KEY, n int, v text)")
+        self.session.execute(f"ALTER TABLE {ks}.{table} ADD CHANGEFEED {feed} WITH (MODE = 'NEW_AND_OLD_IMAGES', "
+                             f"FORMAT = 'JSON', TOPIC_MIN_ACTIVE_PARTITIONS = {partitions})")
+        self._inserts[path] = self.session.prepare(f"INSERT INTO {ks}.{table} (id, n, v) VALUES (?, ?, ?)")
+
+    def write(self, path: str, i: int, partitions: int) -> None:
+        self.session.execute(self._inserts[path], [i, i, f"value {i:08d}" * 4])
+
+    def close(self) -> None:
+        self.db.close()
+        self._dir.cleanup()
+
+
+def fill(source, count: int, partitions: int) -> None:
+    source.create(PATH, partitions)
+    for i in range(count):
+        source.write(PATH, i, partitions)
+
+
+def embedded(reader, partitions: int) -> int:
+    n = 0
+    for p in range(partitions):
+        offset = 0
+        while True:
+            recs = reader.read(PATH, p, offset, 5000)
+            if not recs:
+                break
+            n += len(recs)
+            offset = recs[-1].offset + 1
+    return n
+
+
+def with_confluent(bootstrap: str, count: int, partitions: int) -> int:
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-ck", "enable.auto.commit": False,
+                  "fetch.wait.max.ms": 100})
+    c.assign([TopicPartition(TOPIC, p, OFFSET_BEGINNING) for p in range(partitions)])
+    n = 0
+    while n < count:  # never ask for more than is left: consume() would wait out its timeout
+        n += sum(1 for m in c.consume(min(10000, count - n), 1.0) if not m.error())
+    c.close()
+    return n
+
+
+def with_kafka_python(bootstrap: str, count: int, partitions: int) -> int:
+    from kafka import KafkaConsumer, TopicPartition
+    c = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, max_poll_records=10000)
+    tps = [TopicPartition(TOPIC, p) for p in range(partitions)]
+    c.assign(tps)
+    c.seek_to_beginning(*tps)
+    n = 0
+    while n < count:
+        n += sum(len(v) for v in c.poll(1000).values())
+    c.close()
+    return n
+
+
+def timed(fn, *args) -> tuple[int, float]:
+    t0 = time.perf_counter()
+    n = fn(*args)
+    return n, time.perf_counter() - t0
+
+
+def latency(client: str, bootstrap: str, source, samples: int) -> list[float]:
+    """Milliseconds from a table write returning to the consumer receiving its record."""
+    path = f"lat/{client.replace('-', '_')}/feed"
+    source.create(path, 1)
+    topic = path.replace("/", ".")
+    sent: dict[int, float] = {}
+    got: list[float] = []
+    ready = threading.Event()
+
+    def consume() -> None:
+        if client == "confluent-kafka":
+            from confluent_kafka import Consumer
+            c = Consumer({"bootstrap.servers": bootstrap, "group.id": "lat", "auto.offset.reset": "earliest",
+                          "fetch.wait.max.ms": 500, "fetch.error.backoff.ms": 0})
+            c.subscribe([topic], on_assign=lambda *_: ready.set())
+            while len(got) < samples:
+                m = c.poll(0.5)
+                if m is not None and not m.error():
+                    got.append((time.perf_counter() - sent[json.loads(m.value())["key"][0]]) * 1000)
+            c.close()
+        else:
+            from kafka import KafkaConsumer
+            c = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id="lat", auto_offset_reset="earliest",
+                              fetch_max_wait_ms=500)
+            while len(got) < samples:
+                for msgs in c.poll(500).values():
+                    for m in msgs:
+                        got.append((time.perf_counter() - sent[json.loads(m.value)["key"][0]]) * 1000)
+                if c.assignment():
+                    ready.set()
+            c.close()
+
+    t = threading.Thread(target=consume, daemon=True)
+    t.start()
+    ready.wait(60)
+    time.sleep(1.0)  # the first fetch is in flight: measure the long poll, not the start
+    for i in range(samples):
+        sent[i] = time.perf_counter()  # before the write: the figure includes the write's own commit
+        source.write(path, i, 1)
+        time.sleep(0.02)
+    t.join(120)
+    return got
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    have_reader = importlib.util.find_spec("logtide.changefeed.reader") is not None
+    ap.add_argument("--reader", choices=("changefeed", "standin"), default="changefeed" if have_reader else "standin")
+    ap.add_argument("--count", type=int, default=100_000)
+    ap.add_argument("--partitions", type=int, default=4)
+    ap.add_argument("--samples", type=int, default=200)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    source = Changefeeds() if args.reader == "changefeed" else StandIn()
+    reader = source.reader
+    t0 = time.perf_counter()
+    fill(source, args.count, args.partitions)
+    out: dict[str, object] = {"count": args.count, "reader": args.reader,
+                              "fill_s": round(time.perf_counter() - t0, 1)}
+    n, secs = timed(embedded, reader, args.partitions)
+    out["embedded_records_per_s"] = round(n / secs)
+    with BackgroundKafka(reader, KafkaConfig(port=0)) as broker:
+        for name, fn in (("confluent_kafka", with_confluent), ("kafka_python", with_kafka_python)):
+            n, secs = timed(fn, broker.bootstrap, args.count, args.partitions)
+            out[f"{name}_records_per_s"] = round(n / secs)
+            out[f"{name}_ratio"] = round(n / secs / out["embedded_records_per_s"], 3)  # type: ignore[operator]
+        for client in ("confluent-kafka", "kafka-python"):
+            lat = latency(client, broker.bootstrap, source, args.samples)
+            out[f"{client}_latency_ms"] = {"p50": round(pct(lat, 0.5), 2), "p99": round(pct(lat, 0.99), 2),
+                                           "samples": len(lat)}
+    source.close()
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        for k, v in out.items():
+            print(f"{k:32} {v}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

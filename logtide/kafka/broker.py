@@ -1,0 +1,150 @@
+"""The Kafka-protocol endpoint: serves changefeed topics to Kafka consumers (YDB's Kafka API, logtide flavour).
+
+``KafkaBroker(reader, config, auth)`` is a one-node cluster (node 0) that is
+every partition's leader and every group's coordinator.  It runs on an
+asyncio loop (``logtide serve`` runs it beside the CQL listener); reads of
+the topic store run on its own thread pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import socket
+import ssl
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from logtide.changefeed.api import TopicReader
+from logtide.server.server import _primary_address
+
+from .connection import KafkaConnection
+from .groups import Coordinator
+from .topics import Topics
+
+log = logging.getLogger("logtide.kafka")
+
+DEFAULT_PORT = 9092
+
+
+@dataclass
+class KafkaConfig:
+    """Where and how the Kafka endpoint listens."""
+
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT  # 0: an ephemeral port (``logtide serve --kafka-port auto``)
+    advertised_host: str | None = None  # what Metadata tells clients; default: the bound address
+    tls: ssl.SSLContext | None = None
+    threads: int = 16
+    max_frame_bytes: int = 100 << 20
+    session_check_interval: float = 0.5
+
+
+class KafkaBroker:
+    """One Kafka broker over a TopicReader; ``auth`` is logtide's AuthManager (or None)."""
+
+    def __init__(self, reader: TopicReader, config: KafkaConfig | None = None, auth: Any = None) -> None:
+        self.config = config or KafkaConfig()
+        self.topics = Topics(reader, auth)
+        self.auth = auth
+        self.auth_required = self.topics.auth is not None
+        self.coordinator = Coordinator()
+        self.pool = concurrent.futures.ThreadPoolExecutor(self.config.threads, thread_name_prefix="logtide-kafka")
+        self.address: tuple[str, int] | None = None
+        self.advertised: tuple[str, int] = ("127.0.0.1", 0)
+        self._server: asyncio.base_events.Server | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self._expiry: asyncio.Task | None = None
+
+    async def start(self) -> tuple[str, int]:
+        """Bind and start accepting; returns the bound (host, port)."""
+        self._server = await asyncio.start_server(self._accept, self.config.host, self.config.port,
+                                                  ssl=self.config.tls, reuse_address=True, limit=1 << 20)
+        sockname = self._server.sockets[0].getsockname()
+        self.address = (sockname[0], sockname[1])
+        host = self.config.advertised_host or self.address[0]
+        if host in ("0.0.0.0", "::"):
+            host = _primary_address()
+        self.advertised = (host, self.address[1])
+        self._expiry = asyncio.get_running_loop().create_task(self._expire_sessions())
+        return self.address
+
+    async def stop(self) -> None:
+        if self._server is None:
+            return
+        self._server.close()
+        if self._expiry is not None:
+            self._expiry.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=10)
+        await self._server.wait_closed()
+        self._server = None
+        # reads in flight finish (a long-poll wait within WAIT_SLICE) before the caller closes the database
+        await asyncio.to_thread(self.pool.shutdown, True, cancel_futures=True)
+
+    async def _expire_sessions(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.session_check_interval)
+            try:
+                self.coordinator.expire()
+            except Exception:  # never stop checking
+                log.exception("group session check failed")
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError:
+                pass
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            await KafkaConnection(self, reader, writer).run()
+        finally:
+            self._tasks.discard(task)
+
+    def stats(self) -> dict[str, int]:
+        return {"connections": len(self._tasks), "groups": len(self.coordinator.groups)}
+
+
+class BackgroundKafka:
+    """A KafkaBroker on its own event loop in a daemon thread (tests, benchmarks, embedding)."""
+
+    def __init__(self, reader: TopicReader, config: KafkaConfig | None = None, auth: Any = None) -> None:
+        self.broker = KafkaBroker(reader, config or KafkaConfig(port=0), auth)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="logtide-kafka", daemon=True)
+
+    @property
+    def bootstrap(self) -> str:
+        assert self.broker.address is not None
+        return f"{self.broker.advertised[0]}:{self.broker.advertised[1]}"
+
+    def start(self, timeout: float = 30) -> "BackgroundKafka":
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self.broker.start(), self._loop).result(timeout)
+        return self
+
+    def stop(self, timeout: float = 30) -> None:
+        if not self._thread.is_alive():
+            return
+        asyncio.run_coroutine_threadsafe(self.broker.stop(), self._loop).result(timeout)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout)
+
+    def stats(self) -> dict[str, int]:
+        async def run() -> dict[str, int]:
+            return self.broker.stats()
+        return asyncio.run_coroutine_threadsafe(run(), self._loop).result(10)
+
+    def __enter__(self) -> "BackgroundKafka":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()

@@ -1,0 +1,182 @@
+"""One Kafka client connection: size-prefixed frames, request headers, SASL, dispatch (Kafka protocol guide).
+
+Requests on a connection are answered one at a time, in order, as Kafka
+brokers do.  An API key or version not served gets UNSUPPORTED_VERSION (for
+ApiVersions: error 35 with the v0 body listing what is served); a request that
+does not decode closes the connection, as Kafka does; nothing a client sends
+stops the broker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
+
+from logtide.errors import AuthenticationError
+
+from . import errors as E
+from .codec import MalformedFrame, Reader, Writer
+from .handlers import HANDLERS, supported_api_keys
+from .messages import API_VERSIONS, APIS, request_header_flexible, response_header_flexible
+
+if TYPE_CHECKING:
+    from .broker import KafkaBroker
+
+log = logging.getLogger("logtide.kafka")
+R = TypeVar("R")
+SASL_APIS = (17, 18, 36)  # what an unauthenticated connection may send
+
+
+class CloseConnection(Exception):
+    """The connection ends after the answer in hand (if any) is sent."""
+
+
+class KafkaConnection:
+    """Serves one client until it disconnects or the broker stops."""
+
+    def __init__(self, broker: "KafkaBroker", reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.broker = broker
+        self.topics = broker.topics
+        self.reader = reader
+        self.writer = writer
+        peer = writer.get_extra_info("peername")
+        self.peer_host = f"/{peer[0]}" if isinstance(peer, tuple) else "/unknown"
+        self.client_id: str | None = None
+        self.authenticated = not broker.auth_required
+        self.role: str | None = None
+        self.sasl_mechanism: str | None = None
+        self.raw_sasl = False  # SaslHandshake v0: the next frame is a bare SASL token
+
+    def closing(self) -> bool:
+        return self.writer.is_closing()
+
+    async def blocking(self, fn: Callable[..., R], *args: Any) -> R:
+        return await asyncio.get_running_loop().run_in_executor(self.broker.pool, fn, *args)
+
+    async def run(self) -> None:
+        try:
+            while True:
+                try:
+                    head = await self.reader.readexactly(4)
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    return
+                (size,) = struct.unpack(">i", head)
+                if size < 0 or size > self.broker.config.max_frame_bytes:
+                    log.info("closing Kafka connection from %s: frame of %d bytes", self.peer_host, size)
+                    return
+                frame = await self.reader.readexactly(size)
+                try:
+                    answer = await self.handle(frame)
+                except CloseConnection as e:
+                    if e.args and e.args[0]:
+                        await self._send(e.args[0])
+                    return
+                if answer is not None:
+                    await self._send(answer)
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            return
+        except Exception:  # a bug must cost one connection, never the broker
+            log.exception("Kafka connection from %s failed", self.peer_host)
+        finally:
+            self.writer.close()
+
+    async def _send(self, data: bytes) -> None:
+        self.writer.write(struct.pack(">i", len(data)) + data)
+        await self.writer.drain()
+
+    async def handle(self, frame: bytes) -> bytes | None:
+        if self.raw_sasl:
+            return await self._raw_sasl_token(frame)
+        r = Reader(frame)
+        try:
+            api_key, version, correlation_id = r.int16(), r.int16(), r.int32()
+            client_id = r.string(nullable=True)
+        except MalformedFrame as e:
+            log.debug("bad request header from %s: %s", self.peer_host, e)
+            raise CloseConnection() from None
+        self.client_id = client_id
+        api = APIS.get(api_key)
+        if api is None or not api.min_version <= version <= api.max_version:
+            return self._unsupported(api_key, correlation_id)
+        if not self.authenticated and api_key not in SASL_APIS:
+            log.info("closing Kafka connection from %s: API key %d before SASL authentication", self.peer_host, api_key)
+            raise CloseConnection()
+        try:
+            if request_header_flexible(api_key, version):
+                r.skip_tagged_fields()
+            req = api.requests[version].decode(r)
+        except MalformedFrame as e:
+            log.debug("malformed %s v%d from %s: %s", api.name, version, self.peer_host, e)
+            raise CloseConnection() from None
+        if api_key == 17:
+            body, close = self._sasl_handshake(req, version), False
+        elif api_key == 36:
+            body, close = await self._sasl_authenticate(req)
+        else:
+            result = HANDLERS[api_key](self, req, version)
+            body, close = (await result if asyncio.iscoroutine(result) else result), False
+        if body is None:
+            return None
+        w = Writer()
+        w.int32(correlation_id)
+        if response_header_flexible(api_key, version):
+            w.no_tagged_fields()
+        api.responses[version].encode(body, w)
+        if close:
+            raise CloseConnection(bytes(w.buf))
+        return bytes(w.buf)
+
+    def _unsupported(self, api_key: int, correlation_id: int) -> bytes:
+        """UNSUPPORTED_VERSION: ApiVersions answers with its v0 body listing what is served (KIP-511)."""
+        w = Writer()
+        w.int32(correlation_id)
+        if api_key == 18:
+            API_VERSIONS.responses[0].encode({"error_code": E.UNSUPPORTED_VERSION, "api_keys": supported_api_keys()}, w)
+        else:
+            w.int16(E.UNSUPPORTED_VERSION)
+        return bytes(w.buf)
+
+    # -- SASL -------------------------------------------------------------------
+    def _sasl_handshake(self, req: dict, version: int) -> dict:
+        if req["mechanism"] != "PLAIN":
+            return {"error_code": E.UNSUPPORTED_SASL_MECHANISM, "mechanisms": ["PLAIN"]}
+        self.sasl_mechanism = "PLAIN"
+        self.raw_sasl = version == 0
+        return {"error_code": E.NONE, "mechanisms": ["PLAIN"]}
+
+    async def _sasl_authenticate(self, req: dict) -> tuple[dict, bool]:
+        if self.sasl_mechanism is None:
+            return {"error_code": E.ILLEGAL_SASL_STATE, "error_message": "SaslHandshake must come first"}, True
+        error = await self._login(req["auth_bytes"])
+        if error is not None:
+            return {"error_code": E.SASL_AUTHENTICATION_FAILED, "error_message": error}, True
+        return {"error_code": E.NONE, "error_message": None, "auth_bytes": b""}, False
+
+    async def _raw_sasl_token(self, token: bytes) -> bytes:
+        self.raw_sasl = False
+        error = await self._login(token)
+        if error is not None:
+            log.info("Kafka SASL/PLAIN login from %s failed: %s", self.peer_host, error)
+            raise CloseConnection()
+        return b""
+
+    async def _login(self, token: bytes) -> str | None:
+        """Check a SASL/PLAIN token (authzid NUL user NUL password, RFC 4616); the error message or None."""
+        parts = token.split(b"\0")
+        if len(parts) != 3:
+            return "malformed SASL/PLAIN token"
+        try:
+            user, password = parts[1].decode("utf-8"), parts[2].decode("utf-8")
+        except UnicodeDecodeError:
+            return "malformed SASL/PLAIN token"
+        if not self.broker.auth_required:
+            self.authenticated = True  # an open endpoint accepts any login, like the CQL port without --auth
+            return None
+        try:
+            self.role = await self.blocking(self.broker.auth.authenticate, user, password)
+        except AuthenticationError as e:
+            return str(e)
+        self.authenticated = True
+        return None

@@ -1,0 +1,295 @@
+"""What the broker answers to each API (Kafka protocol guide; logtide's choices in docs/kafka.md).
+
+Each handler takes the decoded request dict and its version and returns the
+response dict (None: no response, Produce with acks=0).  Topic store calls run
+on the broker's thread pool through ``conn.blocking``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING, Any, Callable
+
+from logtide.changefeed.api import TopicDescription
+from logtide.errors import InvalidRequest
+
+from . import errors as E
+from .messages import APIS
+from .records import encode_topic_records
+
+if TYPE_CHECKING:
+    from .connection import KafkaConnection
+
+log = logging.getLogger("logtide.kafka")
+
+MAX_WAIT_MS = 30_000  # a Fetch waits at most this long, whatever it asks
+WAIT_SLICE = 0.5  # seconds per blocking wait, so a closed connection frees its thread soon
+MAX_RECORDS_PER_READ = 5000
+
+
+def api_versions(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    return {"error_code": E.NONE, "api_keys": supported_api_keys()}
+
+
+def supported_api_keys() -> list[dict]:
+    return [{"api_key": a.key, "min_version": a.min_version, "max_version": a.max_version}
+            for a in sorted(APIS.values(), key=lambda a: a.key)]
+
+
+async def metadata(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    names = req["topics"]
+    wanted = None if names is None or (version == 0 and not names) else [t["name"] for t in names]
+
+    def look() -> list[dict]:
+        if wanted is None:
+            return [_topic_meta(d.kafka_name, d, E.NONE) for d in conn.topics.visible(conn.role)]
+        out = []
+        for name in wanted:
+            desc, err = conn.topics.resolve(name, conn.role)
+            out.append(_topic_meta(name, desc, err))
+        return out
+
+    host, port = conn.broker.advertised
+    return {"brokers": [{"node_id": 0, "host": host, "port": port, "rack": None}], "cluster_id": "logtide",
+            "controller_id": 0, "topics": await conn.blocking(look)}
+
+
+def _topic_meta(name: str, desc: TopicDescription | None, err: int) -> dict:
+    parts = [] if desc is None else [
+        {"error_code": E.NONE, "partition_index": p, "leader_id": 0, "leader_epoch": -1, "replica_nodes": [0],
+         "isr_nodes": [0], "offline_replicas": []} for p in range(desc.partitions)]
+    return {"error_code": err, "name": name, "is_internal": False, "partitions": parts}
+
+
+def find_coordinator(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    host, port = conn.broker.advertised
+    return {"error_code": E.NONE, "error_message": None, "node_id": 0, "host": host, "port": port}
+
+
+async def list_offsets(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    def look() -> list[dict]:
+        topics = []
+        for t in req["topics"]:
+            desc, err = conn.topics.resolve(t["name"], conn.role)
+            parts = []
+            bounds = {} if desc is None else {p.partition: p for p in conn.topics.reader.partitions(desc.path)}
+            for p in t["partitions"]:
+                idx = p["partition_index"]
+                if desc is None or idx not in bounds:
+                    parts.append({"partition_index": idx, "error_code": err or E.UNKNOWN_TOPIC_OR_PARTITION})
+                    continue
+                offset, ts = _offset_for(conn, desc.path, bounds[idx], p["timestamp"])
+                parts.append({"partition_index": idx, "error_code": E.NONE, "timestamp": ts, "offset": offset,
+                              "old_style_offsets": [offset] if offset >= 0 else []})
+            topics.append({"name": t["name"], "partitions": parts})
+        return topics
+
+    return {"topics": await conn.blocking(look)}
+
+
+def _offset_for(conn: "KafkaConnection", path: str, bounds: Any, timestamp: int) -> tuple[int, int]:
+    """ListOffsets: -1 latest, -2 earliest, else the first record written at or after ``timestamp``."""
+    if timestamp == -1:
+        return bounds.end_offset, -1
+    if timestamp == -2:
+        return bounds.start_offset, -1
+    offset = max(conn.topics.reader.offset_for_time(path, bounds.partition, timestamp), bounds.start_offset)
+    if offset >= bounds.end_offset:
+        return -1, -1
+    recs = conn.topics.reader.read(path, bounds.partition, offset, 1)
+    return offset, (recs[0].write_time_ms if recs else -1)
+
+
+async def fetch(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    """Fetch with long polling: answer once ``min_bytes`` are there, an error occurs or ``max_wait_ms`` passes."""
+    deadline = time.monotonic() + min(max(req["max_wait_ms"], 0), MAX_WAIT_MS) / 1000
+    min_bytes = max(req["min_bytes"], 1)
+    while True:
+        responses, size, errors, waits = await conn.blocking(_fetch_once, conn, req)
+        remaining = deadline - time.monotonic()
+        if size >= min_bytes or errors or remaining <= 0 or not waits or conn.closing():
+            return {"error_code": E.NONE, "session_id": 0, "responses": responses}
+        await _wait_any(conn, waits, min(remaining, WAIT_SLICE))
+
+
+async def _wait_any(conn: "KafkaConnection", waits: dict[str, dict[int, int]], timeout: float) -> None:
+    reader = conn.topics.reader
+    loop = asyncio.get_running_loop()
+    futures = [loop.run_in_executor(conn.broker.pool, reader.wait, path, positions, timeout)
+               for path, positions in waits.items()]
+    _done, pending = await asyncio.wait(futures, return_when=asyncio.FIRST_COMPLETED)
+    for f in pending:
+        f.cancel()
+
+
+def _fetch_once(conn: "KafkaConnection", req: dict) -> tuple[list[dict], int, bool, dict[str, dict[int, int]]]:
+    reader = conn.topics.reader
+    budget = req.get("max_bytes", 0x7FFFFFFF)
+    if budget <= 0:
+        budget = 0x7FFFFFFF
+    size = 0
+    errors = False
+    waits: dict[str, dict[int, int]] = {}
+    responses = []
+    for t in req["topics"]:
+        desc, err = conn.topics.resolve(t["topic"], conn.role)
+        bounds = {} if desc is None else {p.partition: p for p in reader.partitions(desc.path)}
+        parts = []
+        for p in t["partitions"]:
+            idx, offset = p["partition"], p["fetch_offset"]
+            b = bounds.get(idx)
+            if desc is None or b is None:
+                errors = True
+                parts.append({"partition_index": idx, "error_code": err or E.UNKNOWN_TOPIC_OR_PARTITION,
+                              "aborted_transactions": [], "records": b""})
+                continue
+            answer = {"partition_index": idx, "error_code": E.NONE, "high_watermark": b.end_offset,
+                      "last_stable_offset": b.end_offset, "log_start_offset": b.start_offset,
+                      "aborted_transactions": [], "records": b""}
+            parts.append(answer)
+            if offset < b.start_offset or offset > b.end_offset:
+                answer["error_code"] = E.OFFSET_OUT_OF_RANGE
+                errors = True
+                continue
+            if offset == b.end_offset:
+                waits.setdefault(desc.path, {})[idx] = offset
+                continue
+            limit = max(1, min(p["partition_max_bytes"], budget - size)) if size < budget else 0
+            if limit == 0:
+                continue
+            recs = reader.read(desc.path, idx, offset, MAX_RECORDS_PER_READ, limit)
+            if not recs:
+                waits.setdefault(desc.path, {})[idx] = offset
+                continue
+            batch = encode_topic_records(recs)
+            answer["records"] = batch
+            size += len(batch)
+        responses.append({"topic": t["topic"], "partitions": parts})
+    return responses, size, errors, waits
+
+
+def produce(conn: "KafkaConnection", req: dict, version: int) -> dict | None:
+    """Changefeed topics are written only by table writes: every partition gets TOPIC_AUTHORIZATION_FAILED."""
+    if req["acks"] == 0:
+        return None
+    message = "changefeed topics are read-only: they are written by writes to their table"
+    return {"responses": [
+        {"name": t["name"], "partition_responses": [
+            {"index": p["index"], "error_code": E.TOPIC_AUTHORIZATION_FAILED, "error_message": message}
+            for p in t["partition_data"]]} for t in req["topic_data"]]}
+
+
+# -- groups ------------------------------------------------------------------
+
+async def join_group(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    return await conn.broker.coordinator.join(req, version, conn.client_id or "", conn.peer_host)
+
+
+async def sync_group(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    return await conn.broker.coordinator.sync(req)
+
+
+def heartbeat(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    return {"error_code": conn.broker.coordinator.heartbeat(req)}
+
+
+def leave_group(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    return {"error_code": conn.broker.coordinator.leave(req["group_id"], req["member_id"])}
+
+
+async def offset_commit(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    """Commit to the changefeed consumer named after the group (created on first use)."""
+    group = req["group_id"]
+    state_err = conn.broker.coordinator.check_commit(group, req.get("generation_id", -1), req.get("member_id", ""))
+
+    def commit_topic(t: dict) -> list[dict]:
+        def answer(errors: dict[int, int]) -> list[dict]:
+            return [{"partition_index": p["partition_index"], "error_code": errors.get(p["partition_index"], E.NONE)}
+                    for p in t["partitions"]]
+
+        desc, err = (None, state_err) if state_err else conn.topics.resolve(t["name"], conn.role)
+        if desc is None:
+            return answer({p["partition_index"]: err for p in t["partitions"]})
+        bounds = {p.partition for p in conn.topics.reader.partitions(desc.path)}
+        errors = {p["partition_index"]: E.UNKNOWN_TOPIC_OR_PARTITION for p in t["partitions"]
+                  if p["partition_index"] not in bounds}
+        offsets = {p["partition_index"]: p["committed_offset"] for p in t["partitions"]
+                   if p["partition_index"] in bounds}
+        try:
+            conn.topics.ensure_consumer(desc.path, group)
+        except InvalidRequest as e:
+            log.info("group %s cannot be a consumer of %s: %s", group, desc.path, e)
+            return answer({p: E.INVALID_GROUP_ID for p in offsets} | errors)
+        try:
+            conn.topics.commit(desc.path, group, offsets)
+        except InvalidRequest as e:
+            log.warning("offset commit of group %s to %s refused: %s", group, desc.path, e)
+            return answer({p: E.UNKNOWN_SERVER_ERROR for p in offsets} | errors)
+        return answer(errors)
+
+    def commit() -> list[dict]:
+        return [{"name": t["name"], "partitions": commit_topic(t)} for t in req["topics"]]
+
+    return {"topics": await conn.blocking(commit)}
+
+
+async def offset_fetch(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    group = req["group_id"]
+
+    def look() -> list[dict]:
+        wanted = req["topics"]
+        if wanted is None:  # every topic the group has offsets on
+            out = []
+            for d in conn.topics.visible(conn.role):
+                if any(c.name == group for c in conn.topics.reader.consumers(d.path)):
+                    committed = conn.topics.committed(d.path, group)
+                    out.append({"name": d.kafka_name, "partitions": [
+                        {"partition_index": p, "committed_offset": o} for p, o in sorted(committed.items())]})
+            return out
+        out = []
+        for t in wanted:
+            desc, err = conn.topics.resolve(t["name"], conn.role)
+            committed: dict[int, int] = {}
+            if desc is not None:
+                try:
+                    committed = conn.topics.committed(desc.path, group)
+                except InvalidRequest as e:
+                    log.info("offsets of group %s on %s: %s", group, desc.path, e)
+                    err = E.INVALID_GROUP_ID
+            out.append({"name": t["name"], "partitions": [
+                {"partition_index": p, "committed_offset": committed.get(p, -1), "error_code": err}
+                for p in t["partition_indexes"]]})
+        return out
+
+    return {"error_code": E.NONE, "topics": await conn.blocking(look)}
+
+
+def describe_groups(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    out = []
+    for gid in req["groups"]:
+        g = conn.broker.coordinator.groups.get(gid)
+        if g is None:
+            out.append({"error_code": E.NONE, "group_id": gid, "group_state": "Dead", "members": []})
+            continue
+        out.append({"error_code": E.NONE, "group_id": gid, "group_state": g.state,
+                    "protocol_type": g.protocol_type or "", "protocol_data": g.protocol or "",
+                    "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                                 "client_id": m.client_id, "client_host": m.client_host,
+                                 "member_metadata": m.metadata(g.protocol or ""),
+                                 "member_assignment": m.assignment} for m in g.members.values()]})
+    return {"groups": out}
+
+
+def list_groups(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    return {"error_code": E.NONE, "groups": [
+        {"group_id": g.group_id, "protocol_type": g.protocol_type or "consumer"}
+        for g in conn.broker.coordinator.groups.values()]}
+
+
+HANDLERS: dict[int, Callable[..., Any]] = {
+    0: produce, 1: fetch, 2: list_offsets, 3: metadata, 8: offset_commit, 9: offset_fetch, 10: find_coordinator,
+    11: join_group, 12: heartbeat, 13: leave_group, 14: sync_group, 15: describe_groups, 16: list_groups,
+    18: api_versions,
+}

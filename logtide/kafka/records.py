@@ -1,0 +1,128 @@
+"""Record batch v2 ("magic 2", Kafka docs "Record Batch") with its CRC-32C, for Fetch responses.
+
+One batch holds a run of one partition's records; attributes are 0 (no
+compression, CreateTime timestamps, not transactional), producer id/epoch and
+base sequence -1.  ``decode_batches`` reads batches back (tests, Produce).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import crc32c
+
+from .codec import MalformedFrame, Reader, encode_uvarint, encode_varint
+
+MAGIC = 2
+_HEAD = struct.Struct(">qiib")  # baseOffset, batchLength, partitionLeaderEpoch, magic
+_AFTER_CRC = struct.Struct(">hiqqqhii")  # attributes .. recordsCount
+HEADER_SIZE = _HEAD.size + 4 + _AFTER_CRC.size  # 61
+
+
+@dataclass(frozen=True)
+class Record:
+    """One message of a batch: absolute offset and timestamp, key and value (None = null)."""
+
+    offset: int
+    timestamp_ms: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...] = ()
+
+
+_SMALL = 4096
+_VARINTS = [encode_varint(v) for v in range(-1, _SMALL)]  # zig-zag varints of -1 .. 4095, the common case
+
+
+def _varint(v: int) -> bytes:
+    return _VARINTS[v + 1] if -1 <= v < _SMALL else encode_varint(v)
+
+
+def encode_batch(records: Sequence[Record]) -> bytes:
+    """One record batch v2 holding ``records`` (non-empty, in offset order)."""
+    return _encode([(r.offset, r.timestamp_ms, r.key, r.value, r.headers) for r in records])
+
+
+def encode_topic_records(records: Sequence[Any]) -> bytes:
+    """One record batch v2 of changefeed TopicRecords: timestamp = write time, no headers."""
+    return _encode([(r.offset, r.write_time_ms, r.key, r.value, ()) for r in records])
+
+
+def _encode(rows: list[tuple[int, int, bytes | None, bytes | None, tuple]]) -> bytes:
+    base_offset, base_ts = rows[0][0], rows[0][1]
+    max_ts = base_ts
+    parts: list[bytes] = []
+    null = _VARINTS[0]
+    for offset, ts, key, value, headers in rows:
+        if ts > max_ts:
+            max_ts = ts
+        rec = b"".join((
+            b"\x00", _varint(ts - base_ts), _varint(offset - base_offset),
+            null if key is None else _varint(len(key)) + key,
+            null if value is None else _varint(len(value)) + value,
+            _header_bytes(headers) if headers else b"\x00",
+        ))
+        parts.append(_varint(len(rec)))
+        parts.append(rec)
+    after_crc = _AFTER_CRC.pack(0, rows[-1][0] - base_offset, base_ts, max_ts, -1, -1, -1, len(rows))
+    after_crc += b"".join(parts)
+    crc = crc32c.crc32c(after_crc)
+    batch_length = 4 + 1 + 4 + len(after_crc)  # partitionLeaderEpoch + magic + crc + the rest
+    return _HEAD.pack(base_offset, batch_length, -1, MAGIC) + struct.pack(">I", crc) + after_crc
+
+
+def _header_bytes(headers: tuple[tuple[str, bytes | None], ...]) -> bytes:
+    out = [_varint(len(headers))]
+    for hk, hv in headers:
+        k = hk.encode("utf-8")
+        out += [_varint(len(k)), k, _VARINTS[0] if hv is None else _varint(len(hv)) + hv]
+    return b"".join(out)
+
+
+def decode_batches(data: bytes, verify_crc: bool = True) -> list[Record]:
+    """The records of concatenated v2 batches (a trailing partial batch is ignored, as clients do)."""
+    out: list[Record] = []
+    pos = 0
+    while len(data) - pos >= HEADER_SIZE:
+        base_offset, batch_length, _epoch, magic = _HEAD.unpack_from(data, pos)
+        end = pos + 12 + batch_length
+        if batch_length < HEADER_SIZE - 12:
+            raise MalformedFrame(f"record batch length {batch_length} is too small")
+        if end > len(data):
+            break
+        if magic != MAGIC:
+            raise MalformedFrame(f"record batch magic {magic} is not 2")
+        (crc,) = struct.unpack_from(">I", data, pos + _HEAD.size)
+        crc_from = pos + _HEAD.size + 4
+        if verify_crc and crc32c.crc32c(bytes(data[crc_from:end])) != crc:
+            raise MalformedFrame("record batch CRC-32C mismatch")
+        attrs, _last, base_ts, _max_ts, _pid, _pe, _seq, count = _AFTER_CRC.unpack_from(data, crc_from)
+        if attrs & 0x07:
+            raise MalformedFrame("compressed record batches are not supported")
+        r = Reader(bytes(data[crc_from + _AFTER_CRC.size:end]))
+        for _ in range(count):
+            length = r.varint()
+            start = r.pos
+            r.int8()
+            ts = base_ts + r.varint()
+            off = base_offset + r.varint()
+            key = _read_bytes(r)
+            value = _read_bytes(r)
+            headers = []
+            for _h in range(r.varint()):
+                hk = _read_bytes(r) or b""
+                headers.append((hk.decode("utf-8", "replace"), _read_bytes(r)))
+            if r.pos - start != length:
+                raise MalformedFrame("record length does not match its contents")
+            out.append(Record(off, ts, key, value, tuple(headers)))
+        pos = end
+    return out
+
+
+def _read_bytes(r: Reader) -> bytes | None:
+    n = r.varint()
+    if n < 0:
+        return None
+    return bytes(r._take(n))

@@ -1,0 +1,67 @@
+"""A bare Kafka-protocol client for tests: frames encoded with the broker's own schema tables."""
+
+from __future__ import annotations
+
+import socket
+import struct
+from typing import Any
+
+from logtide.kafka.codec import Reader, Writer
+from logtide.kafka.messages import APIS, request_header_flexible
+
+
+def request_frame(api_key: int, version: int, body: dict[str, Any] | bytes, correlation_id: int = 1,
+                  client_id: str | None = "raw") -> bytes:
+    w = Writer()
+    w.int16(api_key)
+    w.int16(version)
+    w.int32(correlation_id)
+    w.string(client_id)
+    if request_header_flexible(api_key, version):
+        w.no_tagged_fields()
+    if isinstance(body, bytes):
+        w.buf += body
+    else:
+        APIS[api_key].requests[version].encode(body, w)
+    return struct.pack(">i", len(w.buf)) + bytes(w.buf)
+
+
+class RawClient:
+    """One connection; ``call`` sends a request and decodes the answer."""
+
+    def __init__(self, host: str, port: int, timeout: float = 30) -> None:
+        self.sock = socket.create_connection((host, port), timeout=timeout)
+        self._cid = 0
+
+    def send(self, frame: bytes) -> None:
+        self.sock.sendall(frame)
+
+    def recv_frame(self) -> bytes | None:
+        head = self._recv_exactly(4)
+        if head is None:
+            return None
+        (size,) = struct.unpack(">i", head)
+        return self._recv_exactly(size)
+
+    def _recv_exactly(self, n: int) -> bytes | None:
+        buf = bytearray()
+        while len(buf) < n:
+            chunk = self.sock.recv(n - len(buf))
+            if not chunk:
+                return None
+            buf += chunk
+        return bytes(buf)
+
+    def call(self, api_key: int, version: int, body: dict[str, Any] | bytes) -> tuple[int, Reader]:
+        self._cid += 1
+        self.send(request_frame(api_key, version, body, self._cid))
+        frame = self.recv_frame()
+        assert frame is not None, "connection closed"
+        r = Reader(frame)
+        return r.int32(), r
+
+    def decode(self, api_key: int, version: int, r: Reader) -> dict[str, Any]:
+        return APIS[api_key].responses[version].decode(r)
+
+    def close(self) -> None:
+        self.sock.close()

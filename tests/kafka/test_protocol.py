@@ -1,0 +1,158 @@
+"""The broker at the protocol level: unsupported requests, Produce, ApiVersions, fetch sessions, groups tooling."""
+
+from __future__ import annotations
+
+import time
+
+from logtide.kafka import errors as E
+from logtide.kafka.codec import Reader, Writer, encode_varint
+from logtide.kafka.messages import APIS
+from logtide.kafka.records import Record, decode_batches, encode_batch
+
+from .conftest import wait_for
+from .rawclient import RawClient, request_frame
+
+
+def connect(broker) -> RawClient:
+    host, port = broker.broker.advertised
+    return RawClient(host, port)
+
+
+def test_unknown_api_key_and_version_get_unsupported_version_and_the_connection_stays(broker):
+    c = connect(broker)
+    cid, r = c.call(57, 0, b"")  # not an API logtide serves
+    assert cid == 1 and r.int16() == E.UNSUPPORTED_VERSION
+    cid, r = c.call(1, 13, b"\x00" * 10)  # Fetch v13 (topic ids) is not served
+    assert cid == 2 and r.int16() == E.UNSUPPORTED_VERSION
+    cid, r = c.call(18, 9, b"")  # ApiVersions: error 35 and the v0 body listing what is served
+    answer = c.decode(18, 0, r)
+    assert answer["error_code"] == E.UNSUPPORTED_VERSION
+    assert {(a["api_key"], a["min_version"], a["max_version"]) for a in answer["api_keys"]} >= {
+        (1, 4, 11), (3, 0, 8), (8, 0, 7), (9, 0, 5), (11, 0, 5), (18, 0, 3)}
+    cid, r = c.call(18, 3, {"client_software_name": "raw", "client_software_version": "1"})
+    assert c.decode(18, 3, r)["error_code"] == E.NONE  # flexible v3, answered with response header v0
+    c.close()
+
+
+def test_produce_is_refused_with_topic_authorization_failed(broker, changefeeds):
+    feed = changefeeds.make("JSON", partitions=1)
+    batch = encode_batch([Record(0, 1, None, b"{}")])
+    body = {"transactional_id": None, "acks": 1, "timeout_ms": 1000,
+            "topic_data": [{"name": feed.topic, "partition_data": [{"index": 0, "records": batch}]}]}
+    c = connect(broker)
+    _, r = c.call(0, 8, body)
+    part = c.decode(0, 8, r)["responses"][0]["partition_responses"][0]
+    assert part["error_code"] == E.TOPIC_AUTHORIZATION_FAILED and "read-only" in part["error_message"]
+    c.send(request_frame(0, 8, dict(body, acks=0), 99))  # acks=0: no answer at all
+    _, r = c.call(3, 1, {"topics": []})
+    assert c.decode(3, 1, r)["topics"] == []
+    assert changefeeds.reader.partitions(feed.path)[0].end_offset == 0
+    c.close()
+
+
+def test_topics_are_answered_under_the_name_asked(broker, changefeeds):
+    feed = changefeeds.make("JSON", partitions=2)
+    c = connect(broker)
+    _, r = c.call(3, 8, {"topics": None})
+    assert [t["name"] for t in c.decode(3, 8, r)["topics"]] == [feed.topic]
+    _, r = c.call(3, 8, {"topics": [{"name": feed.path}, {"name": "ks.nope.x"}]})
+    topics = c.decode(3, 8, r)["topics"]
+    assert [(t["name"], t["error_code"], len(t["partitions"])) for t in topics] == [
+        (feed.path, E.NONE, 2), ("ks.nope.x", E.UNKNOWN_TOPIC_OR_PARTITION, 0)]
+    c.close()
+
+
+def test_fetch_answers_without_a_session_and_with_stable_offsets_at_the_high_watermark(broker, changefeeds):
+    feed = changefeeds.make("DEBEZIUM_JSON", partitions=1)
+    for i in range(3):
+        feed.write(i)
+    c = connect(broker)
+    body = {"replica_id": -1, "max_wait_ms": 100, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 1,
+            "session_id": 0, "session_epoch": 0, "topics": [{"topic": feed.topic, "partitions": [
+                {"partition": 0, "fetch_offset": 1, "partition_max_bytes": 1 << 20}]}]}
+    _, r = c.call(1, 11, body)
+    answer = c.decode(1, 11, r)
+    assert answer["error_code"] == E.NONE and answer["session_id"] == 0
+    part = answer["responses"][0]["partitions"][0]
+    assert (part["high_watermark"], part["last_stable_offset"], part["log_start_offset"]) == (3, 3, 0)
+    assert part["aborted_transactions"] == [] and part["preferred_read_replica"] == -1
+    recs = decode_batches(part["records"])
+    assert [feed.row_id(x.key, x.value) for x in recs] == [1, 2] and [x.offset for x in recs] == [1, 2]
+    c.close()
+
+
+def test_fetch_long_polls_until_a_record_arrives(broker, changefeeds):
+    feed = changefeeds.make("JSON", partitions=1)
+    c = connect(broker)
+    body = {"replica_id": -1, "max_wait_ms": 20000, "min_bytes": 1, "max_bytes": 1 << 20, "topics": [
+        {"topic": feed.topic, "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]}
+    c.send(request_frame(1, 4, body, 7))
+    time.sleep(0.3)
+    feed.write(42)
+    frame = c.recv_frame()
+    assert frame is not None
+    r = Reader(frame)
+    assert r.int32() == 7
+    part = c.decode(1, 4, r)["responses"][0]["partitions"][0]
+    assert [feed.row_id(x.key, x.value) for x in decode_batches(part["records"])] == [42]
+    c.close()
+
+
+def test_list_offsets_earliest_latest_and_by_time(standin_broker, standin_changefeeds):
+    from kafka import KafkaConsumer, TopicPartition
+    broker, changefeeds = standin_broker, standin_changefeeds  # retention at will
+    feed = changefeeds.make("JSON", partitions=1)
+    for i in range(3):
+        feed.write(i)
+    time.sleep(0.01)
+    middle = int(time.time() * 1000)
+    time.sleep(0.01)
+    for i in range(3, 5):
+        feed.write(i)
+    changefeeds.expire(feed, 0, 1)
+    tp = TopicPartition(feed.topic, 0)
+    c = KafkaConsumer(bootstrap_servers=broker.bootstrap)
+    assert c.beginning_offsets([tp]) == {tp: 1} and c.end_offsets([tp]) == {tp: 5}
+    found = c.offsets_for_times({tp: middle})[tp]
+    assert found.offset == 3 and found.timestamp >= middle
+    assert c.offsets_for_times({tp: middle + 3_600_000})[tp] is None
+    c.close()
+
+
+def test_groups_are_listed_and_described_for_tooling(broker, changefeeds):
+    from confluent_kafka.admin import AdminClient
+    from kafka import KafkaConsumer
+    feed = changefeeds.make("JSON", partitions=2)
+    feed.write(1)
+    consumer = KafkaConsumer(feed.topic, bootstrap_servers=broker.bootstrap, group_id="tooling",
+                             auto_offset_reset="earliest", heartbeat_interval_ms=300)
+    wait_for(lambda: consumer.poll(200) and True, what="the consumer to join")
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    listed = admin.list_consumer_groups().result(60)
+    assert "tooling" in [g.group_id for g in listed.valid]
+    described = admin.describe_consumer_groups(["tooling"])["tooling"].result(60)
+    assert str(described.state) == "ConsumerGroupState.STABLE" and len(described.members) == 1
+    assert [tp.partition for tp in described.members[0].assignment.topic_partitions] == [0, 1]
+    consumer.close()
+
+
+def test_varints_and_compact_forms_round_trip():
+    for v in (0, 1, -1, 63, -64, 64, 300, -300, 2**31 - 1, -2**31, 2**62, -2**63):
+        assert Reader(encode_varint(v)).varint() == v
+    w = Writer()
+    w.string("héllo", compact=True)
+    w.string(None, compact=True)
+    w.bytes_(b"\x00\x01", compact=True)
+    w.array_length(3, compact=True)
+    r = Reader(bytes(w.buf))
+    assert r.string(compact=True) == "héllo" and r.string(nullable=True, compact=True) is None
+    assert r.bytes_(compact=True) == b"\x00\x01" and r.uvarint() == 4
+
+
+def test_one_generated_class_per_message_and_version():
+    fetch = APIS[1]
+    assert [c.__name__ for c in fetch.requests.values()] == [f"FetchRequest_v{v}" for v in range(4, 12)]
+    names = [f.name for f in fetch.responses[11].FIELDS]
+    assert names == ["throttle_time_ms", "error_code", "session_id", "responses"]
+    assert [f.name for f in fetch.responses[4].FIELDS] == ["throttle_time_ms", "responses"]
+    assert APIS[18].requests[3].FLEXIBLE and not APIS[18].requests[2].FLEXIBLE
