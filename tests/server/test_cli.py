@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import re
 import shutil
 import signal
 import ssl
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
