@@ -40,7 +40,8 @@ class RateLimitedLog:
             self._last[kind] = now
             skipped = self._suppressed.pop(kind, 0)
         if skipped:
-            msg = f"{msg} ({skipped} more like this in the last {now - (last or now):.0f} s)"
+            since = now - last if last is not None else 0.0
+            msg = f"{msg} ({skipped} more like this in the last {since:.0f} s)"
         self.logger.log(level, msg, *args, exc_info=exc_info)
         return True
 

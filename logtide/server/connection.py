@@ -82,6 +82,7 @@ class Connection:
         self.address = str(peer[0]) if isinstance(peer, tuple) and peer else str(peer)
         self.opened = self.last_frame = 0.0
         self._watchdog: asyncio.TimerHandle | None = None
+        self._logging_in = False  # a login is being checked: the deadline waits for its answer
 
     @property
     def version(self) -> int:
@@ -173,7 +174,9 @@ class Connection:
             if config.auth_timeout <= 0:
                 return
             deadline = self.opened + config.auth_timeout
-            if now >= deadline:
+            if self._logging_in:
+                deadline = now + 0.1
+            elif now >= deadline:
                 self.server.failures.warning(
                     "auth timeout", "closing connection from %s: no session started within %g s (--auth-timeout)",
                     self.peer, config.auth_timeout)
@@ -231,7 +234,11 @@ class Connection:
         if self.state != AUTHENTICATING:
             raise ProtocolError("Unexpected message AUTH_RESPONSE, the connection is not authenticating")
         user, password = parse_sasl_plain(req.token)
-        role = await self.server.login.login(self.address, user, password)
+        self._logging_in = True
+        try:
+            role = await self.server.login.login(self.address, user, password)
+        finally:
+            self._logging_in = False
         self._become_ready(role)
         self._respond_now(stream, M.auth_success(None))
 

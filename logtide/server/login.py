@@ -9,8 +9,7 @@ attempts from the same client address and for the same role wait: the n-th
 failure in a row spaces the next attempts ``failure_delay * 2**(n-1)`` seconds
 apart (at most ``max_failure_delay``); a success, or ``forget_after`` seconds
 without a failure, forgets the failures.  The waiting happens on the event
-loop (a sleep), costs nothing, and counts against the connection's
-authentication timeout.
+loop (a sleep) and costs nothing.
 """
 
 from __future__ import annotations

@@ -112,6 +112,7 @@ def test_connections_that_do_not_start_a_session_in_time_are_closed(tmp_path):
     """Silent connections, a slowloris STARTUP and a login left hanging all end at --auth-timeout."""
     with Serve("--data-dir", str(tmp_path / "d"), "--synchronous", "OFF", "--auth", "--superuser", "admin",
                "--superuser-password-file", password_file(tmp_path), "--auth-timeout", "1") as srv:
+        # (the driver below sends its credentials within 1 s; checking them may take longer on a busy machine)
         port = srv.wait_listening()
         silent = RawClient(port)
         slow = RawClient(port)
