@@ -67,7 +67,7 @@ class _ScrapeCollector(Collector):
         if gens is not None:
             yield GaugeMetricFamily("logtide_cdc_generation_streams", "Streams of the current CDC generation",
                                     value=len(gens.current.all_streams()))
-        yield from changefeed_families(observe.topic_reader(db))
+        yield from changefeed_families(observe.topic_reader(db.store))
 
 
 def _info() -> Metric:

@@ -116,11 +116,13 @@ def cdc_tables(catalog: Catalog) -> tuple[CdcTable, ...]:
     return tuple(out)
 
 
-def topic_reader(db: Any) -> Any:
-    """Extension point: the changefeed ``TopicReader`` of an open database or read-only store, or None.
+def topic_reader(store: Store) -> Any:
+    """Extension point: a changefeed ``TopicReader`` over a data directory's store, or None.
 
-    Changefeed storage plugs in here (e.g. ``return TopicStore(db.store)``);
-    until then there are no changefeeds to show.
+    ``store`` is the running server's store (metrics) or one opened read-only
+    (``logtide status``): the reader must only read through
+    ``store.snapshot()``.  Changefeed storage plugs in here (e.g.
+    ``return TopicStore(store)``); until then there are no changefeeds to show.
     """
     return None
 

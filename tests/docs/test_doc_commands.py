@@ -14,8 +14,8 @@ import pytest
 import logtide
 
 from ..ops.serving import ServeProcess, free_port
-from .doc_commands import (PREPARED, SERVER_SUBSTITUTIONS, SUBSTITUTIONS, Block, DocFormatError, extract,
-                           is_serve, substitute)
+from .doc_commands import (PREPARED, SERVER_SUBSTITUTIONS, SUBSTITUTIONS, Block, Command, DocFormatError,
+                           extract, is_serve, substitute)
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 300
@@ -141,21 +141,13 @@ def test_convention_mistakes_name_the_doc_and_line(tmp_path, text, message):
 
 
 def test_a_failing_command_names_the_doc_line_and_command(tmp_path, prepared):
-    block = Block("docs/x.md", 7, (extract_one("logtide replay ks.nope --to ks.copy"),))
+    block = Block("docs/x.md", 7, (Command(8, "logtide replay ks.nope --to ks.copy"),))
     with pytest.raises(pytest.fail.Exception) as failure:
         run_block(block, prepared, tmp_path)
     assert str(failure.value).startswith("docs/x.md:8: `logtide replay ks.nope --to ks.copy` exited with status 2")
 
 
-def extract_one(text: str):
-    from .doc_commands import Command
-
-    return Command(8, text)
-
-
 def test_serve_is_started_checked_and_stopped_with_its_ports_substituted(tmp_path, prepared):
-    from .doc_commands import Command
-
     block = Block("docs/x.md", 1, (Command(2, "logtide serve --data-dir /var/lib/logtide  # comment"),
                                    Command(3, "cqlsh 127.0.0.1 9042 -e 'SELECT v FROM ks.t'"),
                                    Command(4, "curl -sf http://127.0.0.1:9180/metrics | grep -q logtide_info")))

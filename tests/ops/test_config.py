@@ -9,6 +9,7 @@ import pytest
 
 import logtide
 from logtide.cli import main
+from logtide.version import package_version
 
 from .serving import ServeProcess
 
@@ -121,5 +122,5 @@ def test_a_non_loopback_address_without_auth_logs_a_warning(tmp_path):
 def test_the_startup_line_names_the_version(tmp_path):
     with ServeProcess.logtide("--data-dir", str(tmp_path)) as srv:
         port = srv.wait_listening()
-        assert f"logtide {logtide.__version__} listening on 127.0.0.1:{port}" in srv.output()
+        assert f"logtide {package_version()} listening on 127.0.0.1:{port}" in srv.output()
         assert srv.stop() == 0

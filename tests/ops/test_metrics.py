@@ -9,6 +9,7 @@ from prometheus_client.parser import text_string_to_metric_families
 import logtide
 from logtide.changefeed.api import ConsumerInfo, TopicDescription, TopicPartition
 from logtide.metrics import changefeed_families
+from logtide.version import package_version
 from logtide.server import BackgroundServer, ServerConfig
 
 from ..server.conftest import KEYSPACE_DDL, cluster
@@ -51,7 +52,7 @@ def test_serve_exposes_requests_errors_latencies_writes_and_cdc_rows_over_http(t
         assert before[("logtide_cdc_log_rows_written_total", ())] == 10  # a delta and a postimage per insert
         assert before[("logtide_storage_bytes", ())] > 0
         assert before[("logtide_cdc_generation_streams", ())] == 32
-        assert [k for k in before if k[0] == "logtide_info"] == [("logtide_info", (("version", logtide.__version__),))]
+        assert [k for k in before if k[0] == "logtide_info"] == [("logtide_info", (("version", package_version()),))]
         s.execute(insert, [9, 9])
         after = samples(srv.metrics_url)
         assert after[("logtide_writes_total", ())] == 6
