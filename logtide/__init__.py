@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from .session import Database, PreparedStatement, Session, open
+from .session import Database, PreparedStatement, Session, open, open_readonly
 
-__all__ = ["open", "Database", "Session", "PreparedStatement"]
+__all__ = ["open", "open_readonly", "Database", "Session", "PreparedStatement"]
 __version__ = "0.1.0"

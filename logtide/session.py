@@ -107,10 +107,10 @@ class Database:
     """An open data directory: storage, the schema catalog, clocks and functions."""
 
     def __init__(self, path: str | Path, clock: Clock | None = None, synchronous: str = "FULL",
-                 topology: Topology | None = None) -> None:
+                 topology: Topology | None = None, readonly: bool = False) -> None:
         self.path = Path(path)
         self.clock = clock or SystemClock()
-        self.store = Store.open(self.path, synchronous=synchronous)
+        self.store = Store.open(self.path, readonly=readonly, synchronous=synchronous)
         self.timestamps = TimestampSource(self.clock)
         self.list_keys = ListKeys(self.clock.now_micros)
         self.timeuuids = TimeuuidSource(self.clock.now_micros)
@@ -123,7 +123,9 @@ class Database:
             doc = txn.get_meta(CATALOG_KEY)
             host = txn.get_meta(HOST_ID_KEY)
         self.catalog = Catalog.from_json(doc.decode()) if doc else Catalog.empty()
-        if host is None:
+        if host is None and readonly:
+            host = bytes(16)
+        elif host is None:
             host = uuid.uuid4().bytes
             with self.store.write() as wtxn:
                 wtxn.put_meta(HOST_ID_KEY, host)
@@ -144,6 +146,8 @@ class Database:
         gens = Generations.from_json(doc.decode()) if doc else None
         if gens is not None and (topology is None or gens.current.topology == topology):
             return gens
+        if self.store.readonly:  # a reader never starts a generation
+            return gens or Generations([])
         topo = topology or Topology()
         rng = random.Random(self.host_id.int ^ (len(gens.generations) if gens else 0))
         tokens = node_tokens(topo.vnodes, rng)
@@ -209,6 +213,13 @@ class Database:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def open_readonly(path: str | Path) -> Database:
+    """Open an existing data directory for reading only, next to a writer (``logtide serve``) that may hold it.
+
+    Each SELECT reads one consistent SQLite (WAL) snapshot; writes fail."""
+    return Database(path, readonly=True)
 
 
 def open(path: str | Path, clock: Clock | None = None, synchronous: str = "FULL",  # noqa: A001
