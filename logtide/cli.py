@@ -120,7 +120,9 @@ def add_replay(subparsers: "argparse._SubParsersAction", parent: argparse.Argume
 
 def subcommands() -> list[Registrar]:
     """The subcommands, in the order ``--help`` lists them."""
-    return [add_shell, add_serve, add_replay]
+    from logtide.spark.pipeline_cli import add_pipeline  # ``logtide pipeline``: jobs on Apache Spark
+
+    return [add_shell, add_serve, add_replay, add_pipeline]
 
 
 def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
