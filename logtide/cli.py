@@ -147,8 +147,10 @@ def subcommands() -> list[Registrar]:
     """The subcommands, in the order ``--help`` lists them."""
     from logtide.changefeed.cli import add_changefeed, add_topic
     from logtide.check_cli import add_check, add_migrate
+    from logtide.spark.pipeline_cli import add_pipeline  # ``logtide pipeline``: jobs on Apache Spark
 
-    return [add_shell, add_serve, add_replay, add_status, add_cdc, add_check, add_migrate, add_topic, add_changefeed]
+    return [add_shell, add_serve, add_replay, add_status, add_cdc, add_check, add_migrate, add_topic, add_changefeed,
+            add_pipeline]
 
 
 class OneLineErrors(argparse.ArgumentParser):

@@ -1,0 +1,328 @@
+"""``spark.read.format("logtide-cdc")`` / ``spark.readStream.format("logtide-cdc")``: a table's CDC log.
+
+Read the way ScyllaDB's consumers read it: generations and streams from ``system_distributed``
+(:mod:`.generations`), one input partition per vnode group of streams, and per stream a windowed
+query ``WHERE "cdc$stream_id" = ? AND "cdc$time" > ? AND "cdc$time" <= ?``.  Nothing is read
+younger than ``now - confidenceWindow``.
+
+An offset is ``{"version": 1, "time": T}``: every log row whose ``cdc$time`` lies at or before
+microsecond ``T`` has been delivered.  All rows of one write share their ``cdc$time``, so a
+micro-batch never splits a write.  Options, output schema and guarantees: docs/spark.md.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
+
+from ..cdc import log_schema as L
+from . import types as ST
+from .client import Client, open_client
+from .generations import cdc_time_micros, from_micros, load_generations, spans, time_bound
+from .options import (Connection, OptionError, check_known, lowered, parse_duration_micros, parse_int,
+                      parse_timestamp_micros, quote)
+from .table_info import TableInfo, load_table
+
+CDC_KEYS = Connection.KEYS | {"startingoffsets", "startingtimestamp", "endingtimestamp", "confidencewindow",
+                              "maxrowspertrigger"}
+DEFAULT_CONFIDENCE_WINDOW = "30s"
+CHANGE_COLUMNS = "`_change_type` string, `_commit_version` bigint, `_commit_timestamp` timestamp"
+# cdc$operation -> Delta's _change_type
+CHANGE_TYPES = {0: "update_preimage", 1: "update_postimage", 2: "insert", 3: "delete", 4: "delete", 5: "delete",
+                6: "delete", 7: "delete", 8: "delete", 9: "update_postimage"}
+
+
+def offset(micros: int) -> dict:
+    """The offset after every row at or before ``micros`` (a dict with a stable key order)."""
+    return {"version": 1, "time": int(micros)}
+
+
+def offset_time(off: dict | str) -> int:
+    d = json.loads(off) if isinstance(off, str) else off
+    return int(d["time"])
+
+
+@dataclass(frozen=True)
+class CdcSettings:
+    """The parsed options of a ``logtide-cdc`` read."""
+
+    conn: Connection
+    confidence: int
+    starting: str  # earliest | latest | timestamp | json
+    starting_time: int | None
+    ending_time: int | None
+    max_rows: int | None
+
+    @classmethod
+    def parse(cls, options: Any) -> "CdcSettings":
+        opts = lowered(options)
+        check_known(opts, CDC_KEYS, "logtide-cdc")
+        conn = Connection.parse(opts)
+        conf = parse_duration_micros(opts, "confidenceWindow", DEFAULT_CONFIDENCE_WINDOW)
+        start_ts = parse_timestamp_micros(opts, "startingTimestamp")
+        so = opts.get("startingoffsets")
+        if so is not None and start_ts is not None:
+            raise OptionError("options startingOffsets and startingTimestamp exclude each other")
+        if start_ts is not None:
+            starting = "timestamp"
+        elif so is None:
+            starting = "default"
+        elif so.strip().lower() in ("earliest", "latest"):
+            starting = so.strip().lower()
+        else:
+            try:
+                start_ts = offset_time(so)
+            except (ValueError, KeyError, TypeError):
+                raise OptionError(f"option startingOffsets: expected earliest, latest or an offset such as "
+                                  f'{{"version": 1, "time": 1700000000000000}}, got {so!r}') from None
+            starting = "json"
+            start_ts += 1
+        return cls(conn, conf, starting, start_ts, parse_timestamp_micros(opts, "endingTimestamp"),
+                   parse_int(opts, "maxRowsPerTrigger", None))
+
+
+def log_schema_ddl(log: TableInfo) -> str:
+    fields = [f"{ST.quote_ident(c.name)} {ST.spark_ddl(c.type)}" for c in log.columns]
+    return ", ".join(fields + [CHANGE_COLUMNS])
+
+
+class LogtideCdcDataSource(DataSource):
+    """The ``logtide-cdc`` source: the CDC log of ``table`` (batch and streaming)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "logtide-cdc"
+
+    def _setup(self) -> tuple[CdcSettings, TableInfo]:
+        cached = getattr(self, "_cached", None)
+        if cached is None:
+            settings = CdcSettings.parse(self.options)
+            conn = settings.conn
+            with open_client(conn) as client:
+                load_table(client, conn.keyspace, conn.table)
+                try:
+                    log = load_table(client, conn.keyspace, L.log_name(conn.table))
+                except OptionError:
+                    raise OptionError(f"option table: {conn.keyspace}.{conn.table} has no CDC log "
+                                      f"(ALTER TABLE ... WITH cdc = {{'enabled': true}})") from None
+            cached = self._cached = (settings, log)
+        return cached
+
+    def schema(self) -> str:
+        return log_schema_ddl(self._setup()[1])
+
+    def reader(self, schema: Any) -> "CdcBatchReader":
+        settings, log = self._setup()
+        return CdcBatchReader(settings, log, [f.name for f in schema.fields])
+
+    def streamReader(self, schema: Any) -> "CdcStreamReader":
+        settings, log = self._setup()
+        return make_stream_reader(settings, log, [f.name for f in schema.fields])
+
+
+@dataclass(frozen=True)
+class VnodeGroupPartition(InputPartition):
+    """The streams of one vnode range of one generation, read over ``(lo, hi]`` (microseconds)."""
+
+    streams: tuple[bytes, ...]
+    lo: int
+    hi: int
+
+
+class LogReading:
+    """Shared by the batch and the stream reader: planning windows, and reading them in executors."""
+
+    def __init__(self, settings: CdcSettings, log: TableInfo, names: list[str]) -> None:
+        self.settings = settings
+        self.log = log
+        self.names = names
+        for n in names:
+            if log.column(n) is None and n not in ("_change_type", "_commit_version", "_commit_timestamp"):
+                raise OptionError(f"column {n!r} of the given schema is not a column of the CDC log")
+
+    def plan(self, gens: list, lo: int, hi: int) -> list[VnodeGroupPartition]:
+        return [VnodeGroupPartition(group, a, b) for g, a, b in spans(gens, lo, hi) for group in g.groups]
+
+    def now_bound(self) -> int:
+        return int(time.time() * 1_000_000) - self.settings.confidence
+
+    def read(self, partition: VnodeGroupPartition) -> Iterator:
+        log = self.log
+        cols = [c for c in log.columns if c.name in self.names]
+        selected = [c.name for c in cols]
+        convs = {c.name: ST.converter(c.type) for c in cols}
+        arrow = {c.name: ST.arrow_type(c.type) for c in cols}
+        import pyarrow as pa
+
+        arrow.update({"_change_type": pa.string(), "_commit_version": pa.int64(),
+                      "_commit_timestamp": pa.timestamp("us", tz="UTC")})
+        batcher = ST.ArrowBatcher(self.names, [arrow[n] for n in self.names], 10_000)
+        need = list(dict.fromkeys(selected + [L.TIME, L.OPERATION]))
+        idx = {n: i for i, n in enumerate(need)}
+        query = (f"SELECT {', '.join(quote(n) for n in need)} FROM {quote(log.keyspace)}.{quote(log.name)} "
+                 f'WHERE "{L.STREAM_ID}" = ? AND "{L.TIME}" > ? AND "{L.TIME}" <= ?')
+        lo, hi = time_bound(partition.lo), time_bound(partition.hi)
+        with open_client(self.settings.conn) as client:
+            for stream in partition.streams:
+                for row in client.rows(query, (stream, lo, hi)):
+                    micros = cdc_time_micros(row[idx[L.TIME]])
+                    out = []
+                    for n in self.names:
+                        if n == "_change_type":
+                            out.append(CHANGE_TYPES.get(row[idx[L.OPERATION]], "unknown"))
+                        elif n == "_commit_version":
+                            out.append(micros)
+                        elif n == "_commit_timestamp":
+                            out.append(from_micros(micros))
+                        else:
+                            out.append(convs[n](row[idx[n]]))
+                    batch = batcher.add(out)
+                    if batch is not None:
+                        yield batch
+        batch = batcher.flush()
+        if batch is not None:
+            yield batch
+
+
+class CdcBatchReader(DataSourceReader):
+    """A batch read of the log between startingTimestamp/startingOffsets (default: earliest) and
+    endingTimestamp (default: now minus the confidence window)."""
+
+    def __init__(self, settings: CdcSettings, log: TableInfo, names: list[str]) -> None:
+        self.reading = LogReading(settings, log, names)
+        with open_client(settings.conn) as client:
+            self.gens = load_generations(client)
+        hi = settings.ending_time if settings.ending_time is not None else self.reading.now_bound()
+        if settings.starting == "latest":
+            lo = self.reading.now_bound()
+        elif settings.starting_time is not None:
+            lo = settings.starting_time - 1
+        else:
+            lo = -(1 << 62)
+        self.lo, self.hi = lo, hi
+
+    def partitions(self) -> list:
+        parts = self.reading.plan(self.gens, self.lo, self.hi)
+        return parts or [VnodeGroupPartition((), 0, 0)]
+
+    def read(self, partition: VnodeGroupPartition) -> Iterator:
+        return self.reading.read(partition)
+
+
+try:  # Spark 4.2+
+    from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
+    _STREAM_BASES: tuple = (DataSourceStreamReader, SupportsTriggerAvailableNow)
+except ImportError:  # Spark 4.0/4.1: no admission control, no Trigger.AvailableNow
+    _STREAM_BASES = (DataSourceStreamReader,)
+
+
+class CdcStreamReader(*_STREAM_BASES):  # type: ignore[misc]
+    """The streaming reader (micro-batches between offsets; admission control on Spark 4.2+)."""
+
+    def __init__(self, settings: CdcSettings, log: TableInfo, names: list[str]) -> None:
+        self.reading = LogReading(settings, log, names)
+        self.settings = settings
+        self._client: Client | None = None
+        self.gens: list = []
+        self.available_now: int | None = None
+        self.last: int | None = None
+
+    def __getstate__(self) -> dict:  # executors get a copy without the driver's connection
+        state = dict(self.__dict__)
+        state["_client"] = None
+        return state
+
+    # -- driver side ---------------------------------------------------------
+    def client(self) -> Client:
+        if self._client is None:
+            self._client = open_client(self.settings.conn)
+        return self._client
+
+    def refresh(self) -> list:
+        self.gens = load_generations(self.client())
+        return self.gens
+
+    def initialOffset(self) -> dict:
+        s = self.settings
+        gens = self.refresh()
+        if s.starting in ("earliest",):
+            t = (gens[0].start - 1) if len(gens) > 1 else -1
+            t = min(t, -1)
+        elif s.starting_time is not None:
+            t = s.starting_time - 1
+        else:  # latest (the default for streams)
+            t = self.reading.now_bound()
+        self.last = t
+        return offset(t)
+
+    def getDefaultReadLimit(self) -> Any:
+        from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+
+        return ReadMaxRows(self.settings.max_rows) if self.settings.max_rows else ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self.available_now = self.reading.now_bound()
+
+    def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
+        """The end of the next micro-batch: now minus the confidence window, capped by maxRowsPerTrigger.
+
+        Spark 4.0/4.1 call it without arguments: the start is then the last offset handed out and
+        the cap comes from the option."""
+        begin = offset_time(start) if start is not None else (self.last if self.last is not None else -1)
+        target = self.reading.now_bound()
+        if self.available_now is not None:
+            target = min(target, self.available_now)
+        max_rows = self.settings.max_rows if limit is None else getattr(limit, "max_rows", None)
+        gens = self.refresh()
+        if max_rows and target > begin:
+            target = self._cap(gens, begin, target, max_rows)
+        end = max(begin, target)
+        if start is None:
+            self.last = end
+        return offset(end) if end != begin or start is None else start
+
+    def _cap(self, gens: list, begin: int, target: int, max_rows: int) -> int:
+        """The largest time <= target such that (begin, time] holds at most max_rows rows (at least one write)."""
+        log = self.reading.log
+        query = (f'SELECT "{L.TIME}" FROM {quote(log.keyspace)}.{quote(log.name)} WHERE "{L.STREAM_ID}" = ? '
+                 f'AND "{L.TIME}" > ? AND "{L.TIME}" <= ? LIMIT {max_rows + 1}')
+        times: list[int] = []
+        for part in self.reading.plan(gens, begin, target):
+            for stream in part.streams:
+                times.extend(cdc_time_micros(r[0]) for r in self.client().rows(
+                    query, (stream, time_bound(part.lo), time_bound(part.hi))))
+        if len(times) <= max_rows:
+            return target
+        times.sort()
+        cut = times[max_rows]  # the first time that does not fit
+        fitting = [t for t in times[:max_rows] if t < cut]
+        return fitting[-1] if fitting else cut
+
+    def partitions(self, start: dict, end: dict) -> list:
+        lo, hi = offset_time(start), offset_time(end)
+        if hi <= lo:
+            return []
+        # generations only ever start in the future, so those known now cover (lo, hi] for good
+        gens = self.gens or self.refresh()
+        return self.reading.plan(gens, lo, hi)
+
+    def commit(self, end: dict) -> None:
+        pass
+
+    def stop(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    # -- executor side -------------------------------------------------------
+    def read(self, partition: VnodeGroupPartition) -> Iterator:
+        return self.reading.read(partition)
+
+
+def make_stream_reader(settings: CdcSettings, log: TableInfo, names: list[str]) -> CdcStreamReader:
+    """A stream reader (on Spark 4.2+ it also supports Trigger.AvailableNow)."""
+    return CdcStreamReader(settings, log, names)

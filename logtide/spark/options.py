@@ -1,0 +1,167 @@
+"""Options of the Spark sources: parsed once, validated with errors that name the option (docs/spark.md).
+
+Spark hands options over as strings; keys are matched without regard to case (Spark 4.0 passes a
+plain dict, 4.2+ a case-insensitive one).
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+CONSISTENCY_LEVELS = ("ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM",
+                      "LOCAL_ONE")
+
+
+class OptionError(ValueError):
+    """An option is missing, unknown or malformed; the message names it."""
+
+
+def lowered(options: Mapping[str, str]) -> dict[str, str]:
+    """The options with lower-case keys."""
+    return {str(k).lower(): str(v) for k, v in dict(options).items()}
+
+
+def check_known(opts: Mapping[str, str], known: set[str], source: str) -> None:
+    unknown = sorted(set(opts) - known - {"path"})
+    if unknown:
+        raise OptionError(f"{source}: unknown option {unknown[0]!r} (known options: {', '.join(sorted(known))})")
+
+
+def parse_bool(opts: Mapping[str, str], name: str, default: bool) -> bool:
+    v = opts.get(name.lower())
+    if v is None:
+        return default
+    if v.strip().lower() in ("true", "1", "yes"):
+        return True
+    if v.strip().lower() in ("false", "0", "no"):
+        return False
+    raise OptionError(f"option {name}: expected true or false, got {v!r}")
+
+
+def parse_int(opts: Mapping[str, str], name: str, default: int | None, minimum: int = 1) -> int | None:
+    v = opts.get(name.lower())
+    if v is None:
+        return default
+    try:
+        n = int(v.strip())
+    except ValueError:
+        raise OptionError(f"option {name}: expected an integer, got {v!r}") from None
+    if n < minimum:
+        raise OptionError(f"option {name}: must be at least {minimum}, got {n}")
+    return n
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|ms|s|m|h)?\s*$")
+_UNIT_MICROS = {"us": 1, "ms": 1000, "s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000}
+
+
+def parse_duration_micros(opts: Mapping[str, str], name: str, default: str) -> int:
+    """A duration such as ``30s``, ``500ms``, ``0s``, ``2m`` (a bare number is seconds), in microseconds."""
+    v = opts.get(name.lower(), default)
+    m = _DURATION.match(v)
+    if not m:
+        raise OptionError(f"option {name}: expected a duration such as 30s, 500ms or 0s, got {v!r}")
+    return int(float(m.group(1)) * _UNIT_MICROS[m.group(2) or "s"])
+
+
+def parse_timestamp_micros(opts: Mapping[str, str], name: str) -> int | None:
+    """A point in time: ISO 8601 (``2026-11-24T01:00:00Z``; no zone means UTC) or microseconds since the epoch."""
+    v = opts.get(name.lower())
+    if v is None:
+        return None
+    s = v.strip()
+    if re.fullmatch(r"-?\d+", s):
+        return int(s)
+    try:
+        dt = datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))
+    except ValueError:
+        raise OptionError(f"option {name}: expected an ISO 8601 timestamp or microseconds since the epoch, "
+                          f"got {v!r}") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=datetime.timezone.utc)
+    delta = dt - datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Where a table lives: CQL contact points (``host``) or a local data directory (``path``)."""
+
+    keyspace: str
+    table: str
+    hosts: tuple[str, ...] = ()
+    port: int = 9042
+    path: str | None = None
+    username: str | None = None
+    password: str | None = None
+    ssl: bool = False
+    ssl_ca_file: str | None = None
+    ssl_verify: bool = True
+    local_dc: str | None = None
+    consistency: str = "LOCAL_QUORUM"
+    page_size: int = 5000
+    timeout: float = 60.0
+
+    KEYS = {"host", "port", "table", "username", "password", "ssl", "sslcafile", "sslverify", "localdc",
+            "consistency", "pagesize", "timeout"}
+
+    @classmethod
+    def parse(cls, opts: Mapping[str, str]) -> "Connection":
+        table = opts.get("table")
+        if not table:
+            raise OptionError("option table is required: the table to read, as keyspace.table")
+        ks, dot, t = table.partition(".")
+        if not dot or not ks or not t or "." in t:
+            raise OptionError(f"option table: expected keyspace.table, got {table!r}")
+        ks, t = _unquote(ks), _unquote(t)
+        path = opts.get("path")
+        host = opts.get("host")
+        if path and host:
+            raise OptionError("options host and path exclude each other: read over CQL (host) or a local "
+                              "data directory (path)")
+        if not path and not host:
+            raise OptionError("option host (CQL contact points, comma-separated) or path (a local logtide data "
+                              "directory) is required")
+        hosts = tuple(h.strip() for h in (host or "").split(",") if h.strip())
+        if host and not hosts:
+            raise OptionError(f"option host: no contact point in {host!r}")
+        port = parse_int(opts, "port", 9042)
+        if port is not None and port > 65535:
+            raise OptionError(f"option port: must be at most 65535, got {port}")
+        consistency = opts.get("consistency", "LOCAL_QUORUM").upper()
+        if consistency not in CONSISTENCY_LEVELS:
+            raise OptionError(f"option consistency: expected one of {', '.join(CONSISTENCY_LEVELS)}, "
+                              f"got {opts['consistency']!r}")
+        username, password = opts.get("username"), opts.get("password")
+        if (username is None) != (password is None):
+            raise OptionError("options username and password go together")
+        try:
+            timeout = float(opts.get("timeout", "60"))
+        except ValueError:
+            raise OptionError(f"option timeout: expected seconds, got {opts['timeout']!r}") from None
+        return cls(ks, t, hosts, port, path or None, username, password, parse_bool(opts, "ssl", False),
+                   opts.get("sslcafile"), parse_bool(opts, "sslVerify", True), opts.get("localdc"), consistency,
+                   parse_int(opts, "pageSize", 5000), timeout)
+
+    @property
+    def qualified(self) -> str:
+        return f"{quote(self.keyspace)}.{quote(self.table)}"
+
+
+def _unquote(name: str) -> str:
+    if len(name) >= 2 and name[0] == name[-1] == '"':
+        return name[1:-1].replace('""', '"')
+    return name.lower() if name.lower() == name.lower().strip() and re.fullmatch(r"\w+", name) else name
+
+
+def quote(name: str) -> str:
+    """A CQL identifier, always double-quoted (exact case)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def describe(opts: Mapping[str, Any]) -> str:
+    """Options for an error message, without the password."""
+    return ", ".join(f"{k}={'***' if k == 'password' else v}" for k, v in sorted(opts.items()))

@@ -1,0 +1,95 @@
+"""``logtide pipeline replicate``: the replication job on a local Spark (or any master), from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+
+def add_pipeline(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Register ``logtide pipeline`` and its ``replicate`` job."""
+    p = subparsers.add_parser("pipeline", parents=[parent], help="data pipelines on Apache Spark (needs the spark extra)",
+                              description="Data pipelines on Apache Spark (pip install 'logtide[spark]').")
+    jobs = p.add_subparsers(dest="job", metavar="JOB", required=True)
+    r = jobs.add_parser(
+        "replicate", help="copy a table, then follow its CDC log, into another table (cell for cell)",
+        description="Snapshot the source table, then stream its CDC log into the target table through CQL "
+                    "writes that keep every cell's write timestamp and TTL. The target table is created with "
+                    "the source's schema when missing. Checkpointed in --checkpoint: run it again to resume. "
+                    "Works against logtide serve and ScyllaDB/Cassandra clusters alike.")
+    r.add_argument("--source", required=True, metavar="URL", help="cql://[USER:PASSWORD@]HOST[,HOST...]:PORT/KS.TABLE")
+    r.add_argument("--target", required=True, metavar="URL", help="cql://[USER:PASSWORD@]HOST[,HOST...]:PORT/KS.TABLE")
+    r.add_argument("--checkpoint", required=True, metavar="DIR", help="directory for the job's progress")
+    r.add_argument("--until-caught-up", action="store_true",
+                   help="stop once the target has every change older than the confidence window")
+    r.add_argument("--confidence-window", default="30s", metavar="DURATION",
+                   help="read only changes older than this (default 30s; see docs/spark.md)")
+    r.add_argument("--splits", type=int, default=16, metavar="N", help="token ranges of the snapshot (default 16)")
+    r.add_argument("--master", default=os.environ.get("SPARK_MASTER", "local[2]"),
+                   help="Spark master (default $SPARK_MASTER, else local[2])")
+    r.set_defaults(run=run_replicate)
+    return p
+
+
+def _spark(master: str) -> Any:
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    log4j = os.path.join(os.path.dirname(__file__), "log4j2.properties")
+    spark = (SparkSession.builder.master(master).appName("logtide pipeline replicate")
+             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}")
+             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def run_replicate(ns: argparse.Namespace) -> int:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        print("logtide pipeline: pyspark is not installed (pip install 'logtide[spark]')", file=sys.stderr)
+        return 2
+    from .options import OptionError
+    from .replicate import lag_seconds, parse_url, replicate
+
+    tty = sys.stderr.isatty()
+
+    def say(msg: str) -> None:
+        if tty:
+            print(f"\r\033[K{msg}", end="", file=sys.stderr, flush=True)
+
+    try:
+        source, target = parse_url(ns.source, "source"), parse_url(ns.target, "target")
+    except OptionError as e:
+        print(f"logtide pipeline replicate: {e}", file=sys.stderr)
+        return 2
+    spark = _spark(ns.master)
+    try:
+        query = replicate(spark, source, target, ns.checkpoint, until_caught_up=ns.until_caught_up,
+                          confidence_window=ns.confidence_window, splits=ns.splits, progress=say)
+        while query.isActive:
+            query.awaitTermination(2)
+            lag = lag_seconds(query)
+            if lag is not None:
+                say(f"cdc: lag {lag:.1f}s")
+        if query.exception() is not None:
+            raise RuntimeError(str(query.exception()).splitlines()[0])
+    except KeyboardInterrupt:
+        return 130
+    except (OptionError, ConnectionError, RuntimeError) as e:
+        print(f"\nlogtide pipeline replicate: {e}" if tty else f"logtide pipeline replicate: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # a Spark failure: its first line, never a traceback
+        print(f"logtide pipeline replicate: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}",
+              file=sys.stderr)
+        return 1
+    finally:
+        spark.stop()
+    if tty:
+        print(file=sys.stderr)
+    print(f"replicated {ns.source} into {ns.target}" + (" (caught up)" if ns.until_caught_up else ""))
+    return 0

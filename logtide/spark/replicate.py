@@ -1,0 +1,243 @@
+"""The replication job: snapshot a table with ``logtide``, then stream its CDC log with ``logtide-cdc`` into a target.
+
+``replicate(spark, source, target, checkpoint)`` (docs/spark.md, "The replication job"):
+
+1. creates the target keyspace, user types and table with the source's schema when missing;
+2. copies the table token range by token range (``<checkpoint>/snapshot.json`` records the ranges
+   done, so a restart resumes);
+3. starts a streaming query over the source's CDC log from its earliest row, writing each delta
+   through :class:`~.cql_writes.TargetWriter` (every cell keeps its write timestamp and TTL) with
+   Spark's checkpoint in ``<checkpoint>/cdc``; it returns that ``StreamingQuery``.
+
+Every write carries its original timestamp, so replaying any part twice changes nothing: a restart
+after a crash re-applies at most the micro-batch that was running, and the target converges.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import unquote, urlsplit
+
+from ..cdc import log_schema as L
+from .client import CqlClient, open_client
+from .options import Connection, OptionError, quote
+from .table_info import TableInfo, load_table
+from .table_source import token_ranges
+
+SNAPSHOT_STATE = "snapshot.json"
+Progress = Callable[[str], None]
+
+
+def parse_url(url: str, role: str) -> Connection:
+    """``cql://[USER:PASSWORD@]HOST[,HOST...][:PORT]/KEYSPACE.TABLE`` as connection options."""
+    parts = urlsplit(url)
+    if parts.scheme != "cql" or not parts.hostname or not parts.path.strip("/"):
+        raise OptionError(f"--{role}: expected cql://HOST:PORT/KEYSPACE.TABLE, got {url!r}")
+    hosts = parts.netloc.rpartition("@")[2]
+    opts = {"table": parts.path.strip("/")}
+    try:
+        if parts.port:
+            hosts = hosts.rsplit(":", 1)[0]
+            opts["port"] = str(parts.port)
+    except ValueError:
+        raise OptionError(f"--{role}: bad port in {url!r}") from None
+    opts["host"] = hosts
+    if parts.username:
+        opts["username"], opts["password"] = unquote(parts.username), unquote(parts.password or "")
+    try:
+        return Connection.parse(opts)
+    except OptionError as e:
+        raise OptionError(f"--{role}: {e}") from None
+
+
+def connection_options(conn: Connection) -> dict[str, str]:
+    """The data-source options that reach ``conn``."""
+    opts = {"host": ",".join(conn.hosts), "port": str(conn.port), "table": f"{conn.keyspace}.{conn.table}",
+            "consistency": conn.consistency}
+    if conn.username is not None:
+        opts.update(username=conn.username, password=conn.password or "")
+    return opts
+
+
+def ensure_target(source: Connection, target: Connection) -> TableInfo:
+    """Create the target keyspace, types and table (the source's schema, without CDC) when missing."""
+    with open_client(source) as sc:
+        info = load_table(sc, source.keyspace, source.table)
+        order = {r[0]: r[1] for r in sc.rows(
+            "SELECT column_name, clustering_order FROM system_schema.columns WHERE keyspace_name = ? "
+            "AND table_name = ?", (source.keyspace, source.table))}
+        repl = next(iter(sc.rows("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?",
+                                 (source.keyspace,))))[0]
+        types = list(sc.rows("SELECT type_name, field_names, field_types FROM system_schema.types "
+                             "WHERE keyspace_name = ?", (source.keyspace,)))
+        col_types = {r[0]: r[1] for r in sc.rows(
+            "SELECT column_name, type FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?",
+            (source.keyspace, source.table))}
+    tks = quote(target.keyspace)
+    with open_client(target) as tc:
+        if not list(tc.rows("SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?",
+                            (target.keyspace,))):
+            r = ", ".join(f"'{k}': '{v}'" for k, v in dict(repl).items())
+            tc.execute(f"CREATE KEYSPACE IF NOT EXISTS {tks} WITH replication = {{{r}}}")
+        pending = list(types)
+        for _ in range(len(pending) + 1):  # user types may use each other: retry in dependency order
+            left = []
+            for name, fnames, ftypes in pending:
+                fields = ", ".join(f"{quote(n)} {t}" for n, t in zip(fnames, ftypes))
+                try:
+                    tc.execute(f"CREATE TYPE IF NOT EXISTS {tks}.{quote(name)} ({fields})")
+                except Exception:
+                    left.append((name, fnames, ftypes))
+            pending = left
+            if not pending:
+                break
+        if not list(tc.rows("SELECT table_name FROM system_schema.tables WHERE keyspace_name = ? AND "
+                            "table_name = ?", (target.keyspace, target.table))):
+            cols = ", ".join(f"{quote(c.name)} {col_types[c.name]}" + (" static" if c.kind == "static" else "")
+                             for c in info.columns)
+            pk = "(" + ", ".join(quote(c.name) for c in info.partition_key) + ")"
+            key = ", ".join([pk] + [quote(c.name) for c in info.clustering])
+            ddl = f"CREATE TABLE IF NOT EXISTS {tks}.{quote(target.table)} ({cols}, PRIMARY KEY ({key}))"
+            if info.clustering:
+                ddl += " WITH CLUSTERING ORDER BY (" + ", ".join(
+                    f"{quote(c.name)} {str(order.get(c.name) or 'asc').upper()}" for c in info.clustering) + ")"
+            tc.execute(ddl)
+    return info
+
+
+@dataclass(frozen=True)
+class WriteTask:
+    """What an executor needs to write rows into the target (pickled to executors)."""
+
+    target: Connection
+    source: TableInfo
+    concurrency: int = 64
+
+    def writer(self) -> Any:
+        from .cql_writes import TargetWriter
+
+        return TargetWriter(self.source, f"{quote(self.target.keyspace)}.{quote(self.target.table)}")
+
+    def write_snapshot(self, rows: Any) -> None:
+        w = self.writer()
+        self._run(st for row in rows for st in w.snapshot_statements(row))
+
+    def write_deltas(self, rows: Any) -> None:
+        """Rows of one input partition: writes grouped by (stream, cdc$time), in log order."""
+        w = self.writer()
+
+        def statements():
+            group: list = []
+            for row in rows:
+                if group and (group[0][L.STREAM_ID], group[0][L.TIME]) != (row[L.STREAM_ID], row[L.TIME]):
+                    yield from w.delta_statements(group)
+                    group = []
+                group.append(row)
+            if group:
+                yield from w.delta_statements(group)
+        self._run(statements())
+
+    def _run(self, statements: Any) -> None:
+        client = CqlClient(self.target)
+        try:
+            chunk: list = []
+            for st in statements:
+                chunk.append(st)
+                if len(chunk) >= 512:
+                    client.execute_many(chunk, self.concurrency)
+                    chunk = []
+            if chunk:
+                client.execute_many(chunk, self.concurrency)
+        finally:
+            client.close()
+
+
+def _load_state(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+
+
+def _save_state(path: Path, state: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, sort_keys=True))
+    os.replace(tmp, path)
+
+
+def snapshot(spark: Any, source: Connection, task: WriteTask, checkpoint: Path, splits: int,
+             progress: Progress) -> None:
+    """Copy the table range by range; ranges already done (per the checkpoint) are skipped."""
+    state_path = checkpoint / SNAPSHOT_STATE
+    state = _load_state(state_path)
+    ranges = [tuple(r) for r in state.get("ranges", [])] or token_ranges(splits)
+    done = {tuple(r) for r in state.get("done", [])}
+    if "started" not in state:
+        state = {"ranges": [list(r) for r in ranges], "done": [], "started": int(time.time() * 1_000_000)}
+        _save_state(state_path, state)
+    todo = [r for r in ranges if r not in done]
+    step = max(1, spark.sparkContext.defaultParallelism)
+    for i in range(0, len(todo), step):
+        chunk = todo[i:i + step]
+        df = (spark.read.format("logtide").options(**connection_options(source))
+              .option("writetime", "true").option("ttl", "true")
+              .option("tokenRanges", ",".join(f"{lo}:{hi}" for lo, hi in chunk)).load())
+        df.foreachPartition(task.write_snapshot)
+        done.update(chunk)
+        state["done"] = sorted(list(r) for r in done)
+        _save_state(state_path, state)
+        progress(f"snapshot: {len(done)}/{len(ranges)} token ranges copied")
+    if not todo:
+        progress(f"snapshot: {len(ranges)}/{len(ranges)} token ranges copied (done earlier)")
+
+
+def replicate(spark: Any, source: str | Connection, target: str | Connection, checkpoint: str | os.PathLike,
+              until_caught_up: bool = False, confidence_window: str = "30s", splits: int = 16,
+              trigger_interval: str = "1 second", progress: Progress | None = None) -> Any:
+    """Snapshot ``source`` into ``target``, then stream its CDC log into it; returns the StreamingQuery.
+
+    ``source``/``target`` are ``cql://HOST:PORT/KS.TABLE`` URLs or :class:`Connection` values.
+    With ``until_caught_up`` the query runs with Trigger.AvailableNow and stops once the target has
+    every change older than the confidence window; otherwise it runs on, one micro-batch per
+    ``trigger_interval``."""
+    from . import register
+
+    src = parse_url(source, "source") if isinstance(source, str) else source
+    tgt = parse_url(target, "target") if isinstance(target, str) else target
+    if (src.hosts, src.port, src.keyspace, src.table) == (tgt.hosts, tgt.port, tgt.keyspace, tgt.table):
+        raise OptionError("the target is the source table")
+    say = progress or (lambda _msg: None)
+    ckpt = Path(checkpoint)
+    ckpt.mkdir(parents=True, exist_ok=True)
+    register(spark)
+    info = ensure_target(src, tgt)
+    task = WriteTask(replace(tgt, page_size=src.page_size), info)
+    snapshot(spark, src, task, ckpt, splits, say)
+
+    def apply_batch(df: Any, batch_id: int) -> None:
+        df.foreachPartition(task.write_deltas)
+
+    stream = (spark.readStream.format("logtide-cdc").options(**connection_options(src))
+              .option("startingOffsets", "earliest").option("confidenceWindow", confidence_window).load())
+    writer = stream.writeStream.foreachBatch(apply_batch).option("checkpointLocation", str(ckpt / "cdc"))
+    writer = writer.trigger(availableNow=True) if until_caught_up else writer.trigger(processingTime=trigger_interval)
+    return writer.queryName(f"logtide-replicate-{src.keyspace}.{src.table}").start()
+
+
+def lag_seconds(query: Any) -> float | None:
+    """How far behind the query's last committed offset is from now (seconds), from its progress."""
+    p = query.lastProgress
+    if not p:
+        return None
+    try:
+        src = p["sources"][0] if isinstance(p, dict) else p.sources[0]
+        end = src["endOffset"] if isinstance(src, dict) else src.endOffset
+        end = json.loads(end) if isinstance(end, str) else end
+        return max(0.0, time.time() - end["time"] / 1_000_000)
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None

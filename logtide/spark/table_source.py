@@ -1,0 +1,219 @@
+"""``spark.read.format("logtide")``: a table read in token ranges over CQL, or from a local data directory.
+
+Each input partition is a token range ``(lo, hi]`` read with
+``SELECT ... WHERE token(pk) > ? AND token(pk) <= ?`` (what the Spark Cassandra Connector and
+scylla-migrator do), by an executor, as Arrow batches.  Options and the type mapping: docs/spark.md.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+from . import types as ST
+from .client import open_client
+from .options import Connection, OptionError, check_known, lowered, parse_bool, parse_int, quote
+from .table_info import ColumnInfo, TableInfo, load_table
+
+MIN_TOKEN = -(1 << 63)
+MAX_TOKEN = (1 << 63) - 1
+WRITETIME_PREFIX = "_writetime_"
+TTL_PREFIX = "_ttl_"
+TABLE_KEYS = Connection.KEYS | {"splits", "writetime", "ttl", "tokenranges", "filterpushdown"}
+_PUSHABLE = {"ascii", "text", "varchar", "int", "bigint", "smallint", "tinyint", "boolean", "uuid", "timeuuid"}
+
+
+def token_ranges(splits: int) -> list[tuple[int, int]]:
+    """The Murmur3 ring cut into ``splits`` ranges ``(lo, hi]`` of equal width, covering every token."""
+    width = ((MAX_TOKEN - MIN_TOKEN) // splits) + 1
+    bounds = [MIN_TOKEN + i * width for i in range(splits)] + [MAX_TOKEN]
+    return [(bounds[i], bounds[i + 1]) for i in range(splits)]
+
+
+def parse_token_ranges(text: str) -> list[tuple[int, int]]:
+    """``lo:hi,lo:hi`` (each range ``(lo, hi]``)."""
+    out = []
+    for part in text.split(","):
+        lo, sep, hi = part.strip().partition(":")
+        try:
+            r = (int(lo), int(hi))
+        except ValueError:
+            raise OptionError(f"option tokenRanges: expected lo:hi pairs separated by commas, got {part!r}") from None
+        if not sep or not MIN_TOKEN <= r[0] < r[1] <= MAX_TOKEN:
+            raise OptionError(f"option tokenRanges: {part!r} is not a token range lo:hi with lo < hi")
+        out.append(r)
+    return out
+
+
+@dataclass(frozen=True)
+class TokenRangePartition(InputPartition):
+    """One input partition: a token range, or (when the partition key was pushed down) a list of keys."""
+
+    lo: int
+    hi: int
+    keys: tuple = ()
+
+
+def table_schema_ddl(info: TableInfo, writetime: bool, ttl: bool) -> str:
+    """The Spark schema of a table (plus ``_writetime_<c>`` and ``_ttl_<c>`` for each atomic regular column)."""
+    fields = [f"{ST.quote_ident(c.name)} {ST.spark_ddl(c.type)}" for c in info.columns]
+    for c in info.regular:
+        if c.type.is_multicell:
+            continue
+        if writetime:
+            fields.append(f"{ST.quote_ident(WRITETIME_PREFIX + c.name)} bigint")
+        if ttl:
+            fields.append(f"{ST.quote_ident(TTL_PREFIX + c.name)} int")
+    return ", ".join(fields)
+
+
+class LogtideDataSource(DataSource):
+    """The ``logtide`` batch source: one table (options ``host``/``port`` or ``path``, ``table``, ...)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "logtide"
+
+    def _setup(self) -> tuple[Connection, TableInfo, dict[str, str]]:
+        cached = getattr(self, "_cached", None)
+        if cached is None:
+            opts = lowered(self.options)
+            check_known(opts, TABLE_KEYS, "logtide")
+            conn = Connection.parse(opts)
+            with open_client(conn) as client:
+                info = load_table(client, conn.keyspace, conn.table)
+            cached = self._cached = (conn, info, opts)
+        return cached
+
+    def schema(self) -> str:
+        conn, info, opts = self._setup()
+        return table_schema_ddl(info, parse_bool(opts, "writetime", False), parse_bool(opts, "ttl", False))
+
+    def reader(self, schema: Any) -> "TableReader":
+        conn, info, opts = self._setup()
+        ranges = (parse_token_ranges(opts["tokenranges"]) if "tokenranges" in opts
+                  else token_ranges(parse_int(opts, "splits", 16)))
+        # Spark refuses a reader with pushFilters() unless spark.sql.python.filterPushdown.enabled is true,
+        # so the pushing reader is opt-in (option filterPushdown=true, with that setting)
+        cls = PushdownTableReader if parse_bool(opts, "filterPushdown", False) else TableReader
+        return cls(conn, info, [f.name for f in schema.fields], ranges)
+
+
+class TableReader(DataSourceReader):
+    """Plans token ranges (or pushed-down keys) and reads them as Arrow batches."""
+
+    def __init__(self, conn: Connection, info: TableInfo, names: list[str], ranges: list[tuple[int, int]]) -> None:
+        self.conn = conn
+        self.info = info
+        self.names = names
+        self.ranges = ranges
+        self.keys: tuple | None = None
+        self.selectors, self.types = _selectors(info, names)
+
+    def partitions(self) -> list:
+        if self.keys is not None:
+            return [TokenRangePartition(0, 0, self.keys)]
+        return [TokenRangePartition(lo, hi) for lo, hi in self.ranges]
+
+    def read(self, partition: TokenRangePartition) -> Iterator:
+        return read_range(self, partition)
+
+
+class PushdownTableReader(TableReader):
+    """A TableReader that pushes partition-key predicates into CQL (Spark 4.1+)."""
+
+    def pushFilters(self, filters: list) -> Iterator:
+        """Push ``=``/``IN`` on every partition-key column into the CQL (one query per key); keep the rest."""
+        try:
+            from pyspark.sql.datasource import EqualTo, In
+        except ImportError:  # pragma: no cover - Spark 4.0 never calls this
+            yield from filters
+            return
+        pk = self.info.partition_key
+        values: dict[str, list] = {}
+        pushed = []
+        for f in filters:
+            col = self.info.column(f.attribute[0]) if len(f.attribute) == 1 else None
+            if col is None or col.kind != "partition_key" or col.type.cql() not in _PUSHABLE:
+                continue
+            if isinstance(f, EqualTo):
+                vals = [f.value]
+            elif isinstance(f, In):
+                vals = list(f.value)
+            else:
+                continue
+            prev = values.get(col.name)
+            values[col.name] = vals if prev is None else [v for v in prev if v in vals]
+            pushed.append(f)
+        if values and len(values) == len(pk):
+            combos = itertools.product(*[[_to_cql(c, v) for v in values[c.name]] for c in pk])
+            self.keys = tuple(combos)
+        else:
+            pushed = []
+        for f in filters:
+            if not any(f is p for p in pushed):
+                yield f
+
+
+def read_range(reader: TableReader, partition: TokenRangePartition) -> Iterator:
+    """Executor side: the rows of one token range (or of the pushed-down keys) as Arrow batches."""
+    convs = [ST.converter(t) if t is not None else (lambda v: v) for t in reader.types]
+    batcher = ST.ArrowBatcher(reader.names, [_arrow(t, n) for t, n in zip(reader.types, reader.names)], 10_000)
+    pk = ", ".join(quote(c.name) for c in reader.info.partition_key)
+    base = f"SELECT {', '.join(reader.selectors)} FROM {reader.conn.qualified}"
+    with open_client(reader.conn) as client:
+        if partition.keys:
+            where = " AND ".join(f"{quote(c.name)} = ?" for c in reader.info.partition_key)
+            results = itertools.chain.from_iterable(
+                client.rows(f"{base} WHERE {where}", key) for key in partition.keys)
+        else:
+            results = client.rows(f"{base} WHERE token({pk}) > ? AND token({pk}) <= ?",
+                                  (partition.lo, partition.hi))
+        for row in results:
+            batch = batcher.add([c(v) for c, v in zip(convs, row)])
+            if batch is not None:
+                yield batch
+        batch = batcher.flush()
+        if batch is not None:
+            yield batch
+
+
+def _arrow(t: Any, name: str) -> Any:
+    import pyarrow as pa
+
+    if t is not None:
+        return ST.arrow_type(t)
+    return pa.int64() if name.startswith(WRITETIME_PREFIX) else pa.int32()
+
+
+def _selectors(info: TableInfo, names: list[str]) -> tuple[list[str], list[Any]]:
+    """CQL selectors and CQL types (None for write times and TTLs) of the requested Spark columns."""
+    selectors, types = [], []
+    for n in names:
+        col = info.column(n)
+        if col is not None:
+            selectors.append(quote(n))
+            types.append(col.type)
+            continue
+        for prefix, fn in ((WRITETIME_PREFIX, "WRITETIME"), (TTL_PREFIX, "TTL")):
+            if n.startswith(prefix) and _atomic(info.column(n[len(prefix):])):
+                selectors.append(f"{fn}({quote(n[len(prefix):])})")
+                types.append(None)
+                break
+        else:
+            raise OptionError(f"column {n!r} of the given schema is not a column of {info.keyspace}.{info.name}")
+    return selectors, types
+
+
+def _atomic(col: ColumnInfo | None) -> bool:
+    return col is not None and not col.is_primary_key and not col.type.is_multicell
+
+
+def _to_cql(col: ColumnInfo, v: Any) -> Any:
+    if col.type.cql() in ("uuid", "timeuuid") and isinstance(v, str):
+        return uuid.UUID(v)
+    return v

@@ -1,0 +1,91 @@
+"""``spark.read.format("logtide")``: a batch read equals ``SELECT *``, over CQL and from a data directory."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import uuid
+
+import pytest
+
+from .conftest import KEYSPACE_DDL
+
+DDL = [
+    KEYSPACE_DDL.format("src"),
+    "CREATE TYPE src.addr (street text, n int)",
+    "CREATE TABLE src.t (pk int, ck text, v bigint, d double, b blob, u uuid, ts timestamp, dt date, dec decimal,"
+    " vi varint, l list<int>, s set<text>, m map<text, int>, a addr, fa frozen<addr>, tu tuple<int, text>,"
+    " st int static, PRIMARY KEY (pk, ck)) WITH cdc = {'enabled': true}",
+]
+
+
+@pytest.fixture(scope="module")
+def table(cql):
+    for s in DDL:
+        cql.execute(s)
+    ins = cql.prepare("INSERT INTO src.t (pk, ck, v, d, b, u, ts, dt, dec, vi, l, s, m, a, fa, tu, st) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?")
+    for i in range(200):
+        cql.execute(ins, (i % 37, f"c{i}", i * 1000, i / 3, bytes([i % 256]), uuid.UUID(int=i),
+                          datetime.datetime(2026, 1, 1) + datetime.timedelta(seconds=i), datetime.date(2026, 1, 1 + i % 28),
+                          decimal.Decimal(f"{i}.50"), 10 ** 30 + i, [i, i + 1], {f"x{i}"}, {"k": i},
+                          (f"s{i}", i), ("f", -i), (i, "t"), i, 0 if i % 2 else 3600))
+    return "src.t"
+
+
+def expected(cql) -> list[tuple]:
+    out = []
+    for r in cql.execute("SELECT pk, ck, v, dec, vi, l, s, m, a, tu, st FROM src.t"):
+        out.append((r.pk, r.ck, r.v, str(r.dec), decimal.Decimal(r.vi), list(r.l), sorted(r.s), dict(r.m),
+                    (r.a.street, r.a.n), (r.tu[0], r.tu[1]), r.st))
+    return sorted(out)
+
+
+def spark_rows(df) -> list[tuple]:
+    out = []
+    for r in df.collect():
+        out.append((r.pk, r.ck, r.v, r.dec, r.vi, list(r.l), sorted(r.s), dict(r.m), (r.a.street, r.a.n),
+                    (r.tu["_1"], r.tu["_2"]), r.st))
+    return sorted(out)
+
+
+def test_batch_read_over_cql_equals_select_star(spark, server, cql, table):
+    df = spark.read.format("logtide").option("host", "127.0.0.1").option("port", server.port) \
+        .option("table", table).option("splits", 5).load()
+    assert df.count() == 200
+    assert spark_rows(df) == expected(cql)
+
+
+def test_batch_read_from_a_data_directory_while_the_server_runs(spark, server, cql, table):
+    df = spark.read.format("logtide").option("path", str(server.data_dir)).option("table", table).load()
+    assert spark_rows(df) == expected(cql)
+
+
+def test_pushed_down_partition_key_and_write_times_and_ttls(spark, server, cql, table):
+    df = (spark.read.format("logtide").option("host", "127.0.0.1").option("port", server.port)
+          .option("table", table).option("filterPushdown", "true").option("writetime", "true")
+          .option("ttl", "true").load())
+    got = df.where("pk in (3, 4)").select("pk", "ck", "v", "_writetime_v", "_ttl_v").collect()
+    want = {(r.pk, r.ck, r.v, r.writetime_v_, r.ttl_v_) for r in cql.execute(
+        "SELECT pk, ck, v, writetime(v) AS writetime_v_, ttl(v) AS ttl_v_ FROM src.t WHERE pk IN (3, 4)")}
+    assert len(got) == len(want) > 0
+    for r in got:  # a TTL counts down between the two reads
+        match = [w for w in want if w[:4] == (r.pk, r.ck, r.v, r._writetime_v)]
+        assert match and (r._ttl_v is None) == (match[0][4] is None)
+
+
+def test_bad_options_get_clear_errors(spark, server, table):
+    from pyspark.errors import PySparkException
+
+    reader = spark.read.format("logtide")
+    cases = [
+        ({"table": table}, "option host"),
+        ({"host": "127.0.0.1", "port": str(server.port), "table": "nodot"}, "expected keyspace.table"),
+        ({"host": "127.0.0.1", "port": str(server.port), "table": "src.nope"}, "does not exist"),
+        ({"host": "127.0.0.1", "port": str(server.port), "table": table, "splits": "0"}, "splits: must be at least 1"),
+        ({"host": "127.0.0.1", "port": str(server.port), "table": table, "colour": "red"}, "unknown option 'colour'"),
+    ]
+    for opts, message in cases:
+        with pytest.raises(PySparkException) as e:
+            reader.options(**opts).load().collect()
+        assert message in str(e.value)
