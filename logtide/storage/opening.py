@@ -25,7 +25,6 @@ import contextlib
 import fcntl
 import os
 import sqlite3
-import struct
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +37,12 @@ COMMITS_FILE = "logtide.commits"
 APPLICATION_ID = 0x4C544944  # "LTID"
 FORMAT = 1
 FORMAT_KEY = "format"
-SEQ_KEY = "commit_seq"
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
+# one row on a page of its own: updating it adds one small page to a commit, not the meta page
+SEQ_SCHEMA = "CREATE TABLE commit_seq (n INTEGER NOT NULL); INSERT INTO commit_seq (n) VALUES (0);"
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID;
 CREATE TABLE partitions (
@@ -51,18 +51,16 @@ CREATE TABLE partitions (
 CREATE TABLE rows (
     tid INTEGER NOT NULL, token INTEGER NOT NULL, pk BLOB NOT NULL, ck BLOB NOT NULL, data BLOB NOT NULL,
     PRIMARY KEY (tid, token, pk, ck)) WITHOUT ROWID;
-"""
+""" + SEQ_SCHEMA
 _TABLES = {"meta", "partitions", "rows"}
 
 
 class CommitSequence:
-    """The commit sequence number: in the database (meta ``commit_seq``) and in ``logtide.commits``.
+    """The commit sequence number: in the database (table ``commit_seq``) and in ``logtide.commits``.
 
     The file is rewritten in place after every commit (no fsync: a process
     crash keeps it, see ``docs/durability.md`` for a machine crash) and
     fsynced when the store closes."""
-
-    _ENC = struct.Struct(">Q")
 
     def __init__(self, path: Path, seq: int) -> None:
         self.seq = seq
@@ -79,8 +77,7 @@ class CommitSequence:
     def stage(self, conn: sqlite3.Connection) -> int:
         """Record the next sequence number inside the open write transaction; returns it."""
         seq = self.seq + 1
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                     (SEQ_KEY, encode_meta(SEQ_KEY, self._ENC.pack(seq))))
+        conn.execute("UPDATE commit_seq SET n = ?", (seq,))
         return seq
 
     def committed(self, seq: int) -> None:
@@ -103,14 +100,11 @@ def read_commits_file(p: Path) -> int | None:
 
 def db_commit_seq(conn: sqlite3.Connection) -> int:
     """The commit sequence number the database holds (0 before the first commit)."""
-    r = conn.execute("SELECT value FROM meta WHERE key = ?", (SEQ_KEY,)).fetchone()
-    if r is None:
-        return 0
-    try:
-        return CommitSequence._ENC.unpack(decode_meta(SEQ_KEY, r[0]))[0]
-    except (RecordDamaged, struct.error):
+    r = conn.execute("SELECT n FROM commit_seq").fetchall()
+    if len(r) != 1 or not isinstance(r[0][0], int):
         raise DataDirectoryError("the database's commit sequence number is damaged; "
-                                 "run 'logtide check' on the data directory") from None
+                                 "run 'logtide check' on the data directory")
+    return r[0][0]
 
 
 def lost_commits(p: Path, db_seq: int) -> str | None:
