@@ -31,11 +31,14 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from ..errors import CorruptRecord, ReadOnlyDatabase
 from .envelope import RecordDamaged
 from .records import decode_meta, encode_meta
+
+if TYPE_CHECKING:
+    from .opening import CommitSequence
 
 DB_FILE = "logtide.db"
 
