@@ -81,9 +81,13 @@ class CommitSequence:
         return seq
 
     def committed(self, seq: int) -> None:
-        """The transaction holding ``seq`` committed: record it outside the database."""
+        """The transaction holding ``seq`` committed: record it outside the database.
+
+        Best effort: the commit is durable already, so a failure here must not report it failed
+        (the file then holds an older number, which detects less but never misreports a loss)."""
         self.seq = seq
-        self._write(seq)
+        with contextlib.suppress(OSError):
+            self._write(seq)
 
     def close(self) -> None:
         os.fsync(self._fd)
@@ -271,12 +275,12 @@ def open_store(cls: Any, p: Path, readonly: bool, synchronous: str, create: bool
     lock_fd = _lock(p, create)
     try:
         _check_file(db)
-        _tighten(db)
         probe = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None)
         try:
             fmt = _format_of(probe, db)
         finally:
             probe.close()
+        _tighten(db)  # only a logtide database: another program's file is left as it is
         conn = cls.connect(p, readonly=False, synchronous=synchronous)
         try:
             if fmt == 0:
