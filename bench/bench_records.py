@@ -88,10 +88,11 @@ def current_cases():
 
 
 def timed(fn, n: int) -> float:
-    start = time.perf_counter()
+    """CPU µs per call (process time: steadier than wall-clock time on a shared machine)."""
+    start = time.process_time()
     for _ in range(n):
         fn()
-    return (time.perf_counter() - start) / n * 1e6
+    return (time.process_time() - start) / n * 1e6
 
 
 def main() -> None:
@@ -105,7 +106,7 @@ def main() -> None:
         for case in formats["pickle (0.1)"][0]:
             for f, (cases, _) in formats.items():
                 samples[(f, case)].append(timed(cases[case], args.n))
-    print(f"median µs per record over {args.rounds} interleaved rounds of {args.n}")
+    print(f"median CPU µs per record over {args.rounds} interleaved rounds of {args.n}")
     print(f"  {'':20s} {'pickle (0.1)':>14s} {'msgpack+crc32':>14s} {'ratio':>7s}")
     for case in formats["pickle (0.1)"][0]:
         old = statistics.median(samples[("pickle (0.1)", case)])

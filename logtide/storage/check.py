@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..errors import DataDirectoryError
 from .damage import describe_record
 from .envelope import RecordDamaged
 from .keys import partition_token
@@ -137,7 +138,10 @@ def check(path: str | Path) -> CheckReport:
                     report.findings.append(Finding(describe_record(t, pk, ck),
                                                    "row without a partition record (invisible to reads)"))
         with _sqlite_findings(report, "reading the commit sequence"):
-            why = lost_commits(store.path, db_commit_seq(conn))
+            try:
+                why = lost_commits(store.path, db_commit_seq(conn))
+            except DataDirectoryError as e:
+                why = e.message
             if why:
                 report.findings.append(Finding("commit sequence", why))
     finally:

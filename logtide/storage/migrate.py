@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import DataDirectoryError
 from ..mutation.cells import Cell, ComplexColumn, Deletion, Liveness, PartitionData, RangeTombstone, RowData
-from .opening import APPLICATION_ID, FORMAT, FORMAT_KEY
+from .opening import APPLICATION_ID, FORMAT, FORMAT_KEY, SEQ_SCHEMA
 from .records import encode_meta, encode_partition, encode_row
 
 
@@ -75,6 +75,8 @@ def migrate_v0(conn: sqlite3.Connection, p: Path) -> None:
             conn.execute("UPDATE meta SET value = ? WHERE key = ?", (encode_meta(key, bytes(value)), key))
         conn.execute("INSERT INTO meta (key, value) VALUES (?, ?)",
                      (FORMAT_KEY, encode_meta(FORMAT_KEY, str(FORMAT).encode())))
+        for statement in SEQ_SCHEMA.split(";")[:2]:
+            conn.execute(statement)
         conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
         conn.execute("COMMIT")
     except BaseException:

@@ -25,7 +25,6 @@ import contextlib
 import fcntl
 import os
 import sqlite3
-import struct
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +37,12 @@ COMMITS_FILE = "logtide.commits"
 APPLICATION_ID = 0x4C544944  # "LTID"
 FORMAT = 1
 FORMAT_KEY = "format"
-SEQ_KEY = "commit_seq"
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
+# one row on a page of its own: updating it adds one small page to a commit, not the meta page
+SEQ_SCHEMA = "CREATE TABLE commit_seq (n INTEGER NOT NULL); INSERT INTO commit_seq (n) VALUES (0);"
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID;
 CREATE TABLE partitions (
@@ -51,7 +51,7 @@ CREATE TABLE partitions (
 CREATE TABLE rows (
     tid INTEGER NOT NULL, token INTEGER NOT NULL, pk BLOB NOT NULL, ck BLOB NOT NULL, data BLOB NOT NULL,
     PRIMARY KEY (tid, token, pk, ck)) WITHOUT ROWID;
-"""
+""" + SEQ_SCHEMA
 # changefeed topics (logtide.changefeed.storage): records, offset floors, consumers, scan state
 FEED_SCHEMA = "".join(f"CREATE TABLE IF NOT EXISTS {name} ({body}) WITHOUT ROWID;\n" for name, body in (
     ("feed_records", "feed_id INTEGER NOT NULL, part INTEGER NOT NULL, offset INTEGER NOT NULL, "
@@ -72,13 +72,11 @@ _TABLES = {"meta", "partitions", "rows"}
 
 
 class CommitSequence:
-    """The commit sequence number: in the database (meta ``commit_seq``) and in ``logtide.commits``.
+    """The commit sequence number: in the database (table ``commit_seq``) and in ``logtide.commits``.
 
     The file is rewritten in place after every commit (no fsync: a process
     crash keeps it, see ``docs/durability.md`` for a machine crash) and
     fsynced when the store closes."""
-
-    _ENC = struct.Struct(">Q")
 
     def __init__(self, path: Path, seq: int) -> None:
         self.seq = seq
@@ -95,14 +93,17 @@ class CommitSequence:
     def stage(self, conn: sqlite3.Connection) -> int:
         """Record the next sequence number inside the open write transaction; returns it."""
         seq = self.seq + 1
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                     (SEQ_KEY, encode_meta(SEQ_KEY, self._ENC.pack(seq))))
+        conn.execute("UPDATE commit_seq SET n = ?", (seq,))
         return seq
 
     def committed(self, seq: int) -> None:
-        """The transaction holding ``seq`` committed: record it outside the database."""
+        """The transaction holding ``seq`` committed: record it outside the database.
+
+        Best effort: the commit is durable already, so a failure here must not report it failed
+        (the file then holds an older number, which detects less but never misreports a loss)."""
         self.seq = seq
-        self._write(seq)
+        with contextlib.suppress(OSError):
+            self._write(seq)
 
     def close(self) -> None:
         os.fsync(self._fd)
@@ -119,14 +120,11 @@ def read_commits_file(p: Path) -> int | None:
 
 def db_commit_seq(conn: sqlite3.Connection) -> int:
     """The commit sequence number the database holds (0 before the first commit)."""
-    r = conn.execute("SELECT value FROM meta WHERE key = ?", (SEQ_KEY,)).fetchone()
-    if r is None:
-        return 0
-    try:
-        return CommitSequence._ENC.unpack(decode_meta(SEQ_KEY, r[0]))[0]
-    except (RecordDamaged, struct.error):
+    r = conn.execute("SELECT n FROM commit_seq").fetchall()
+    if len(r) != 1 or not isinstance(r[0][0], int):
         raise DataDirectoryError("the database's commit sequence number is damaged; "
-                                 "run 'logtide check' on the data directory") from None
+                                 "run 'logtide check' on the data directory")
+    return r[0][0]
 
 
 def lost_commits(p: Path, db_seq: int) -> str | None:
@@ -293,12 +291,12 @@ def open_store(cls: Any, p: Path, readonly: bool, synchronous: str, create: bool
     lock_fd = _lock(p, create)
     try:
         _check_file(db)
-        _tighten(db)
         probe = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None)
         try:
             fmt = _format_of(probe, db)
         finally:
             probe.close()
+        _tighten(db)  # only a logtide database: another program's file is left as it is
         conn = cls.connect(p, readonly=False, synchronous=synchronous)
         try:
             if fmt == 0:

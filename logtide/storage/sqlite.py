@@ -31,11 +31,14 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from ..errors import CorruptRecord, ReadOnlyDatabase
 from .envelope import RecordDamaged
 from .records import decode_meta, encode_meta
+
+if TYPE_CHECKING:
+    from .opening import CommitSequence
 
 DB_FILE = "logtide.db"
 
@@ -177,16 +180,14 @@ def is_damage(e: sqlite3.DatabaseError) -> bool:
     return (getattr(e, "sqlite_errorcode", 0) & 0xFF) in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
 
 
-@contextlib.contextmanager
-def _reporting_damage(path: Path) -> Iterator[None]:
-    """Turn SQLite's report of a damaged file into CorruptRecord (a read failure naming the file)."""
-    try:
-        yield
-    except sqlite3.DatabaseError as e:
-        if not is_damage(e):
-            raise
-        raise CorruptRecord(f"The database file {path / DB_FILE} is damaged (SQLite: {e}). "
-                            "Run 'logtide check' on the data directory for a full report") from None
+def _damage_error(path: Path, e: sqlite3.DatabaseError) -> Exception:
+    """SQLite's report of a damaged file as CorruptRecord (a read failure naming the file); other errors as they are."""
+    if not is_damage(e):
+        return e
+    return CorruptRecord(f"The database file {path / DB_FILE} is damaged (SQLite: {e}). "
+                         "Run 'logtide check' on the data directory for a full report")
+
+
 @contextlib.contextmanager
 def write_transaction(conn: sqlite3.Connection) -> Iterator[Txn]:
     """``BEGIN IMMEDIATE`` ... ``COMMIT`` on ``conn``, rolled back on any exception."""
@@ -268,7 +269,7 @@ class Store:
         if self.readonly:
             raise ReadOnlyDatabase(f"data directory {self.path} is open read-only: nothing can be written")
         conn = self._writer
-        with _reporting_damage(self.path):
+        try:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield Txn(conn, True)
@@ -277,6 +278,8 @@ class Store:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+        except sqlite3.DatabaseError as e:
+            raise _damage_error(self.path, e) from None
         if seq is not None:
             self._commits.committed(seq)
 
@@ -300,12 +303,14 @@ class Store:
         if conn.in_transaction:  # nested use on the same thread shares the snapshot
             yield Txn(conn, False)
             return
-        with _reporting_damage(self.path):
+        try:
             conn.execute("BEGIN")
             try:
                 yield Txn(conn, False)
             finally:
                 conn.execute("COMMIT")
+        except sqlite3.DatabaseError as e:
+            raise _damage_error(self.path, e) from None
 
     def close(self) -> None:
         """Close connections, record the commit sequence and release the writer lock."""

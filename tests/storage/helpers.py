@@ -1,4 +1,4 @@
-"""Shared helpers of the storage tests: a small database, raw access to its SQLite file, subprocess writers."""
+"""Shared helpers of the storage tests: a small database, raw access to its SQLite file, logtide as a subprocess."""
 
 from __future__ import annotations
 
@@ -32,9 +32,3 @@ def raw(path: Path) -> sqlite3.Connection:
 def run_logtide(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     """``logtide ARGS`` in a subprocess."""
     return subprocess.run([sys.executable, "-m", "logtide", *args], capture_output=True, text=True, timeout=timeout)
-
-
-def python(code: str, **kw) -> subprocess.Popen:
-    """A Python subprocess running ``code`` (stdout piped)."""
-    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, **kw)

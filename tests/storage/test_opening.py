@@ -15,7 +15,7 @@ import pytest
 import logtide
 from logtide.errors import LostCommits, NoDatabase, NotADatabase, StorageLocked
 
-from .helpers import make_db, python, run_logtide
+from .helpers import make_db, run_logtide
 
 
 # --- files that are not logtide databases --------------------------------------------------------------

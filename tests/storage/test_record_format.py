@@ -83,7 +83,7 @@ def test_a_crafted_pickle_record_does_not_run_on_select(tmp_path):
 
 
 # --- logtide 0.1 directories --------------------------------------------------------------------------
-# The 0.1 layout, transcribed: the same tables, no application id, no 'format' or 'commit_seq' meta value,
+# The 0.1 layout, transcribed: the same tables, no commit_seq table, no application id, no 'format' meta value,
 # meta values stored bare, rows and partitions pickled (protocol 5) as plain tuples.
 
 def _v01_row(r: RowData):
@@ -112,7 +112,8 @@ def downgrade_to_v01(data: Path) -> None:
                          (old, tid, token, pk, ck))
         for key, d in conn.execute("SELECT key, value FROM meta").fetchall():
             conn.execute("UPDATE meta SET value = ? WHERE key = ?", (records.decode_meta(key, d), key))
-        conn.execute("DELETE FROM meta WHERE key IN ('format', 'commit_seq')")
+        conn.execute("DELETE FROM meta WHERE key = 'format'")
+        conn.execute("DROP TABLE commit_seq")
         conn.execute("PRAGMA application_id = 0")
         conn.execute("COMMIT")
 
