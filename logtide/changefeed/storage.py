@@ -39,6 +39,9 @@ def start_offset(txn: Txn, feed_id: int, part: int) -> int:
     return r[0][0] if r[0][0] is not None else end_offset(txn, feed_id, part)
 
 
+_INSERT = "INSERT INTO feed_records (feed_id, part, offset, write_time_ms, key, value) VALUES (?, ?, ?, ?, ?, ?)"
+
+
 def append(txn: Txn, feed_id: int, part: int, write_time_ms: int, items: Iterable[tuple[bytes | None, bytes]],
            next_offsets: dict[tuple[int, int], int]) -> None:
     """Append records (key, value) to a partition at the next offsets; ``next_offsets`` caches them per statement."""
@@ -51,8 +54,10 @@ def append(txn: Txn, feed_id: int, part: int, write_time_ms: int, items: Iterabl
         rows.append((feed_id, part, off, write_time_ms, key, value))
         off += 1
     next_offsets[k] = off
-    txn.sql_many("INSERT INTO feed_records (feed_id, part, offset, write_time_ms, key, value) "
-                 "VALUES (?, ?, ?, ?, ?, ?)", rows)
+    if len(rows) == 1:  # the common case: one row changed; execute() is cheaper than executemany()
+        txn.sql(_INSERT, rows[0])
+    else:
+        txn.sql_many(_INSERT, rows)
 
 
 def read(txn: Txn, feed_id: int, part: int, offset: int, max_records: int,

@@ -106,7 +106,9 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int) -> None:
             or txn.has_rows(tid, pu.token, pu.pk))
     if keep:
         if changed or stored is None:
-            txn.put_partition(tid, pu.token, pu.pk, encode_partition(part, tid, pu.pk))
+            data = encode_partition(part, tid, pu.pk)
+            txn.decoded[data] = part  # not modified after this: a read after the write reuses it
+            txn.put_partition(tid, pu.token, pu.pk, data)
     elif stored is not None:
         txn.put_partition(tid, pu.token, pu.pk, None)
 

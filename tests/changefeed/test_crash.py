@@ -7,17 +7,13 @@ duplicate; an interrupted initial scan resumes and exports each row exactly once
 from __future__ import annotations
 
 import json
-import os
 import random
-import signal
-import subprocess
-import sys
 import textwrap
 import time
 
 import logtide
 
-from .feedutil import records
+from ..sigkill import run_and_kill
 
 WRITER = textwrap.dedent("""
     import sys
@@ -42,24 +38,6 @@ WRITER = textwrap.dedent("""
 """)
 
 
-def _run_and_kill(script, data, arg: int, rng: random.Random) -> int:
-    """Start the writer, let it run a little, SIGKILL it; the largest sequence number it acknowledged."""
-    proc = subprocess.Popen([sys.executable, str(script), str(data), str(arg)], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline().strip() == "ready"
-    acked = -1
-    deadline = time.monotonic() + rng.uniform(0.05, 0.4)
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        acked = max(acked, int(line))
-    os.kill(proc.pid, signal.SIGKILL)
-    for line in proc.stdout:
-        acked = max(acked, int(line))
-    proc.wait()
-    return acked
-
-
 def _check_offsets(reader, path: str) -> list:
     recs = []
     for p in reader.partitions(path):
@@ -77,7 +55,7 @@ def test_kill_during_writes_base_table_cdc_log_and_feeds_agree(tmp_path):
     acked = -1
     next_seq = 0
     for _ in range(8):
-        acked = max(acked, _run_and_kill(script, data, next_seq, rng))
+        acked = max(acked, run_and_kill(script, data, next_seq, rng))
         with logtide.open(data) as db:
             s = db.session()
             base = {r.ck for r in s.execute("SELECT pk, ck FROM ks.t") if r.pk != 1000}
@@ -131,7 +109,7 @@ def test_kill_during_an_initial_scan_resumes_it_and_exports_each_row_once(tmp_pa
     seq = 0
     states = []
     for _ in range(5):
-        seq = max(seq, _run_and_kill(script, data, seq * 1000, rng) + 1)
+        seq = max(seq, run_and_kill(script, data, seq * 1000, rng) + 1)
         with logtide.open(data) as db:
             db.feeds.pause()
             states.append(db.changefeeds.describe("ks/t/f").state)

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import random
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
 import logtide
 from logtide.errors import InvalidRequest, StorageLocked
+
+from ..sigkill import run_and_kill
 
 WRITER = textwrap.dedent("""
     import sys
@@ -45,20 +44,7 @@ def test_acknowledged_writes_survive_sigkill_and_nothing_partial_is_visible(tmp_
     next_seq = 0
     kills = 0
     for _ in range(20):
-        proc = subprocess.Popen([sys.executable, str(script), str(data), str(next_seq)],
-                                stdout=subprocess.PIPE, text=True)
-        assert proc.stdout.readline().strip() == "ready"
-        deadline = time.monotonic() + rng.uniform(0.05, 0.4)
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            acked = max(acked, int(line))
-        os.kill(proc.pid, signal.SIGKILL)
-        # drain what the writer acknowledged before dying
-        for line in proc.stdout:
-            acked = max(acked, int(line))
-        proc.wait()
+        acked = max(acked, run_and_kill(script, data, next_seq, rng))
         kills += 1
         with logtide.open(data) as db:
             s = db.session()
