@@ -176,3 +176,14 @@ def test_serve_is_started_checked_and_stopped_with_its_ports_substituted(tmp_pat
     if shutil.which("curl") is None:
         block = Block(block.doc, block.line, block.commands[:2])
     run_block(block, prepared, tmp_path)
+
+
+def test_serve_gets_a_free_kafka_port_substituted_for_9092_unless_kafka_is_off(tmp_path, prepared):
+    from .doc_commands import Command
+
+    if shutil.which("kcat") is None:
+        pytest.skip("kcat is not installed")
+    block = Block("docs/x.md", 1, (Command(2, "logtide serve"), Command(3, "kcat -b 127.0.0.1:9092 -L -m 30")))
+    run_block(block, prepared, tmp_path / "on")
+    off = Block("docs/x.md", 1, (Command(2, "logtide serve --kafka-port 0"),))  # no Kafka line is awaited
+    run_block(off, prepared, tmp_path / "off")
