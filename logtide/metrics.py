@@ -23,8 +23,10 @@ metric                                          type       what
 ``logtide_info{version}``                       gauge      always 1; the logtide version as a label
 ==============================================  =========  ==============================================
 
-The changefeed families come from ``logtide.observe.changefeeds`` and stay
-empty until ``logtide.observe.topic_reader`` returns a reader.
+The changefeed families come from ``logtide.observe.changefeeds`` over the
+served database's live reader (``db.changefeeds``, spec ``004``): one
+``changefeed`` label per topic (``ks/t/name``), and a ``consumer`` label per
+consumer for the lag; the initial-scan gauge exists only while a scan runs.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ class _ScrapeCollector(Collector):
         if gens is not None:
             yield GaugeMetricFamily("logtide_cdc_generation_streams", "Streams of the current CDC generation",
                                     value=len(gens.current.all_streams()))
-        yield from changefeed_families(observe.topic_reader(db.store))
+        yield from changefeed_families(observe.topic_reader(db))
 
 
 def _info() -> Metric:

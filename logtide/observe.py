@@ -6,9 +6,9 @@ directory read-only (safe while ``logtide serve`` writes to it);
 ``node_view(...)`` builds the same view from a database already open.
 
 Changefeeds are reached through ``logtide.changefeed.api.TopicReader``;
-:func:`topic_reader` is the one extension point that hands one over (it
-returns None until changefeed storage lands, and then every view and metric
-below shows changefeeds with no further change).
+:func:`topic_reader` is the one place that hands one over: an open
+Database's ``db.changefeeds`` (the server's metrics), or a
+``DirectoryTopicReader`` sharing a read-only store (``logtide status``).
 """
 
 from __future__ import annotations
@@ -116,21 +116,44 @@ def cdc_tables(catalog: Catalog) -> tuple[CdcTable, ...]:
     return tuple(out)
 
 
-def topic_reader(store: Store) -> Any:
-    """Extension point: a changefeed ``TopicReader`` over a data directory's store, or None.
+def topic_reader(db: Any) -> Any:
+    """The changefeed ``TopicReader`` (spec ``004``) of an open Database or a read-only Store, or None.
 
-    ``store`` is the running server's store (metrics) or one opened read-only
-    (``logtide status``): the reader must only read through
-    ``store.snapshot()``.  Changefeed storage plugs in here (e.g.
-    ``return TopicStore(store)``); until then there are no changefeeds to show.
+    A Database answers with its live ``db.changefeeds`` (never closed here);
+    a Store with the changefeed package's ``DirectoryTopicReader`` on the same
+    data directory (read-only snapshots, safe under a running server), which
+    the caller closes.
     """
+    reader = getattr(db, "changefeeds", None)
+    if reader is not None:
+        return reader
+    if isinstance(db, Store):
+        from .changefeed.reader import DirectoryTopicReader
+
+        return DirectoryTopicReader(db.path)
     return None
+
+
+def scan_fraction(reader: Any, path: str) -> float | None:
+    """How much of the table a changefeed's initial scan has exported (0..1), or None when not known.
+
+    The changefeed reader reports (partitions scanned, partitions total);
+    a stand-in may answer ``initial_scan_progress(path)`` with the fraction.
+    """
+    counts = getattr(reader, "scan_progress", None)
+    if counts is not None:
+        known = counts(path)
+        if known is None:
+            return None
+        done, total = known
+        return 1.0 if total <= 0 else min(1.0, done / total)
+    fraction = getattr(reader, "initial_scan_progress", None)
+    return None if fraction is None else fraction(path)
 
 
 def changefeeds(reader: Any) -> tuple[ChangefeedInfo, ...]:
     """Every changefeed of a ``TopicReader``: state, records written and each consumer's lag."""
     out = []
-    progress_of = getattr(reader, "initial_scan_progress", None)
     for topic in reader.topics():
         parts = reader.partitions(topic.path)
         ends = {p.partition: p.end_offset for p in parts}
@@ -140,7 +163,7 @@ def changefeeds(reader: Any) -> tuple[ChangefeedInfo, ...]:
             committed = consumer.committed
             lag = sum(end - max(committed.get(p, starts[p]), starts[p]) for p, end in ends.items())
             lags.append(ConsumerLag(consumer.name, max(lag, 0)))
-        progress = progress_of(topic.path) if progress_of is not None and topic.state == "INITIAL_SCAN" else None
+        progress = scan_fraction(reader, topic.path) if topic.state == "INITIAL_SCAN" else None
         out.append(ChangefeedInfo(topic.path, topic.state, topic.mode, topic.format, len(parts),
                                   sum(ends.values()), tuple(lags), progress))
     return tuple(out)
@@ -177,8 +200,12 @@ def read_catalog(store: Store) -> tuple[Catalog, Generations | None]:
 def open_view(path: str | os.PathLike) -> NodeView:
     """The view of a data directory, read without writing (works while a server runs on it)."""
     store = open_store(path)
+    reader = None
     try:
         catalog, gens = read_catalog(store)
-        return node_view(path, catalog, gens.generations if gens else (), topic_reader(store))
+        reader = topic_reader(store)
+        return node_view(path, catalog, gens.generations if gens else (), reader)
     finally:
+        if reader is not None:
+            reader.close()
         store.close()

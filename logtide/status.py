@@ -2,9 +2,9 @@
 
 Reads the data directory without writing to it (safe while ``logtide serve``
 holds it): size, keyspaces and tables, the tables with CDC and their log
-tables, the current CDC generation and its streams, changefeeds with their
-state and each consumer's lag (once changefeeds exist: see
-``logtide.observe.topic_reader``).  When a server runs on the directory
+tables, the current CDC generation and its streams, and every changefeed (spec
+``004``) with its state, partitions, records written, initial-scan progress
+and each consumer's lag (read through ``logtide.observe.topic_reader``).  When a server runs on the directory
 (found through ``<data_dir>/serve.json``) and serves metrics, it scrapes them
 twice, ``--interval`` seconds apart, and adds connections, request counts,
 rates and latencies.
@@ -171,12 +171,15 @@ def print_view(out: TextIO, view: NodeView, streams: bool) -> None:
     else:
         out.write(f"Changefeeds       : {len(view.changefeeds)}\n")
         for cf in view.changefeeds:
-            line = f"  {cf.path} {cf.state} ({cf.mode}, {cf.format}): {cf.records_written} records"
+            parts = f"{cf.partitions} partition" + ("" if cf.partitions == 1 else "s")
+            line = f"  {cf.path} {cf.state} ({cf.mode}, {cf.format}): {parts}, {cf.records_written} records"
             if cf.initial_scan_progress is not None:
                 line += f", initial scan {cf.initial_scan_progress:.0%}"
             out.write(line + "\n")
             for c in cf.consumers:
                 out.write(f"    consumer {c.name}: lag {c.lag} records\n")
+            if not cf.consumers:
+                out.write("    no consumers\n")
 
 
 def run_status(ns: argparse.Namespace) -> int:

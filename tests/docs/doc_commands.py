@@ -12,9 +12,11 @@ Convention (DEVELOPERS.md, "Commands in the docs"):
   (:data:`PREPARED`), the venv's ``bin`` first on ``PATH`` and an empty
   ``$HOME``.  Each command must exit with status 0.
 - ``logtide serve ...`` (a server that runs until stopped) is started with a
-  free CQL port and a free metrics port, checked to answer a CQL query, left
-  running for the rest of its block (where ``9042`` and ``9180`` then mean its
-  ports) and stopped with SIGTERM at the end of the block, which must exit 0.
+  free CQL port, a free metrics port and a free Kafka port (unless the command
+  turns Kafka off with ``--kafka-port 0``), checked to answer a CQL query, left
+  running for the rest of its block (where ``9042``, ``9180`` and ``9092`` then
+  mean its ports) and stopped with SIGTERM at the end of the block, which must
+  exit 0.
 - Placeholders are replaced by :data:`SUBSTITUTIONS` before running.
 - A block that cannot run in a test as written has, on the line just above
   its fence, ``<!-- doc-test: skip REASON -->``; the reason is required.
@@ -33,7 +35,7 @@ SUBSTITUTIONS: dict[str, str] = {
     ".venv/bin/": "venv_bin",  # the venv the tests run in
 }
 # replaced only while a `logtide serve` started by the block runs
-SERVER_SUBSTITUTIONS: dict[str, str] = {"9042": "cql_port", "9180": "metrics_port"}
+SERVER_SUBSTITUTIONS: dict[str, str] = {"9042": "cql_port", "9180": "metrics_port", "9092": "kafka_port"}
 
 # the prepared data directory every block starts from (a copy of it)
 PREPARED = [

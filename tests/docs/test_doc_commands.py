@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from .doc_commands import (PREPARED, SERVER_SUBSTITUTIONS, SUBSTITUTIONS, Block,
                            extract, is_serve, substitute)
 
 ROOT = Path(__file__).resolve().parents[2]
+KAFKA = re.compile(r"Kafka endpoint on \S+:(\d+)")
 TIMEOUT = 300
 
 
@@ -86,12 +89,23 @@ def start_server(text: str, env: dict[str, str], work: Path, values: dict[str, s
     """Start a ``logtide serve`` command on free ports, check it answers CQL, and note its ports."""
     metrics_port = free_port()
     argv = shlex.split(text, comments=True) + ["--port", "0", "--metrics-port", str(metrics_port)]
+    kafka_off = re.search(r"--kafka-port[ =]0(\s|$)", text) is not None
+    if not kafka_off:
+        argv += ["--kafka-port", "auto"]
     server = ServeProcess(argv, env=env, cwd=str(work))
     try:
         port = server.wait_listening(120)
     except AssertionError as e:
         pytest.fail(f"{where(block, line, text)} did not start listening:\n{e}", pytrace=False)
     values["cql_port"], values["metrics_port"] = str(port), str(metrics_port)
+    kafka = KAFKA.search(server.output())
+    deadline = time.monotonic() + 60
+    while kafka is None and not kafka_off and time.monotonic() < deadline and server.proc.poll() is None:
+        time.sleep(0.05)  # the Kafka endpoint may log just after the CQL listener
+        kafka = KAFKA.search(server.output())
+    values["kafka_port"] = kafka.group(1) if kafka else "0"
+    if not kafka_off and kafka is None:
+        pytest.fail(f"{where(block, line, text)} logged no Kafka endpoint:\n{server.output()}", pytrace=False)
     from ..server.conftest import cluster
 
     c = cluster(port)
@@ -154,3 +168,14 @@ def test_serve_is_started_checked_and_stopped_with_its_ports_substituted(tmp_pat
     if shutil.which("curl") is None:
         block = Block(block.doc, block.line, block.commands[:2])
     run_block(block, prepared, tmp_path)
+
+
+def test_serve_gets_a_free_kafka_port_substituted_for_9092_unless_kafka_is_off(tmp_path, prepared):
+    from .doc_commands import Command
+
+    if shutil.which("kcat") is None:
+        pytest.skip("kcat is not installed")
+    block = Block("docs/x.md", 1, (Command(2, "logtide serve"), Command(3, "kcat -b 127.0.0.1:9092 -L -m 30")))
+    run_block(block, prepared, tmp_path / "on")
+    off = Block("docs/x.md", 1, (Command(2, "logtide serve --kafka-port 0"),))  # no Kafka line is awaited
+    run_block(off, prepared, tmp_path / "off")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
 import logtide
-from logtide.changefeed.api import ConsumerInfo, TopicDescription, TopicPartition
+from logtide import observe
 from logtide.metrics import changefeed_families
 from logtide.version import package_version
 from logtide.server import BackgroundServer, ServerConfig
@@ -100,28 +102,58 @@ def test_each_server_counts_only_its_own_requests(tmp_path):
             srv.stop()
 
 
-class Topics:
-    """A stand-in changefeed TopicReader (the real one lands with changefeeds): one topic, two consumers."""
+def test_serve_exports_changefeed_records_and_consumer_lag(tmp_path):
+    with ServeProcess.logtide("--data-dir", str(tmp_path), "--metrics-port", str(free_port())) as srv:
+        port = srv.wait_listening()
+        c = cluster(port)
+        s = c.connect()
+        s.execute(KEYSPACE_DDL.format("m"))
+        s.execute("CREATE TABLE m.t (pk int PRIMARY KEY, v int)")
+        s.execute("ALTER TABLE m.t ADD CHANGEFEED feed WITH (MODE = 'NEW_IMAGE', FORMAT = 'JSON', "
+                  "TOPIC_MIN_ACTIVE_PARTITIONS = 3)")
+        s.execute('ALTER TOPIC "m/t/feed" ADD CONSUMER app')
+        s.execute('ALTER TOPIC "m/t/feed" ADD CONSUMER audit')
+        for i in range(6):
+            s.execute("INSERT INTO m.t (pk, v) VALUES (%s, %s)", (i, i))
+        got = samples(srv.metrics_url)
+        assert got[("logtide_changefeed_records_written_total", (("changefeed", "m/t/feed"),))] == 6
+        lag = {dict(k[1])["consumer"]: v for k, v in got.items() if k[0] == "logtide_changefeed_consumer_lag_records"}
+        assert lag == {"app": 6, "audit": 6}
+        assert not [k for k in got if k[0] == "logtide_changefeed_initial_scan_progress"]
+        # a consumer commits 4 records through the CLI, beside the server
+        read = subprocess.run([sys.executable, "-m", "logtide", "topic", "read", "m/t/feed", "--consumer", "app",
+                               "--format", "newline-delimited", "--limit", "4", "--data-dir", str(tmp_path)],
+                              capture_output=True, text=True, timeout=120)
+        assert read.returncode == 0, read.stderr
+        assert len(read.stdout.splitlines()) == 4
+        got = samples(srv.metrics_url)
+        assert got[("logtide_changefeed_consumer_lag_records", (("changefeed", "m/t/feed"), ("consumer", "app")))] == 2
+        assert got[("logtide_changefeed_consumer_lag_records", (("changefeed", "m/t/feed"), ("consumer", "audit")))] == 6
+        c.shutdown()
+        assert srv.stop() == 0
 
-    def topics(self):
-        return [TopicDescription("ks/t/feed", "ks", "t", "feed", 2, "UPDATES", "JSON", "INITIAL_SCAN", 86400)]
 
-    def partitions(self, path):
-        return [TopicPartition(0, 0, 10), TopicPartition(1, 2, 5)]
-
-    def consumers(self, path):
-        return [ConsumerInfo("fresh"), ConsumerInfo("late", committed={0: 7, 1: 5})]
-
-    def initial_scan_progress(self, path):
-        return 0.25
-
-
-def test_changefeed_families_show_records_written_consumer_lag_and_initial_scan_progress():
-    families = {f.name: f for f in changefeed_families(Topics())}
-    written = families["logtide_changefeed_records_written"].samples
-    assert [(s.labels, s.value) for s in written] == [({"changefeed": "ks/t/feed"}, 15)]
-    lag = families["logtide_changefeed_consumer_lag_records"].samples
-    assert sorted((s.labels["consumer"], s.value) for s in lag) == [("fresh", 13), ("late", 3)]
-    scan = families["logtide_changefeed_initial_scan_progress"].samples
-    assert [(s.labels, s.value) for s in scan] == [({"changefeed": "ks/t/feed"}, 0.25)]
-    assert all(not f.samples for f in changefeed_families(None) or ())
+def test_changefeed_families_show_the_initial_scan_progress_of_a_live_database(tmp_path):
+    with logtide.open(tmp_path, synchronous="OFF") as db:
+        s = db.session()
+        s.execute(KEYSPACE_DDL.format("m"))
+        s.execute("CREATE TABLE m.t (pk int PRIMARY KEY, v int)")
+        for i in range(10):
+            s.execute(f"INSERT INTO m.t (pk, v) VALUES ({i}, {i})")
+        db.feeds.pause()
+        s.execute("ALTER TABLE m.t ADD CHANGEFEED snap WITH (MODE = 'NEW_IMAGE', FORMAT = 'JSON', INITIAL_SCAN = TRUE)")
+        s.execute('ALTER TOPIC "m/t/snap" ADD CONSUMER app')
+        db.feeds.scan_step(partitions=4)
+        families = {f.name: f for f in changefeed_families(observe.topic_reader(db))}
+        assert [(x.labels, x.value) for x in families["logtide_changefeed_initial_scan_progress"].samples] == [
+            ({"changefeed": "m/t/snap"}, 0.4)]
+        assert [(x.labels, x.value) for x in families["logtide_changefeed_records_written"].samples] == [
+            ({"changefeed": "m/t/snap"}, 4)]
+        assert [(x.labels, x.value) for x in families["logtide_changefeed_consumer_lag_records"].samples] == [
+            ({"changefeed": "m/t/snap", "consumer": "app"}, 4)]
+        while db.feeds.scan_step():
+            pass
+        families = {f.name: f for f in changefeed_families(observe.topic_reader(db))}
+        assert not families["logtide_changefeed_initial_scan_progress"].samples
+        assert families["logtide_changefeed_records_written"].samples[0].value == 10
+    assert all(not f.samples for f in changefeed_families(None))

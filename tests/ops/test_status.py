@@ -5,15 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import logtide
 from logtide.cli import main
-from logtide.observe import node_view
-from logtide.status import print_view
 
 from ..server.conftest import cluster
 from .serving import ServeProcess, free_port
-from .test_metrics import Topics
 
 DDL = ["CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
        "CREATE TABLE ks.t (pk int PRIMARY KEY, v int) WITH cdc = {'enabled': true, 'preimage': 'full', "
@@ -47,26 +45,72 @@ def test_status_shows_the_data_directory_cdc_tables_and_the_generation(tmp_path,
         "Tables with CDC   : 1 (each with its CDC log table)",
         "  ks.t -> ks.t_scylla_cdc_log (delta full, preimage full, postimage, ttl 600s)",
     ]
-    assert out[6] == ("CDC generation    : 1970-01-01 00:00:00.000+0000 (1 in all; 4 token ranges x 2 shards = "
+    assert out[6] == ("CDC generation    : 1970-01-01 00:00:00.001+0000 (1 in all; 4 token ranges x 2 shards = "
                       "8 streams)")
     assert len([line for line in out if line.startswith("  range_end ")]) == 4
-    assert out[-2:] == ["Changefeeds       : not available in this build", "Server            : not running"]
+    assert out[-2:] == ["Changefeeds       : 0", "Server            : not running"]
 
 
-def test_status_lists_changefeeds_with_state_and_consumer_lag(tmp_path):
-    import io
+FEEDS = ["CREATE TABLE ks.f (pk int PRIMARY KEY, v int)",
+         "ALTER TABLE ks.f ADD CHANGEFEED updates WITH (MODE = 'UPDATES', FORMAT = 'JSON', "
+         "TOPIC_MIN_ACTIVE_PARTITIONS = 2)",
+         'ALTER TOPIC "ks/f/updates" ADD CONSUMER fresh',
+         'ALTER TOPIC "ks/f/updates" ADD CONSUMER late',
+         *(f"INSERT INTO ks.f (pk, v) VALUES ({i}, {i})" for i in range(5))]
 
-    make_db(tmp_path)
-    with logtide.open(tmp_path) as db:
-        view = node_view(tmp_path, db.catalog, db.generations.generations, Topics())
-    out = io.StringIO()
-    print_view(out, view, streams=False)
-    assert out.getvalue().splitlines()[-4:] == [
-        "Changefeeds       : 1",
-        "  ks/t/feed INITIAL_SCAN (UPDATES, JSON): 15 records, initial scan 25%",
-        "    consumer fresh: lag 13 records",
-        "    consumer late: lag 3 records",
+
+def make_feeds(path) -> None:
+    """ks.f with a changefeed of 5 records and two consumers; ks.g's changefeed a quarter through its initial scan."""
+    make_db(path)
+    with logtide.open(path) as db:
+        s = db.session()
+        for stmt in FEEDS:
+            s.execute(stmt)
+        s.execute("CREATE TABLE ks.g (pk int PRIMARY KEY, v int)")
+        for i in range(8):
+            s.execute(f"INSERT INTO ks.g (pk, v) VALUES ({i}, {i})")
+        db.feeds.pause()
+        s.execute("ALTER TABLE ks.g ADD CHANGEFEED snap WITH (MODE = 'NEW_IMAGE', FORMAT = 'JSON', INITIAL_SCAN = TRUE)")
+        db.feeds.scan_step(partitions=2)
+    # `late` reads and commits 3 records, as an operator would
+    assert main(["topic", "read", "ks/f/updates", "--consumer", "late", "--format", "newline-delimited",
+                 "--limit", "3", "--data-dir", str(path)]) == 0
+
+
+def test_status_lists_changefeeds_with_state_partitions_records_and_consumer_lag(tmp_path, capsys):
+    make_feeds(tmp_path)
+    capsys.readouterr()
+    before = files(tmp_path)
+    assert main(["status", "--data-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert files(tmp_path) == before
+    assert out[out.index("Changefeeds       : 2"):] == [
+        "Changefeeds       : 2",
+        "  ks/f/updates ENABLED (UPDATES, JSON): 2 partitions, 5 records",
+        "    consumer fresh: lag 5 records",
+        "    consumer late: lag 2 records",
+        "  ks/g/snap INITIAL_SCAN (NEW_IMAGE, JSON): 1 partition, 2 records, initial scan 25%",
+        "    no consumers",
+        "Server            : not running",
     ]
+
+
+def test_changefeed_describe_shows_the_initial_scan_progress(tmp_path, capsys):
+    make_feeds(tmp_path)
+    capsys.readouterr()
+    assert main(["changefeed", "describe", "ks/g/snap", "--data-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "state: INITIAL_SCAN" in out
+    assert "initial scan progress: [########......................] 2/8 partitions (25%)" in out
+    with logtide.open(tmp_path) as db:  # reopened, the database's changefeed worker finishes the scan
+        deadline = time.monotonic() + 120
+        while db.changefeeds.describe("ks/g/snap").state == "INITIAL_SCAN":
+            assert time.monotonic() < deadline, "the initial scan did not finish"
+            time.sleep(0.05)
+    assert main(["changefeed", "describe", "ks/g/snap", "--data-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "state: ENABLED" in out
+    assert "initial scan progress: [##############################] 8/8 partitions (100%)" in out
 
 
 def test_cdc_generations_and_streams_list_what_system_distributed_holds(tmp_path, capsys):
@@ -75,7 +119,7 @@ def test_cdc_generations_and_streams_list_what_system_distributed_holds(tmp_path
         rows = list(db.session().execute("SELECT range_end, streams FROM system_distributed.cdc_streams_descriptions_v2"))
     assert main(["cdc", "generations", "--data-dir", str(tmp_path)]) == 0
     assert capsys.readouterr().out == ("time                          expired  ranges  streams\n"
-                                       "1970-01-01 00:00:00.000+0000  -        4       8\n")
+                                       "1970-01-01 00:00:00.001+0000  -        4       8\n")
     assert main(["cdc", "streams", "ks.t", "--data-dir", str(tmp_path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["time", "range_end", "stream_id"]
@@ -120,6 +164,8 @@ def test_status_reads_a_running_servers_directory_without_writing_and_shows_its_
         port = srv.wait_listening()
         c = cluster(port)
         s = c.connect()
+        s.execute("ALTER TABLE ks.t ADD CHANGEFEED feed WITH (MODE = 'KEYS_ONLY', FORMAT = 'JSON')")
+        s.execute('ALTER TOPIC "ks/t/feed" ADD CONSUMER app')
         for i in range(4):
             s.execute("INSERT INTO ks.t (pk, v) VALUES (%s, %s)", (i, i))
         before = files(tmp_path)
@@ -129,6 +175,7 @@ def test_status_reads_a_running_servers_directory_without_writing_and_shows_its_
         assert files(tmp_path) == before  # nothing written, not even the WAL
         out = done.stdout
         assert f"running, pid {srv.proc.pid}, CQL 127.0.0.1:{port}" in out
+        assert "  ks/t/feed ENABLED (KEYS_ONLY, JSON): 1 partition, 4 records\n    consumer app: lag 4 records\n" in out
         assert "Connections       : 2" in out  # the driver's control connection and one pool connection
         query = next(line for line in out.splitlines() if line.startswith("  QUERY"))
         assert "requests" in query and "/s" in query and "latency mean" in query and "p99 <=" in query
