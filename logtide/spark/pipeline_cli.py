@@ -27,6 +27,8 @@ def add_pipeline(subparsers: "argparse._SubParsersAction", parent: argparse.Argu
     r.add_argument("--confidence-window", default="30s", metavar="DURATION",
                    help="read only changes older than this (default 30s; see docs/spark.md)")
     r.add_argument("--splits", type=int, default=16, metavar="N", help="token ranges of the snapshot (default 16)")
+    r.add_argument("--max-rows-per-trigger", type=int, metavar="N",
+                   help="at most N CDC log rows per micro-batch (default: all available)")
     r.add_argument("--master", default=os.environ.get("SPARK_MASTER", "local[2]"),
                    help="Spark master (default $SPARK_MASTER, else local[2])")
     r.set_defaults(run=run_replicate)
@@ -41,6 +43,7 @@ def _spark(master: str) -> Any:
     spark = (SparkSession.builder.master(master).appName("logtide pipeline replicate")
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
              .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.python.authenticate.socketTimeout", "300s")  # workers start slowly on a loaded host
              .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}")
              .config("spark.sql.session.timeZone", "UTC").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
@@ -70,7 +73,8 @@ def run_replicate(ns: argparse.Namespace) -> int:
     spark = _spark(ns.master)
     try:
         query = replicate(spark, source, target, ns.checkpoint, until_caught_up=ns.until_caught_up,
-                          confidence_window=ns.confidence_window, splits=ns.splits, progress=say)
+                          confidence_window=ns.confidence_window, splits=ns.splits,
+                          max_rows_per_trigger=ns.max_rows_per_trigger, progress=say)
         while query.isActive:
             query.awaitTermination(2)
             lag = lag_seconds(query)
