@@ -40,11 +40,14 @@ def _spark(master: str) -> Any:
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     log4j = os.path.join(os.path.dirname(__file__), "log4j2.properties")
+    # the driver JVM starts before any SparkConf applies: its logging is set on spark-submit's command line
+    if " " not in log4j:
+        os.environ.setdefault("PYSPARK_SUBMIT_ARGS",
+                              f"--driver-java-options -Dlog4j2.configurationFile=file:{log4j} pyspark-shell")
     spark = (SparkSession.builder.master(master).appName("logtide pipeline replicate")
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.python.authenticate.socketTimeout", "300s")  # workers start slowly on a loaded host
-             .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}")
              .config("spark.sql.session.timeZone", "UTC").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     return spark
