@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -89,19 +90,20 @@ def main() -> None:
                             "--synchronous", "OFF"], stderr=subprocess.PIPE, text=True)
     port = None
     for line in srv.stderr:
-        if "listening on" in line:
-            port = int(line.rsplit(":", 1)[1].split()[0])
+        m = re.search(r"listening on \S+:(\d+)", line)
+        if m:
+            port = int(m.group(1))
             break
     from pyspark.sql import SparkSession
 
-    import logtide.spark
+    from logtide.spark import register
     from logtide.spark.replicate import replicate
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
-    logtide.spark.register(spark)
+    register(spark)
     spark.dataSource.register(make_ceiling_source(n, 4))
     try:
         cql = {"host": "127.0.0.1", "port": str(port), "table": "ks.t"}

@@ -204,6 +204,7 @@ class TargetWriter:
             cols = [quote(c.name) for c in self.source.partition_key + self.source.clustering]
             out.append((f"INSERT INTO {self.target} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)}) "
                         f"USING TIMESTAMP {SNAPSHOT_COLLECTION_TIMESTAMP}", tuple(key)))
+        atomic: dict[tuple[str, tuple], list[tuple[str, Any]]] = {}  # cells sharing (timestamp, TTL) and key
         for c in regular:
             value = row[c.name]
             if value is None:
@@ -217,8 +218,8 @@ class TargetWriter:
             if not c.type.is_multicell:
                 ttl = row["_ttl_" + c.name]
                 using = f"USING TIMESTAMP {row['_writetime_' + c.name]}" + (f" AND TTL {ttl}" if ttl else "")
-                out.append((f"UPDATE {self.target} {using} SET {q} = ? WHERE {cwhere}",
-                            (self.convert[c.name](value), *ckey)))
+                atomic.setdefault((f"{using} WHERE {cwhere}", tuple(ckey)), []).append(
+                    (f"{q} = ?", self.convert[c.name](value)))
             elif isinstance(c.type, T.ListType):
                 continue  # element keys cannot be read over CQL: lists come from the CDC log
             elif isinstance(c.type, T.UserType):
@@ -229,6 +230,10 @@ class TargetWriter:
             else:
                 out.append((f"UPDATE {self.target} USING TIMESTAMP {SNAPSHOT_COLLECTION_TIMESTAMP} "
                             f"SET {q} = {q} + ? WHERE {cwhere}", (self.convert[c.name](value), *ckey)))
+        for (using_where, ckey), cells in atomic.items():
+            using, _, cwhere = using_where.partition(" WHERE ")
+            out.append((f"UPDATE {self.target} {using} SET {', '.join(a for a, _ in cells)} WHERE {cwhere}",
+                        (*[v for _, v in cells], *ckey)))
         return out
 
 

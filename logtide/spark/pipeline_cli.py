@@ -27,6 +27,8 @@ def add_pipeline(subparsers: "argparse._SubParsersAction", parent: argparse.Argu
     r.add_argument("--confidence-window", default="30s", metavar="DURATION",
                    help="read only changes older than this (default 30s; see docs/spark.md)")
     r.add_argument("--splits", type=int, default=16, metavar="N", help="token ranges of the snapshot (default 16)")
+    r.add_argument("--max-rows-per-trigger", type=int, metavar="N",
+                   help="at most N CDC log rows per micro-batch (default: all available)")
     r.add_argument("--master", default=os.environ.get("SPARK_MASTER", "local[2]"),
                    help="Spark master (default $SPARK_MASTER, else local[2])")
     r.set_defaults(run=run_replicate)
@@ -38,10 +40,14 @@ def _spark(master: str) -> Any:
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     log4j = os.path.join(os.path.dirname(__file__), "log4j2.properties")
+    # the driver JVM starts before any SparkConf applies: its logging is set on spark-submit's command line
+    if " " not in log4j:
+        os.environ.setdefault("PYSPARK_SUBMIT_ARGS",
+                              f"--driver-java-options -Dlog4j2.configurationFile=file:{log4j} pyspark-shell")
     spark = (SparkSession.builder.master(master).appName("logtide pipeline replicate")
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
              .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}")
+             .config("spark.python.authenticate.socketTimeout", "300s")  # workers start slowly on a loaded host
              .config("spark.sql.session.timeZone", "UTC").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -70,7 +76,8 @@ def run_replicate(ns: argparse.Namespace) -> int:
     spark = _spark(ns.master)
     try:
         query = replicate(spark, source, target, ns.checkpoint, until_caught_up=ns.until_caught_up,
-                          confidence_window=ns.confidence_window, splits=ns.splits, progress=say)
+                          confidence_window=ns.confidence_window, splits=ns.splits,
+                          max_rows_per_trigger=ns.max_rows_per_trigger, progress=say)
         while query.isActive:
             query.awaitTermination(2)
             lag = lag_seconds(query)

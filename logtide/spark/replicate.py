@@ -198,13 +198,14 @@ def snapshot(spark: Any, source: Connection, task: WriteTask, checkpoint: Path, 
 
 def replicate(spark: Any, source: str | Connection, target: str | Connection, checkpoint: str | os.PathLike,
               until_caught_up: bool = False, confidence_window: str = "30s", splits: int = 16,
-              trigger_interval: str = "1 second", progress: Progress | None = None) -> Any:
+              trigger_interval: str = "1 second", max_rows_per_trigger: int | None = None,
+              progress: Progress | None = None) -> Any:
     """Snapshot ``source`` into ``target``, then stream its CDC log into it; returns the StreamingQuery.
 
     ``source``/``target`` are ``cql://HOST:PORT/KS.TABLE`` URLs or :class:`Connection` values.
     With ``until_caught_up`` the query runs with Trigger.AvailableNow and stops once the target has
     every change older than the confidence window; otherwise it runs on, one micro-batch per
-    ``trigger_interval``."""
+    ``trigger_interval``; ``max_rows_per_trigger`` caps the log rows of one micro-batch."""
     from . import register
 
     src = parse_url(source, "source") if isinstance(source, str) else source
@@ -223,7 +224,10 @@ def replicate(spark: Any, source: str | Connection, target: str | Connection, ch
         df.foreachPartition(task.write_deltas)
 
     stream = (spark.readStream.format("logtide-cdc").options(**connection_options(src))
-              .option("startingOffsets", "earliest").option("confidenceWindow", confidence_window).load())
+              .option("startingOffsets", "earliest").option("confidenceWindow", confidence_window))
+    if max_rows_per_trigger:
+        stream = stream.option("maxRowsPerTrigger", str(max_rows_per_trigger))
+    stream = stream.load()
     writer = stream.writeStream.foreachBatch(apply_batch).option("checkpointLocation", str(ckpt / "cdc"))
     writer = writer.trigger(availableNow=True) if until_caught_up else writer.trigger(processingTime=trigger_interval)
     return writer.queryName(f"logtide-replicate-{src.keyspace}.{src.table}").start()

@@ -26,14 +26,19 @@ def write(session, start: int, n: int) -> None:
             session.execute("DELETE FROM ks.t WHERE pk = %s AND ck = %s", (i % 7, i))
 
 
+def start_with_table(data, cdc: str):
+    """A server on ``data`` (4 vnodes) holding ks.t with the given CDC options: (server, cluster, session)."""
+    srv = serve(data, "--vnodes", "4")
+    c = cluster(srv.port)
+    s = c.connect()
+    s.execute(KEYSPACE_DDL.format("ks"))
+    s.execute(f"CREATE TABLE ks.t (pk int, ck int, v text, s set<int>, PRIMARY KEY (pk, ck)) WITH cdc = {cdc}")
+    return srv, c, s
+
+
 def test_batch_read_of_the_log_equals_the_log_table_with_change_columns(spark, tmp_path):
-    srv = serve(tmp_path / "d", "--vnodes", "4")
+    srv, c, s = start_with_table(tmp_path / "d", "{'enabled': true, 'preimage': true}")
     try:
-        c = cluster(srv.port)
-        s = c.connect()
-        s.execute(KEYSPACE_DDL.format("ks"))
-        s.execute("CREATE TABLE ks.t (pk int, ck int, v text, s set<int>, PRIMARY KEY (pk, ck)) "
-                  "WITH cdc = {'enabled': true, 'preimage': true}")
         write(s, 0, 30)
         df = (spark.read.format("logtide-cdc").option("host", "127.0.0.1").option("port", srv.port)
               .option("table", "ks.t").option("confidenceWindow", "0s").load())
@@ -45,12 +50,12 @@ def test_batch_read_of_the_log_equals_the_log_table_with_change_columns(spark, t
         inserted = {(r.pk, r.ck, r.v, tuple(r.s)) for r in rows if r._change_type == "insert"}
         assert (3, 3, "v3", (3,)) in inserted
         assert all(r._commit_version == int(r._commit_timestamp.timestamp() * 1_000_000) for r in rows)
-        c.shutdown()
         # the local form reads the same rows next to the running server
         local = (spark.read.format("logtide-cdc").option("path", str(tmp_path / "d")).option("table", "ks.t")
                  .option("confidenceWindow", "0s").load())
         assert local.count() == len(rows)
     finally:
+        c.shutdown()
         srv.stop()
 
 
@@ -68,21 +73,16 @@ def run_stream(spark, port, out, checkpoint, **opts):
 
 def test_stream_delivers_every_row_once_across_restarts_and_a_generation_switch(spark, tmp_path):
     data, out, ckpt = tmp_path / "d", tmp_path / "out", tmp_path / "ckpt"
-    srv = serve(data, "--vnodes", "4")
-    c = cluster(srv.port)
-    s = c.connect()
-    s.execute(KEYSPACE_DDL.format("ks"))
-    s.execute("CREATE TABLE ks.t (pk int, ck int, v text, s set<int>, PRIMARY KEY (pk, ck)) "
-              "WITH cdc = {'enabled': true}")
-    write(s, 0, 20)
-    q = run_stream(spark, srv.port, out, ckpt, maxRowsPerTrigger="9")
-    assert len([p for p in q.recentProgress if p["numInputRows"]]) >= 3  # admission control cut batches
-    write(s, 20, 10)
-    run_stream(spark, srv.port, out, ckpt)  # restart from the checkpoint
-    c.shutdown()
-    srv.stop()
-    srv = serve(data, "--vnodes", "3")  # a new CDC generation, starting a second from now
+    srv, c, s = start_with_table(data, "{'enabled': true}")
     try:
+        write(s, 0, 20)
+        q = run_stream(spark, srv.port, out, ckpt, maxRowsPerTrigger="9")
+        assert len([p for p in q.recentProgress if p["numInputRows"]]) >= 3  # admission control cut batches
+        write(s, 20, 10)
+        run_stream(spark, srv.port, out, ckpt)  # restart from the checkpoint
+        c.shutdown()
+        srv.stop()
+        srv = serve(data, "--vnodes", "3")  # a new CDC generation, starting a second from now
         c = cluster(srv.port)
         s = c.connect()
         write(s, 30, 5)
@@ -97,8 +97,8 @@ def test_stream_delivers_every_row_once_across_restarts_and_a_generation_switch(
                 for r in delivered]
         assert len(keys) == len(set(keys))
         assert set(keys) == log_rows(s)
-        c.shutdown()
     finally:
+        c.shutdown()
         srv.stop()
 
 

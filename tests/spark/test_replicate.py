@@ -70,8 +70,17 @@ class Job:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "logtide", "pipeline", "replicate", "--source", f"cql://127.0.0.1:{port}/src.t",
              "--target", f"cql://127.0.0.1:{port}/dst.t", "--checkpoint", str(checkpoint), "--until-caught-up",
-             "--confidence-window", "1s", "--splits", "4"],
+             "--confidence-window", "1s", "--splits", "4", "--max-rows-per-trigger", "400"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+
+    def kill_when(self, ready, timeout: float = 300) -> bool:
+        """SIGKILL the job (and its JVM) as soon as ``ready()`` holds; False if it never did."""
+        deadline = time.monotonic() + timeout
+        while not ready() and self.proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        hit = ready()
+        self.kill()
+        return hit
 
     def kill(self) -> None:
         os.killpg(self.proc.pid, signal.SIGKILL)
@@ -80,6 +89,22 @@ class Job:
     def finish(self, timeout: float = 600) -> tuple[int, str, str]:
         out, err = self.proc.communicate(timeout=timeout)
         return self.proc.returncode, out, err
+
+
+def snapshot_started(ckpt) -> bool:
+    return (ckpt / "snapshot.json").exists()
+
+
+def mid_batch(ckpt) -> int:
+    """The micro-batch planned (offsets/N written) and not yet committed (no commits/N), else -1."""
+    offsets, commits = ckpt / "cdc" / "offsets", ckpt / "cdc" / "commits"
+    try:
+        planned = {int(p.name) for p in offsets.iterdir() if p.name.isdigit()}
+        done = {int(p.name) for p in commits.iterdir() if p.name.isdigit()} if commits.exists() else set()
+    except FileNotFoundError:
+        return -1
+    running = planned - done
+    return max(running) if running else -1
 
 
 def test_replicate_converges_cell_for_cell_with_the_job_killed_three_times(tmp_path):
@@ -99,17 +124,21 @@ def test_replicate_converges_cell_for_cell_with_the_job_killed_three_times(tmp_p
         try:
             while not stop.is_set():
                 write_randomly(s, wrng, 5)
-                time.sleep(0.05)
+                time.sleep(0.3)
         except BaseException as e:  # noqa: BLE001 - reported by the test
             failures.append(e)
 
     t = threading.Thread(target=writer, daemon=True)
     t.start()
     try:
-        for delay in (20, 30, 40):  # killed while starting, snapshotting or streaming
-            job = Job(srv.port, tmp_path / "ckpt")
-            time.sleep(delay)
-            job.kill()
+        ckpt = tmp_path / "ckpt"
+        # killed once while the snapshot is copied, then twice in the middle of a CDC micro-batch
+        # (planned in offsets/N, not yet in commits/N), each time a later batch than before
+        assert Job(srv.port, ckpt).kill_when(lambda: snapshot_started(ckpt))
+        killed = -1
+        for _ in range(2):
+            assert Job(srv.port, ckpt).kill_when(lambda: mid_batch(ckpt) > killed)
+            killed = mid_batch(ckpt)
         stop.set()
         t.join(60)
         assert not failures
