@@ -1,6 +1,6 @@
 """Changefeed topics read over the Kafka protocol vs read through the embedded reader.
 
-    python bench/bench_kafka.py [--reader changefeed|standin] [--count 100000] [--partitions 4] [--samples 200] [--json]
+    python bench/bench_kafka.py [--count 100000] [--partitions 4] [--samples 200] [--json]
 
 Fills one topic with COUNT change records (~150-byte JSON values) and reads it
 whole, once by iterating the reader directly and once each with
@@ -12,17 +12,14 @@ row is written every 20 ms while a group consumer of each client long-polls
 the topic; the latency is from the table write starting (so it includes the
 write's commit) to the client handing the message over (p50/p99; goal p99 <= 20 ms).
 
-``--reader changefeed`` (the default when this build has the changefeed
-reader) fills real changefeeds with CQL INSERTs in a fresh data directory and
-reads ``db.changefeeds``; ``--reader standin`` uses the tests' in-memory
-stand-in (tests/kafka/memory_topics.py), whose reads cost almost nothing, so
-its ratio is a lower bound.  Run from the repository root.
+The topics are real changefeeds in a fresh data directory, filled with CQL
+INSERTs and read through ``db.changefeeds`` (the reader ``logtide serve``
+gives the Kafka endpoint).  Run from the repository root.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import tempfile
 import statistics
@@ -34,27 +31,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from logtide.kafka import BackgroundKafka, KafkaConfig  # noqa: E402
-from tests.kafka.memory_topics import MemoryTopics  # noqa: E402
 
 PATH = "bench/t/feed"
 TOPIC = "bench.t.feed"
-
-
-class StandIn:
-    """The tests' in-memory reader; ``append`` stands for a table write."""
-
-    def __init__(self) -> None:
-        self.reader = MemoryTopics()
-
-    def create(self, path: str, partitions: int) -> None:
-        self.reader.create(path, partitions, "JSON")
-
-    def write(self, path: str, i: int, partitions: int) -> None:
-        value = json.dumps({"key": [i], "update": {}, "newImage": {"n": i, "v": f"value {i:08d}" * 4}}).encode()
-        self.reader.append(path, i % partitions, value)
-
-    def close(self) -> None:
-        pass
 
 
 class Changefeeds:
@@ -186,18 +165,16 @@ def pct(values: list[float], q: float) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    have_reader = importlib.util.find_spec("logtide.changefeed.reader") is not None
-    ap.add_argument("--reader", choices=("changefeed", "standin"), default="changefeed" if have_reader else "standin")
     ap.add_argument("--count", type=int, default=100_000)
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--samples", type=int, default=200)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    source = Changefeeds() if args.reader == "changefeed" else StandIn()
+    source = Changefeeds()
     reader = source.reader
     t0 = time.perf_counter()
     fill(source, args.count, args.partitions)
-    out: dict[str, object] = {"count": args.count, "reader": args.reader,
+    out: dict[str, object] = {"count": args.count,
                               "fill_s": round(time.perf_counter() - t0, 1)}
     n, secs = timed(embedded, reader, args.partitions)
     out["embedded_records_per_s"] = round(n / secs)
