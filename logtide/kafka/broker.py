@@ -37,7 +37,8 @@ class KafkaConfig:
     port: int = DEFAULT_PORT  # 0: an ephemeral port (``logtide serve --kafka-port auto``)
     advertised_host: str | None = None  # what Metadata tells clients; default: the bound address
     tls: ssl.SSLContext | None = None
-    threads: int = 16
+    threads: int = 16  # threads for reads and commits
+    wait_threads: int = 256  # threads for long-poll waits, one per waiting Fetch (apart: waits never starve reads)
     max_frame_bytes: int = 100 << 20
     session_check_interval: float = 0.5
 
@@ -52,6 +53,8 @@ class KafkaBroker:
         self.auth_required = self.topics.auth is not None
         self.coordinator = Coordinator()
         self.pool = concurrent.futures.ThreadPoolExecutor(self.config.threads, thread_name_prefix="logtide-kafka")
+        self.wait_pool = concurrent.futures.ThreadPoolExecutor(self.config.wait_threads,
+                                                               thread_name_prefix="logtide-kafka-wait")
         self.address: tuple[str, int] | None = None
         self.advertised: tuple[str, int] = ("127.0.0.1", 0)
         self._server: asyncio.base_events.Server | None = None
@@ -84,6 +87,7 @@ class KafkaBroker:
         await self._server.wait_closed()
         self._server = None
         # reads in flight finish (a long-poll wait within WAIT_SLICE) before the caller closes the database
+        await asyncio.to_thread(self.wait_pool.shutdown, True, cancel_futures=True)
         await asyncio.to_thread(self.pool.shutdown, True, cancel_futures=True)
 
     async def _expire_sessions(self) -> None:

@@ -117,7 +117,7 @@ async def fetch(conn: "KafkaConnection", req: dict, version: int) -> dict:
 async def _wait_any(conn: "KafkaConnection", waits: dict[str, dict[int, int]], timeout: float) -> None:
     reader = conn.topics.reader
     loop = asyncio.get_running_loop()
-    futures = [loop.run_in_executor(conn.broker.pool, reader.wait, path, positions, timeout)
+    futures = [loop.run_in_executor(conn.broker.wait_pool, reader.wait, path, positions, timeout)
                for path, positions in waits.items()]
     _done, pending = await asyncio.wait(futures, return_when=asyncio.FIRST_COMPLETED)
     for f in pending:

@@ -32,8 +32,8 @@ class Record:
     headers: tuple[tuple[str, bytes | None], ...] = ()
 
 
-_SMALL = 4096
-_VARINTS = [encode_varint(v) for v in range(-1, _SMALL)]  # zig-zag varints of -1 .. 4095, the common case
+_SMALL = 1 << 14
+_VARINTS = [encode_varint(v) for v in range(-1, _SMALL)]  # zig-zag varints of -1 .. 16383, the common case
 
 
 def _varint(v: int) -> bytes:
@@ -54,18 +54,27 @@ def _encode(rows: list[tuple[int, int, bytes | None, bytes | None, tuple]]) -> b
     base_offset, base_ts = rows[0][0], rows[0][1]
     max_ts = base_ts
     parts: list[bytes] = []
-    null = _VARINTS[0]
+    append = parts.append
+    table, small = _VARINTS, _SMALL - 1
+    null = table[0]
+    ts_cache: dict[int, bytes] = {}  # timestamp deltas past the table: records of one write share theirs
     for offset, ts, key, value, headers in rows:
         if ts > max_ts:
             max_ts = ts
-        rec = b"".join((
-            b"\x00", _varint(ts - base_ts), _varint(offset - base_offset),
-            null if key is None else _varint(len(key)) + key,
-            null if value is None else _varint(len(value)) + value,
-            _header_bytes(headers) if headers else b"\x00",
-        ))
-        parts.append(_varint(len(rec)))
-        parts.append(rec)
+        d = ts - base_ts
+        if -1 <= d < small:
+            tsd = table[d + 1]
+        else:
+            tsd = ts_cache.get(d)
+            if tsd is None:
+                tsd = ts_cache[d] = encode_varint(d)
+        d = offset - base_offset
+        rec = b"\x00" + tsd + (table[d + 1] if d < small else encode_varint(d)) \
+            + (null if key is None else _varint(len(key)) + key) \
+            + (null if value is None else _varint(len(value)) + value) \
+            + (_header_bytes(headers) if headers else b"\x00")
+        append(_varint(len(rec)))
+        append(rec)
     after_crc = _AFTER_CRC.pack(0, rows[-1][0] - base_offset, base_ts, max_ts, -1, -1, -1, len(rows))
     after_crc += b"".join(parts)
     crc = crc32c.crc32c(after_crc)

@@ -1,22 +1,25 @@
-"""Fixtures of the Kafka endpoint tests.
+"""Fixtures of the Kafka endpoint tests: real changefeeds, made and written through CQL.
 
-``changefeeds`` is the ONE fixture that decides where topics come from: real
-changefeeds made through CQL (``ALTER TABLE ks.tN ADD CHANGEFEED feed WITH
-(MODE='NEW_AND_OLD_IMAGES', FORMAT=...)``, rows written with INSERT, served
-from ``db.changefeeds``) when this build has the changefeed reader, else the
-in-memory stand-in (``memory_topics.MemoryTopics``).  Tests only use
-``Feed.topic``/``path``, ``Feed.write(i)``, ``Feed.row_id(key, value)`` and
-``changefeeds.reader``; retention tests use ``standin_changefeeds``, whose
-``expire`` deletes a prefix at will (real retention goes by time).
+``changefeeds`` opens a real database (``logtide.open``) and makes each topic
+with ``ALTER TABLE ks.tN ADD CHANGEFEED feed WITH (MODE='NEW_AND_OLD_IMAGES',
+FORMAT=...)``; ``Feed.write(i)`` is an INSERT of row ``i`` and the broker
+serves ``db.changefeeds``.  The database's clock is the wall clock plus a
+skew the tests move forward (``changefeeds.advance``), so retention can
+delete records for real: records written before ``advance(s)`` are older
+than a ``RETENTION_PERIOD`` shorter than ``s``, and ``changefeeds.tick()``
+runs the changefeed worker's pass now (``db.feeds.tick``: due barriers, retention).
 """
 
 from __future__ import annotations
 
-import importlib.util
+import functools
 import itertools
 import json
+import os
 import shutil
+import subprocess
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,16 +27,25 @@ import pytest
 
 from logtide.kafka import BackgroundKafka, KafkaConfig
 
-from .memory_topics import MemoryTopics
 
-HAVE_CHANGEFEED_READER = importlib.util.find_spec("logtide.changefeed.reader") is not None
+class SkewedClock:
+    """The wall clock plus a skew that only grows (``advance``): time passes at once for retention."""
+
+    def __init__(self) -> None:
+        self.skew_micros = 0
+
+    def now_micros(self) -> int:
+        return time.time_ns() // 1000 + self.skew_micros
+
+    def advance(self, seconds: float) -> None:
+        self.skew_micros += int(seconds * 1_000_000)
 
 
 @dataclass
 class Feed:
     """One changefeed topic and how to make records in it."""
 
-    source: Any
+    source: "CqlChangefeeds"
     path: str
     format: str
     partitions: int
@@ -41,6 +53,10 @@ class Feed:
     @property
     def topic(self) -> str:
         return self.path.replace("/", ".")
+
+    @property
+    def table(self) -> str:
+        return self.path.split("/")[1]
 
     def write(self, i: int) -> None:
         """A table write of the row with key ``i`` (one change record)."""
@@ -55,41 +71,13 @@ class Feed:
         return json.loads(value)["key"][0]
 
 
-class StandInChangefeeds:
-    """Changefeed topics of the in-memory stand-in reader, with records shaped as YDB's formats."""
-
-    db = None
-
-    def __init__(self) -> None:
-        self.reader = MemoryTopics()
-        self._n = itertools.count()
-
-    def make(self, format: str = "JSON", partitions: int = 2) -> Feed:
-        path = f"ks/t{next(self._n)}/feed"
-        self.reader.create(path, partitions, format)
-        return Feed(self, path, format, partitions)
-
-    def write(self, feed: Feed, i: int) -> None:
-        if feed.format == "DEBEZIUM_JSON":
-            key = json.dumps({"payload": {"id": i}}).encode()
-            value = json.dumps({"payload": {"op": "c", "after": {"id": i, "v": f"row {i}"},
-                                            "source": {"connector": "ydb"}}}).encode()
-        else:
-            key = None
-            value = json.dumps({"key": [i], "update": {}, "newImage": {"v": f"row {i}"}}).encode()
-        self.reader.append(feed.path, i % feed.partitions, value, key)
-
-    def expire(self, feed: Feed, partition: int, offset: int) -> None:
-        """Retention deletes the partition's records below ``offset``."""
-        self.reader.truncate(feed.path, partition, offset)
-
-
 class CqlChangefeeds:
     """Real changefeeds of a logtide database, made and written through CQL."""
 
     def __init__(self, data_dir: Any) -> None:
         import logtide
-        self.db = logtide.open(data_dir, synchronous="OFF")
+        self.clock = SkewedClock()
+        self.db = logtide.open(data_dir, clock=self.clock, synchronous="OFF")
         self.reader = self.db.changefeeds
         self._n = itertools.count()
         self._local = threading.local()
@@ -102,17 +90,30 @@ class CqlChangefeeds:
             s = self._local.session = self.db.session()
         return s
 
-    def make(self, format: str = "JSON", partitions: int = 2) -> Feed:
+    def make(self, format: str = "JSON", partitions: int = 2, **options: str) -> Feed:
+        """A new table ``ks.tN`` with a changefeed ``feed``; ``options`` adds WITH options (name=CQL literal)."""
         table = f"t{next(self._n)}"
         s = self.session()
         s.execute(f"CREATE TABLE IF NOT EXISTS ks.{table} (id int PRIMARY KEY, v text)")
+        extra = "".join(f", {k.upper()} = {v}" for k, v in options.items())
         s.execute(f"ALTER TABLE ks.{table} ADD CHANGEFEED feed WITH (MODE = 'NEW_AND_OLD_IMAGES', "
-                  f"FORMAT = '{format}', TOPIC_MIN_ACTIVE_PARTITIONS = {partitions})")
+                  f"FORMAT = '{format}', TOPIC_MIN_ACTIVE_PARTITIONS = {partitions}{extra})")
         return Feed(self, f"ks/{table}/feed", format, partitions)
 
     def write(self, feed: Feed, i: int) -> None:
-        table = feed.path.split("/")[1]
-        self.session().execute(f"INSERT INTO ks.{table} (id, v) VALUES ({i}, 'row {i}')")
+        self.session().execute(f"INSERT INTO ks.{feed.table} (id, v) VALUES ({i}, 'row {i}')")
+
+    def now_ms(self) -> int:
+        """The database's clock, in milliseconds (what records' write times are taken from)."""
+        return self.clock.now_micros() // 1000
+
+    def advance(self, seconds: float) -> None:
+        """Move the database's clock forward: records written so far become ``seconds`` older."""
+        self.clock.advance(seconds)
+
+    def tick(self) -> None:
+        """Run the changefeed worker's pass now: barriers that are due and retention (records older than RETENTION_PERIOD go)."""
+        self.db.feeds.tick(retention=True)
 
     def close(self) -> None:
         self.db.close()
@@ -120,17 +121,9 @@ class CqlChangefeeds:
 
 @pytest.fixture
 def changefeeds(tmp_path):
-    if not HAVE_CHANGEFEED_READER:
-        yield StandInChangefeeds()
-        return
     feeds = CqlChangefeeds(tmp_path / "data")
     yield feeds
     feeds.close()
-
-
-@pytest.fixture
-def standin_changefeeds() -> StandInChangefeeds:
-    return StandInChangefeeds()
 
 
 @pytest.fixture
@@ -139,18 +132,29 @@ def broker(changefeeds):
         yield b
 
 
-@pytest.fixture
-def standin_broker(standin_changefeeds):
-    with BackgroundKafka(standin_changefeeds.reader, KafkaConfig(port=0)) as b:
-        yield b
-
-
+@functools.cache
 def kcat_path() -> str | None:
-    return shutil.which("kcat") or shutil.which("kafkacat")
+    """kcat, installed with apt-get (Debian package ``kcat``) when missing and the tests run as root."""
+    found = shutil.which("kcat") or shutil.which("kafkacat")
+    if found is None and hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        try:
+            subprocess.run(["apt-get", "install", "-y", "-q", "kcat"], capture_output=True, timeout=300, env=env)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        found = shutil.which("kcat")
+    return found
+
+
+@pytest.fixture
+def kcat_bin() -> str:
+    path = kcat_path()
+    if path is None:
+        pytest.skip("kcat is not installed and could not be (apt-get install kcat)")
+    return path
 
 
 def wait_for(cond: Any, timeout: float = 60.0, what: str = "condition") -> None:
-    import time
     deadline = time.monotonic() + timeout
     while not cond():
         if time.monotonic() > deadline:

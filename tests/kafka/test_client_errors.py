@@ -9,18 +9,28 @@ import pytest
 from .conftest import kcat_path, wait_for
 
 
-@pytest.fixture
-def expired_feed(standin_changefeeds):
-    """A one-partition feed (of the stand-in reader) whose records 0..4 retention deleted: 5..9 remain."""
-    feed = standin_changefeeds.make("JSON", partitions=1)
-    for i in range(10):
+def write_then_expire(changefeeds, old: range, new: range):
+    """A one-partition feed (RETENTION_PERIOD 10 s) whose ``old`` rows are written 20 s before its ``new`` ones,
+    then retention run: the records of ``old`` are deleted for real."""
+    feed = changefeeds.make("JSON", partitions=1, retention_period="Interval('PT10S')")
+    for i in old:
         feed.write(i)
-    standin_changefeeds.expire(feed, 0, 5)
+    changefeeds.advance(20)
+    for i in new:
+        feed.write(i)
+    changefeeds.tick()
     return feed
 
 
-def test_kafka_python_offset_below_retention_is_out_of_range_and_reset_works(standin_broker, expired_feed):
-    broker = standin_broker
+@pytest.fixture
+def expired_feed(changefeeds):
+    """Records 0..4 deleted by retention: 5..9 remain."""
+    feed = write_then_expire(changefeeds, range(5), range(5, 10))
+    assert [(p.start_offset, p.end_offset) for p in changefeeds.reader.partitions(feed.path)] == [(5, 10)]
+    return feed
+
+
+def test_kafka_python_offset_below_retention_is_out_of_range_and_reset_works(broker, expired_feed):
     from kafka import KafkaConsumer, TopicPartition
     from kafka.errors import OffsetOutOfRangeError
     tp = TopicPartition(expired_feed.topic, 0)
@@ -55,15 +65,17 @@ def test_confluent_kafka_offset_past_the_end_is_out_of_range(broker, changefeeds
     c.close()
 
 
-def test_group_offset_committed_before_retention_resumes_at_the_start(standin_broker, standin_changefeeds):
+def test_group_offset_committed_before_retention_resumes_at_the_start(broker, changefeeds):
     from confluent_kafka import Consumer
-    broker, changefeeds = standin_broker, standin_changefeeds
-    feed = changefeeds.make("JSON", partitions=1)
-    for i in range(10):
+    feed = changefeeds.make("JSON", partitions=1, retention_period="Interval('PT10S')")
+    for i in range(6):
         feed.write(i)
     changefeeds.reader.add_consumer(feed.path, "late")
     changefeeds.reader.commit(feed.path, "late", {0: 2})
-    changefeeds.expire(feed, 0, 6)
+    changefeeds.advance(20)
+    for i in range(6, 10):
+        feed.write(i)
+    changefeeds.tick()
     c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "late", "auto.offset.reset": "earliest",
                   "enable.auto.commit": False})
     c.subscribe([feed.topic])

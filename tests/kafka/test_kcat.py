@@ -9,7 +9,10 @@ import pytest
 
 from .conftest import kcat_path
 
-pytestmark = pytest.mark.skipif(kcat_path() is None, reason="kcat is not installed (apt-get install kcat)")
+
+@pytest.fixture(autouse=True)
+def _kcat(kcat_bin):
+    """Every test here needs kcat (installed on first use when missing, else skipped)."""
 
 
 def kcat(*args: str) -> subprocess.CompletedProcess:
