@@ -12,12 +12,9 @@ runs the changefeed worker's pass now (``db.feeds.tick``: due barriers, retentio
 
 from __future__ import annotations
 
-import functools
 import itertools
 import json
-import os
 import shutil
-import subprocess
 import threading
 import time
 from dataclasses import dataclass
@@ -132,18 +129,9 @@ def broker(changefeeds):
         yield b
 
 
-@functools.cache
 def kcat_path() -> str | None:
-    """kcat, installed with apt-get (Debian package ``kcat``) when missing and the tests run as root."""
-    found = shutil.which("kcat") or shutil.which("kafkacat")
-    if found is None and hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        try:
-            subprocess.run(["apt-get", "install", "-y", "-q", "kcat"], capture_output=True, timeout=300, env=env)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-        found = shutil.which("kcat")
-    return found
+    """kcat (tests/conftest.py installs the Debian package ``kcat`` before collection when it is missing)."""
+    return shutil.which("kcat") or shutil.which("kafkacat")
 
 
 @pytest.fixture
