@@ -26,6 +26,25 @@ class Compression:
     decompress_body: Callable[[bytes], bytes]
     compress_block: Callable[[bytes], bytes] | None = None
     decompress_block: Callable[[bytes, int], bytes] | None = None
+    # the uncompressed length a frame body declares (None if it declares none), read before decompressing
+    # so that a small compressed frame cannot make the server inflate past its frame cap
+    declared_size: Callable[[bytes], int | None] = lambda data: None
+
+
+def _lz4_declared_size(data: bytes) -> int | None:
+    """An lz4 frame body's uncompressed length: its big-endian int prefix."""
+    return struct.unpack_from(">i", data)[0] if len(data) >= 4 else None
+
+
+def _snappy_declared_size(data: bytes) -> int | None:
+    """A snappy body's uncompressed length: the varint that starts it."""
+    n = shift = 0
+    for i, b in enumerate(data[:5]):
+        n |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return n
+        shift += 7
+    return None
 
 
 def _lz4() -> Compression | None:
@@ -57,7 +76,7 @@ def _lz4() -> Compression | None:
             raise ProtocolError("Invalid lz4-compressed data: wrong uncompressed length")
         return out
 
-    return Compression("lz4", compress_body, decompress_body, compress_block, decompress_block)
+    return Compression("lz4", compress_body, decompress_body, compress_block, decompress_block, _lz4_declared_size)
 
 
 def _snappy() -> Compression | None:
@@ -74,7 +93,8 @@ def _snappy() -> Compression | None:
         except Exception as e:  # snappy.UncompressError and friends
             raise ProtocolError(f"Invalid snappy-compressed data: {e}") from None
 
-    return Compression("snappy", lambda d: bytes(snappy.compress(d)), decompress_body)
+    return Compression("snappy", lambda d: bytes(snappy.compress(d)), decompress_body,
+                       declared_size=_snappy_declared_size)
 
 
 def available() -> dict[str, Compression]:

@@ -204,6 +204,10 @@ class FrameReader:
         if flags & FLAG_COMPRESSED:
             if self.compression is None:
                 raise FrameError("Received a compressed frame but no compression was negotiated", stream)
+            declared = self.compression.declared_size(body)
+            if declared is not None and declared > self.max_body:  # refused before inflating it
+                raise FrameError(f"Request is too big: length {declared} exceeds maximum allowed length "
+                                 f"{self.max_body}.", stream)
             body = self.compression.decompress_body(body)
             if len(body) > self.max_body:
                 raise FrameError(f"Request is too big: length {len(body)} exceeds maximum allowed length "
