@@ -23,16 +23,18 @@ def add_check(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
 
 
 def _failed(command: str, e: Exception) -> int:
-    print(f"logtide {command}: {e}", file=sys.stderr)
+    print(f"logtide {command}: error: {e}", file=sys.stderr)
     return 2
 
 
 def run_check(ns: argparse.Namespace) -> int:
     from .errors import CqlError
+    from .progress import progress
     from .storage.check import accept_lost_commits, check
 
     try:
-        report = check(ns.data_dir)
+        with progress("checking", unit="records") as shown:  # on a terminal only
+            report = check(ns.data_dir, shown)
     except CqlError as e:
         return _failed("check", e)
     for finding in report.findings:

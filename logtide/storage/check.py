@@ -80,8 +80,11 @@ def _sqlite_findings(report: CheckReport, doing: str) -> Iterator[None]:
         report.findings.append(Finding("SQLite", f"{e} while {doing}"))
 
 
-def check(path: str | Path) -> CheckReport:
-    """Verify the data directory at ``path``; raises ``DataDirectoryError`` when it cannot be opened at all."""
+def check(path: str | Path, progress: Any = None) -> CheckReport:
+    """Verify the data directory at ``path``; raises ``DataDirectoryError`` when it cannot be opened at all.
+
+    ``progress`` (a ``logtide.progress.Progress``) is advanced once per record read."""
+    advance = progress.advance if progress is not None else (lambda n=1: None)
     from ..session import CATALOG_KEY
     from .sqlite import Store, Txn
 
@@ -99,6 +102,7 @@ def check(path: str | Path) -> CheckReport:
         with _sqlite_findings(report, "reading meta values"):
             for key, data in txn.scan("meta"):
                 report.records += 1
+                advance()
                 try:
                     value = decode_meta(key, data)
                 except RecordDamaged as e:
@@ -114,6 +118,7 @@ def check(path: str | Path) -> CheckReport:
         with _sqlite_findings(report, "reading partition records"):
             for tid, token, pk, data in txn.scan("partitions"):
                 report.records += 1
+                advance()
                 t = table(tid)
                 partitions.add((tid, token, pk))
                 try:
@@ -128,6 +133,7 @@ def check(path: str | Path) -> CheckReport:
         with _sqlite_findings(report, "reading rows"):
             for tid, token, pk, ck, data in txn.scan("rows"):
                 report.records += 1
+                advance()
                 t = table(tid)
                 try:
                     decode_row(data, tid, pk, ck)

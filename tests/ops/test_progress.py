@@ -26,8 +26,8 @@ def test_progress_is_silent_on_a_pipe_and_counts_when_forced():
     assert "scanning ks.t" in shown.getvalue() and "2/3" in shown.getvalue()
 
 
-def test_replay_shows_progress_on_a_terminal(tmp_path):
-    make_source(tmp_path)
+def run_on_terminal(argv: list[str]) -> tuple[subprocess.CompletedProcess, bytes]:
+    """Run a logtide command with its standard error on a pseudo-terminal: (result, what the terminal got)."""
     leader, follower = pty.openpty()
     shown = bytearray()
 
@@ -44,12 +44,29 @@ def test_replay_shows_progress_on_a_terminal(tmp_path):
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
     try:
-        done = subprocess.run([sys.executable, "-m", "logtide", "replay", "ks.t", "--to", "ks.copy",
-                               "--data-dir", str(tmp_path)], stdout=subprocess.PIPE, stderr=follower, timeout=120)
+        done = subprocess.run([sys.executable, "-m", "logtide", *argv], stdout=subprocess.PIPE, stderr=follower,
+                              timeout=120)
     finally:
         os.close(follower)
         reader.join(10)
         os.close(leader)
+    return done, bytes(shown)
+
+
+def test_replay_shows_progress_on_a_terminal(tmp_path):
+    make_source(tmp_path)
+    done, shown = run_on_terminal(["replay", "ks.t", "--to", "ks.copy", "--data-dir", str(tmp_path)])
     assert done.returncode == 0
     assert b"replaying ks.t" in shown and b"log rows" in shown
     assert done.stdout.decode().startswith("replayed 6 log rows")  # stdout is the same as without a terminal
+
+
+def test_check_shows_progress_on_a_terminal_and_not_on_a_pipe(tmp_path):
+    make_source(tmp_path)
+    done, shown = run_on_terminal(["check", "--data-dir", str(tmp_path)])
+    assert done.returncode == 0, shown
+    assert b"checking" in shown and b"records" in shown
+    piped = subprocess.run([sys.executable, "-m", "logtide", "check", "--data-dir", str(tmp_path)],
+                           capture_output=True, text=True, timeout=120)
+    assert piped.returncode == 0 and piped.stderr == ""
+    assert piped.stdout == done.stdout.decode()
