@@ -563,12 +563,19 @@ class Session:
             log_schema.validate(new)
             new = log_schema.sync_log_tables(old, new)
             dropped = _dropped_store_ids(old, new)
-            with db.store.write() as txn:
-                txn.put_meta(CATALOG_KEY, new.to_json().encode())
-                for tid in dropped:
-                    txn.drop_table_data(tid)
-                db.feeds.dropped(txn, _dropped_feed_ids(old, new))
+            try:
+                with db.store.write() as txn:
+                    txn.put_meta(CATALOG_KEY, new.to_json().encode())
+                    for tid in dropped:
+                        txn.drop_table_data(tid)
+                    db.feeds.dropped(txn, _dropped_feed_ids(old, new))
+                    wrote = db.feeds.altered(txn, old, new)
+            except BaseException:
+                db.feeds.forget_offsets()
+                raise
             db.catalog = new
+            if wrote:
+                db.feeds.notify()
         auth = getattr(db, "auth", None)
         if auth is not None and change.change_type == "DROPPED" and change.target in ("KEYSPACE", "TABLE"):
             auth.forget(change.keyspace, change.name if change.target == "TABLE" else None)

@@ -30,6 +30,7 @@ from . import storage as S
 from .changes import FeedChange, derive, row_key
 from .model import DISABLED, ENABLED, INITIAL_SCAN, Changefeed, topic_path
 from .render import RowChange, image, render, render_barrier
+from .schema_changes import render_schema_change, schema_changed
 
 if TYPE_CHECKING:
     from ..capture import TouchedRows
@@ -217,6 +218,31 @@ class Feeds:
             S.put_scan_state(txn, feed.feed_id, pos.to_doc())
             self.scans[feed.feed_id] = pos
         self.ensure_worker()
+
+    def altered(self, txn: Txn, old: Any, new: Any) -> bool:
+        """A DDL statement changed the catalog from ``old`` to ``new`` (inside its transaction): write a
+        schema-change record into every partition of each active SCHEMA_CHANGES changefeed of every table whose
+        columns changed.  All such records of one statement share one virtual timestamp, whose txId is also the
+        record's ``schemaVersion``.  True if any was written (then call :meth:`notify` after the commit)."""
+        todo = []
+        for ks in new.keyspaces.values():
+            for t in ks.tables.values():
+                feeds = [f for f in t.changefeeds if f.options.schema_changes and not f.disabled]
+                before = old.find_table(ks.name, t.name) if feeds else None
+                if before is not None and schema_changed(before, t):
+                    todo.append((t, feeds))
+        if not todo:
+            return False
+        step, tx = self.next_vts()
+        self._offsets = {}  # re-read from storage after this DDL transaction, whether it commits or not
+        nxt: dict = {}
+        for t, feeds in todo:
+            for f in feeds:
+                value = render_schema_change(t, f.options, tx, step, tx)
+                for part in range(f.options.partitions):
+                    S.append(txn, f.feed_id, part, step, [(None, value)], nxt)
+        self.save_clock(txn, force=True)
+        return True
 
     def snapshot_vts(self, txn: Txn) -> tuple[int, int]:
         """The virtual timestamp of a changefeed's creation (its initial scan's snapshot)."""
