@@ -35,6 +35,11 @@ def is_barrier(record: Mapping[str, object]) -> bool:
     return "resolved" in record
 
 
+def is_row_change(record: Mapping[str, object]) -> bool:
+    """A record about one row (not a barrier, not a schema change ``{"tableChanges":[...]}``)."""
+    return "key" in record
+
+
 def replay(records: Iterable[Mapping[str, object]], mode: str = "NEW_AND_OLD_IMAGES") -> dict[str, Row]:
     """The table a feed describes: key text -> non-key columns, after every record in order.
 
@@ -42,13 +47,13 @@ def replay(records: Iterable[Mapping[str, object]], mode: str = "NEW_AND_OLD_IMA
     erase removes it; an update record without ``newImage`` (a CQL statement
     that wrote only nulls or tombstones, leaving no row) removes it too.  In ``UPDATES`` mode an update merges its written
     columns into the row (so a row that vanished because every column became
-    null still shows, with nulls).  Barriers are skipped.
+    null still shows, with nulls).  Barriers and schema changes are skipped.
     """
     if mode not in ("NEW_IMAGE", "NEW_AND_OLD_IMAGES", "UPDATES"):
         raise ValueError(f"a {mode} feed does not carry the row values")
     state: dict[str, Row] = {}
     for rec in records:
-        if is_barrier(rec):
+        if not is_row_change(rec):
             continue
         key = key_text(rec)
         if "erase" in rec:
@@ -80,16 +85,38 @@ def image_chain_breaks(records: Sequence[Mapping[str, object]]) -> list[Break]:
     checked); after an erase the next record must have no ``oldImage``.
     """
     last: dict[str, Row | None] = {}
+    relaxed: set[str] = set()  # keys whose next oldImage may hold columns added since their last newImage
     breaks = []
     for i, rec in enumerate(records):
-        if is_barrier(rec):
+        if "tableChanges" in rec:  # a schema change: earlier images take the new columns (added ones null)
+            last = {k: _under_schema(img, rec) for k, img in last.items()}
+            relaxed = set(last)
+            continue
+        if not is_row_change(rec):
             continue
         key = key_text(rec)
         old = rec.get("oldImage")
-        if key in last and old != last[key]:
+        if key in last and old != last[key] and not (key in relaxed and _same_but_new_nulls(old, last[key])):
             breaks.append(Break(i, f"oldImage {old!r} is not the previous newImage {last[key]!r} of key {key}"))
         last[key] = None if "erase" in rec else rec.get("newImage")  # type: ignore[assignment]
+        relaxed.discard(key)
     return breaks
+
+
+def _under_schema(image: Row | None, change: Mapping[str, object]) -> Row | None:
+    """An image without the columns a schema-change record no longer lists."""
+    if image is None:
+        return None
+    columns = change["tableChanges"][0]["table"]["columns"]  # type: ignore[index]
+    return {c: v for c, v in image.items() if c in columns}
+
+
+def _same_but_new_nulls(old: Mapping[str, object] | None, previous: Row | None) -> bool:
+    """Whether ``old`` is ``previous`` plus null columns (added by ALTER TABLE since ``previous`` was written)."""
+    if old is None or previous is None:
+        return False
+    return all(old.get(c, ...) == v for c, v in previous.items()) and \
+        all(v is None for c, v in old.items() if c not in previous)
 
 
 def barrier_breaks(partition_records: Sequence[Mapping[str, object]]) -> list[Break]:

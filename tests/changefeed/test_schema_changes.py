@@ -144,3 +144,17 @@ def test_topic_read_and_the_kafka_endpoint_show_them_as_ordinary_records(tmp_pat
     assert main(["topic", "read", path, "--data-dir", str(d), "--format", "newline-delimited"]) == 0
     assert capsys.readouterr().out.splitlines() == [v.decode() for v in expected]
     assert re.match(rb'\{"tableChanges":\[\{"table":\{"schemaVersion":\d+,', expected[1])
+
+
+def test_replay_and_the_feed_properties_skip_schema_changes_and_keep_their_order(session):
+    from logtide.changefeed.replay import barrier_breaks, image_chain_breaks, order_breaks, replay
+
+    session.execute("CREATE TABLE t (k int PRIMARY KEY, v int)")
+    path = add_feed(session, "t", "f", extra=SC)
+    session.execute("INSERT INTO t (k, v) VALUES (1, 1)")
+    session.execute("ALTER TABLE t ADD w int")
+    session.execute("UPDATE t SET w = 2 WHERE k = 1")
+    recs = values(session.db.changefeeds, path)
+    assert "tableChanges" in recs[1]
+    assert replay(recs) == {"[1]": {"v": 1, "w": 2}}
+    assert image_chain_breaks(recs) == [] and order_breaks(recs) == [] and barrier_breaks(recs) == []
