@@ -92,15 +92,21 @@ def test_a_user_type_change_that_alters_the_table_is_a_schema_change(session):
     assert values(session.db.changefeeds, other) == []  # u does not hold the type
 
 
+def write_insert_then_alter(db) -> str:
+    """ks.t with a SCHEMA_CHANGES feed: one INSERT, then ALTER TABLE ADD w; returns the topic path."""
+    s = db.session()
+    s.execute(KS)
+    s.execute("CREATE TABLE ks.t (k int PRIMARY KEY, v int)")
+    path = add_feed(s, "ks.t", "f", mode="KEYS_ONLY", extra=SC)
+    s.execute("INSERT INTO ks.t (k, v) VALUES (1, 1)")
+    s.execute("ALTER TABLE ks.t ADD w int")
+    return path
+
+
 def test_schema_change_records_survive_a_restart_and_later_stamps_are_larger(tmp_path):
     d = tmp_path / "data"
     with logtide.open(d, synchronous="FULL") as db:
-        s = db.session()
-        s.execute(KS)
-        s.execute("CREATE TABLE ks.t (k int PRIMARY KEY, v int)")
-        path = add_feed(s, "ks.t", "f", mode="KEYS_ONLY", extra=SC)
-        s.execute("INSERT INTO ks.t (k, v) VALUES (1, 1)")
-        s.execute("ALTER TABLE ks.t ADD w int")
+        path = write_insert_then_alter(db)
         before = values(db.changefeeds, path)
     with logtide.open(d) as db:
         s = db.session()
@@ -122,13 +128,8 @@ def test_topic_read_and_the_kafka_endpoint_show_them_as_ordinary_records(tmp_pat
 
     d = tmp_path / "data"
     with logtide.open(d, synchronous="OFF") as db:
-        s = db.session()
-        s.execute(KS)
-        s.execute("CREATE TABLE ks.t (k int PRIMARY KEY, v int)")
-        path = add_feed(s, "ks.t", "f", mode="KEYS_ONLY", extra=SC)
-        s.execute("INSERT INTO ks.t (k, v) VALUES (1, 1)")
-        s.execute("ALTER TABLE ks.t ADD w int")
-        s.execute("INSERT INTO ks.t (k, v) VALUES (2, 2)")
+        path = write_insert_then_alter(db)
+        db.session().execute("INSERT INTO ks.t (k, v) VALUES (2, 2)")
         expected = [r.value for r in records(db.changefeeds, path)]
         with BackgroundKafka(db.changefeeds, KafkaConfig(port=0)) as broker:
             c = KafkaConsumer(bootstrap_servers=broker.bootstrap, auto_offset_reset="earliest")
