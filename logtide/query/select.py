@@ -65,6 +65,7 @@ class Selected:
     aggregate: str | None = None
     arg: "Selected | None" = None
     columns: tuple[str, ...] = ()
+    column: Column | None = None  # set for a plain column reference (read by ``row_projector``)
 
 
 @dataclass
@@ -88,7 +89,7 @@ def compile_selector(sel: Any, table: Table, ctx: SelectContext) -> Selected:
         if col is None:
             raise InvalidRequest(f"Undefined column name {sel.name}")
         t = col.type
-        return Selected(col.name, t, lambda r, c=col, t=t: _deser(t, r.bytes_of(c)), columns=(col.name,))
+        return Selected(col.name, t, lambda r, c=col, t=t: _deser(t, r.bytes_of(c)), columns=(col.name,), column=col)
     if isinstance(sel, ast.FunctionCall):
         return _compile_call(sel, table, ctx)
     if isinstance(sel, ast.FieldSelection):
@@ -257,6 +258,48 @@ def _filter_matches(f: Filter, r: CqlRow) -> bool:
     return {"=": c == 0, "<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0}.get(op, False)
 
 
+def row_projector(selected: list[Selected]) -> Callable[[CqlRow], list[Any]]:
+    """The result values of a row for a selection.
+
+    When every selector is a plain non-static column, rows read from uniform records (CDC log rows,
+    ``read.uniform_live_row``) are projected in one pass over a plan made once per query: each
+    value is looked up in the record's values and deserialized with the type's codec, and the
+    partition key columns are deserialized once per partition, not once per row.  Any other row or
+    selection goes through each selector's ``compute``."""
+    computes = [s.compute for s in selected]
+
+    def general(r: CqlRow) -> list[Any]:
+        return [c(r) for c in computes]
+    if any(s.column is None or s.column.kind == STATIC or s.column.type.is_multicell for s in selected):
+        return general
+    plan = [(0 if c.kind == PARTITION_KEY else 1 if c.kind == CLUSTERING else 2,
+             c.position if c.is_primary_key else c.name, c.type._deserializer)
+            for c in (s.column for s in selected)]
+    # partition key values are shared by the rows of a partition only when immutable (native types)
+    shared = [kind == 0 and s.column.type.kind == "native" for (kind, _, _), s in zip(plan, selected)]
+    key_plan = [(i, at, des) for i, (kind, at, des) in enumerate(plan) if shared[i]]
+    row_plan = [(i, kind, at, des) for i, (kind, at, des) in enumerate(plan) if not shared[i]]
+    template: list[Any] = [None] * len(plan)
+    last_key: list[Any] = [None]
+
+    def project(r: CqlRow) -> list[Any]:
+        row = r.row
+        if row is None or row.values is None:
+            return general(r)
+        if r.key is not last_key[0]:
+            key = last_key[0] = r.key
+            for i, at, des in key_plan:
+                template[i] = des(key[at])
+        out = template.copy()
+        values, clustering, key = row.values, row.clustering, r.key
+        for i, kind, at, des in row_plan:
+            b = values.get(at) if kind == 2 else clustering[at] if kind == 1 else key[at]
+            if b is not None:
+                out[i] = des(b)
+        return out
+    return project
+
+
 def _order(stmt: ast.Select, table: Table, kr: KeyRestrictions) -> bool:
     """Whether rows are read in reverse clustering order (validates ORDER BY)."""
     if not stmt.order_by:
@@ -302,7 +345,7 @@ def _selection(stmt: ast.Select, table: Table, ctx: SelectContext) -> list[Selec
     for s in stmt.selectors:
         sel = compile_selector(s.expr, table, ctx)
         if s.alias:
-            sel = Selected(s.alias, sel.type, sel.compute, sel.aggregate, sel.arg, sel.columns)
+            sel = Selected(s.alias, sel.type, sel.compute, sel.aggregate, sel.arg, sel.columns, sel.column)
         out.append(sel)
     return out
 
@@ -457,6 +500,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
     current_key = (resume.token, resume.pk) if resume else None
     next_state: PagingState | None = None
     consumed = resume.offset if resume and resume.offset >= 0 else 0
+    project = row_projector(selected)
     for r in source_rows:
         consumed += 1
         if filters and not all(_filter_matches(f, r) for f in filters):
@@ -475,7 +519,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
                 if a is not None:
                     a.add(v)
             continue
-        rows_out.append([s.compute(r) for s in selected])
+        rows_out.append(project(r))
         returned += 1
         if limit is not None and returned >= limit:
             break

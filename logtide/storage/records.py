@@ -87,6 +87,21 @@ def decode_row(data: bytes, tid: int, pk: bytes, ck: bytes) -> RowData:
     return _row_from(_decode(_ROW, body))
 
 
+def decode_uniform_row(data: bytes, tid: int, pk: bytes,
+                       ck: bytes) -> tuple[tuple[bytes, ...], int, int, int, dict[str, Optional[bytes]]] | None:
+    """``(clustering, timestamp, ttl, ldt, {column: value})`` of a uniform row record (a CDC log row),
+    None when the record verifies but is a general row; RecordDamaged if it does not verify.
+
+    The read path for immutable log rows: no ``Cell`` per value, since every value shares the one liveness."""
+    kind, body = unseal(data, tid, pk, ck)
+    if kind != UNIFORM_ROW:
+        if kind != ROW:
+            raise RecordDamaged(f"a record of kind {chr(kind)!r} where a row belongs")
+        return None
+    clustering, (ts, ttl, ldt), values = _decode(_UNIFORM, body)
+    return clustering, ts, ttl, ldt, values
+
+
 def encode_partition(p: PartitionData, tid: int, pk: bytes) -> bytes:
     """Bytes of a partition record (key, partition tombstone, range tombstones, static row)."""
     return seal(PARTITION, tid, pk, b"", _ENCODE((
