@@ -21,6 +21,7 @@ from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table
 from ..storage.keys import partition_token, serialize_partition_key, token_of
 from .evaluate import TermEvaluator, arg_text, call_text
 from .functions import AGGREGATES, Aggregate
+from .projection import row_projector
 from .read import LiveRow, column_bytes
 from .restrictions import FILTERING_MESSAGE, Filter, KeyRestrictions, analyse, token_bounds
 
@@ -32,7 +33,7 @@ class PartitionSource:
         raise NotImplementedError
 
 
-@dataclass
+@dataclass(slots=True)
 class CqlRow:
     """One row as CQL shows it: partition key, clustering (None for a static-only row), row and static cells."""
 
@@ -256,48 +257,6 @@ def _filter_matches(f: Filter, r: CqlRow) -> bool:
         return any(t.compare(b, v) == 0 for v in f.values)
     c = t.compare(b, f.values[0])
     return {"=": c == 0, "<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0}.get(op, False)
-
-
-def row_projector(selected: list[Selected]) -> Callable[[CqlRow], list[Any]]:
-    """The result values of a row for a selection.
-
-    When every selector is a plain non-static column, rows read from uniform records (CDC log rows,
-    ``read.uniform_live_row``) are projected in one pass over a plan made once per query: each
-    value is looked up in the record's values and deserialized with the type's codec, and the
-    partition key columns are deserialized once per partition, not once per row.  Any other row or
-    selection goes through each selector's ``compute``."""
-    computes = [s.compute for s in selected]
-
-    def general(r: CqlRow) -> list[Any]:
-        return [c(r) for c in computes]
-    if any(s.column is None or s.column.kind == STATIC or s.column.type.is_multicell for s in selected):
-        return general
-    plan = [(0 if c.kind == PARTITION_KEY else 1 if c.kind == CLUSTERING else 2,
-             c.position if c.is_primary_key else c.name, c.type._deserializer)
-            for c in (s.column for s in selected)]
-    # partition key values are shared by the rows of a partition only when immutable (native types)
-    shared = [kind == 0 and s.column.type.kind == "native" for (kind, _, _), s in zip(plan, selected)]
-    key_plan = [(i, at, des) for i, (kind, at, des) in enumerate(plan) if shared[i]]
-    row_plan = [(i, kind, at, des) for i, (kind, at, des) in enumerate(plan) if not shared[i]]
-    template: list[Any] = [None] * len(plan)
-    last_key: list[Any] = [None]
-
-    def project(r: CqlRow) -> list[Any]:
-        row = r.row
-        if row is None or row.values is None:
-            return general(r)
-        if r.key is not last_key[0]:
-            key = last_key[0] = r.key
-            for i, at, des in key_plan:
-                template[i] = des(key[at])
-        out = template.copy()
-        values, clustering, key = row.values, row.clustering, r.key
-        for i, kind, at, des in row_plan:
-            b = values.get(at) if kind == 2 else clustering[at] if kind == 1 else key[at]
-            if b is not None:
-                out[i] = des(b)
-        return out
-    return project
 
 
 def _order(stmt: ast.Select, table: Table, kr: KeyRestrictions) -> bool:
