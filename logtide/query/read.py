@@ -14,9 +14,9 @@ from typing import Any, Iterator
 from ..mutation.cells import Cell, Deletion, PartitionData, RowData, reconcile_deletion
 from ..schema import types as T
 from ..schema.model import Column, Table
-from ..storage.damage import corrupt, partition_record, row_record
+from ..storage.damage import corrupt, partition_record
 from ..storage.envelope import RecordDamaged
-from ..storage.records import decode_uniform_row
+from ..storage.records import decode_row_or_uniform, uniform_row_data
 from ..storage.sqlite import Txn
 
 
@@ -109,7 +109,7 @@ def live_row(table: Table, row: RowData, outer: Deletion | None, now: int, key: 
 
 def uniform_live_row(table: Table, record: tuple, outer: Deletion | None, now: int, key: tuple[bytes, ...],
                      ck: bytes) -> LiveRow | None:
-    """The live view of a uniform row record (``records.decode_uniform_row``), or None when it is not live.
+    """The live view of a uniform row record (``records.decode_row_or_uniform``), or None when it is not live.
 
     Its marker and every value share one liveness, so the row is live, whole, or not at all: it
     expires with its TTL or is shadowed by a partition/range deletion as a unit.  Callers use it only
@@ -182,18 +182,17 @@ class PartitionView:
         plain = data_.deletion is None and not data_.range_tombstones
         uniform_ok = not table.dropped_columns
         for ck, data in self.txn.rows(tid, self.token, pk, lo, hi, reverse):
-            if uniform_ok:
-                try:
-                    u = decode_uniform_row(data, tid, pk, ck)
-                except RecordDamaged as e:
-                    raise corrupt(table, pk, ck, e.reason) from None
-                if u is not None:
-                    lr = uniform_live_row(table, u, None if plain else data_.row_deletion(ck), now, key, ck)
-                    if lr is not None:
-                        yield lr
-                    continue
-            lr = live_row(table, row_record(table, data, pk, ck), None if plain else data_.row_deletion(ck), now,
-                          key, ck)
+            try:
+                row = decode_row_or_uniform(data, tid, pk, ck)
+            except RecordDamaged as e:
+                raise corrupt(table, pk, ck, e.reason) from None
+            outer = None if plain else data_.row_deletion(ck)
+            if isinstance(row, RowData):
+                lr = live_row(table, row, outer, now, key, ck)
+            elif uniform_ok:
+                lr = uniform_live_row(table, row, outer, now, key, ck)
+            else:
+                lr = live_row(table, uniform_row_data(row), outer, now, key, ck)
             if lr is not None:
                 yield lr
 
