@@ -8,27 +8,56 @@ markers; a static row exists while a static cell is live).
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ..mutation.cells import Cell, Deletion, PartitionData, RowData, reconcile_deletion
 from ..schema import types as T
 from ..schema.model import Column, Table
-from ..storage.damage import partition_record, row_record
+from ..storage.damage import corrupt, partition_record
+from ..storage.envelope import RecordDamaged
+from ..storage.records import decode_row_or_uniform, uniform_row_data
 from ..storage.sqlite import Txn
 
 
-@dataclass
 class LiveRow:
-    """The live content of one row: atomic cells and ordered element cells of complex columns."""
+    """The live content of one row: atomic cells and ordered element cells of complex columns.
 
-    key: tuple[bytes, ...]
-    clustering: tuple[bytes, ...]
-    ck: bytes
-    cells: dict[str, Cell] = field(default_factory=dict)
-    complex: dict[str, list[tuple[bytes, Cell]]] = field(default_factory=dict)
-    static: bool = False
-    marker_live: bool = False
+    A row read from a uniform record (a CDC log row, ``storage/records.py``) carries its values as
+    ``values`` with the one ``liveness`` they share; ``cells`` is then built only when asked for
+    (SELECT reads ``values`` directly, see ``docs/performance.md``, "Reading the CDC log")."""
+
+    __slots__ = ("key", "clustering", "ck", "_cells", "complex", "static", "marker_live", "values", "liveness",
+                 "_table")
+
+    def __init__(self, key: tuple[bytes, ...], clustering: tuple[bytes, ...], ck: bytes,
+                 cells: dict[str, Cell] | None = None, complex: dict[str, list[tuple[bytes, Cell]]] | None = None,
+                 static: bool = False, marker_live: bool = False, values: dict[str, bytes | None] | None = None,
+                 liveness: tuple[int, int, int] | None = None, table: Table | None = None) -> None:
+        self.key = key
+        self.clustering = clustering
+        self.ck = ck
+        self._cells = {} if cells is None and values is None else cells
+        self.complex = {} if complex is None else complex
+        self.static = static
+        self.marker_live = marker_live
+        self.values = values
+        self.liveness = liveness
+        self._table = table
+
+    @property
+    def cells(self) -> dict[str, Cell]:
+        c = self._cells
+        if c is None:
+            ts, ttl, ldt = self.liveness  # type: ignore[misc]
+            column = self._table.column  # type: ignore[union-attr]
+            c = self._cells = {n: Cell(ts, v, ttl, ldt) for n, v in self.values.items()  # type: ignore[union-attr]
+                               if v is not None and column(n) is not None}
+        return c
+
+    def __repr__(self) -> str:
+        return (f"LiveRow(key={self.key!r}, clustering={self.clustering!r}, cells={self.cells!r}, "
+                f"complex={self.complex!r}, static={self.static!r}, marker_live={self.marker_live!r})")
 
 
 def element_order_key(ctype: Any):
@@ -78,6 +107,19 @@ def live_row(table: Table, row: RowData, outer: Deletion | None, now: int, key: 
     return None
 
 
+def uniform_live_row(table: Table, record: tuple, outer: Deletion | None, now: int, key: tuple[bytes, ...],
+                     ck: bytes) -> LiveRow | None:
+    """The live view of a uniform row record (``records.decode_row_or_uniform``), or None when it is not live.
+
+    Its marker and every value share one liveness, so the row is live, whole, or not at all: it
+    expires with its TTL or is shadowed by a partition/range deletion as a unit.  Callers use it only
+    for tables without dropped columns (a dropped column's values would need filtering per value)."""
+    clustering, ts, ttl, ldt, values = record
+    if (ttl and now >= ldt) or (outer is not None and ts <= outer.timestamp):
+        return None
+    return LiveRow(key, clustering, ck, None, None, False, True, values, (ts, ttl, ldt), table)
+
+
 def assemble_complex(ctype: Any, elems: list[tuple[bytes, Cell]]) -> bytes:
     """The frozen serialized value of a non-frozen collection/UDT from its live element cells."""
     out = bytearray()
@@ -107,6 +149,8 @@ def column_bytes(row: LiveRow, col: Column) -> bytes | None:
     if col.type.is_multicell:
         elems = row.complex.get(col.name)
         return None if not elems else assemble_complex(col.type, elems)
+    if row.values is not None:
+        return row.values.get(col.name)
     cell = row.cells.get(col.name)
     return None if cell is None else cell.value
 
@@ -132,9 +176,23 @@ class PartitionView:
         return live_row(self.table, self.data.static, self.data.deletion, self.now, self.data.key, b"", static=True)
 
     def rows(self, lo: bytes | None, hi: bytes | None, reverse: bool = False) -> Iterator[LiveRow]:
-        for ck, data in self.txn.rows(self.table.store_id, self.token, self.pk, lo, hi, reverse):
-            lr = live_row(self.table, row_record(self.table, data, self.pk, ck), self.data.row_deletion(ck), self.now,
-                          self.data.key, ck)
+        table, pk, now, key = self.table, self.pk, self.now, self.data.key
+        tid = table.store_id
+        data_ = self.data
+        plain = data_.deletion is None and not data_.range_tombstones
+        uniform_ok = not table.dropped_columns
+        for ck, data in self.txn.rows(tid, self.token, pk, lo, hi, reverse):
+            try:
+                row = decode_row_or_uniform(data, tid, pk, ck)
+            except RecordDamaged as e:
+                raise corrupt(table, pk, ck, e.reason) from None
+            outer = None if plain else data_.row_deletion(ck)
+            if isinstance(row, RowData):
+                lr = live_row(table, row, outer, now, key, ck)
+            elif uniform_ok:
+                lr = uniform_live_row(table, row, outer, now, key, ck)
+            else:
+                lr = live_row(table, uniform_row_data(row), outer, now, key, ck)
             if lr is not None:
                 yield lr
 

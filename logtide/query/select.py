@@ -21,6 +21,7 @@ from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table
 from ..storage.keys import partition_token, serialize_partition_key, token_of
 from .evaluate import TermEvaluator, arg_text, call_text
 from .functions import AGGREGATES, Aggregate
+from .projection import row_projector
 from .read import LiveRow, column_bytes
 from .restrictions import FILTERING_MESSAGE, Filter, KeyRestrictions, analyse, token_bounds
 
@@ -32,7 +33,7 @@ class PartitionSource:
         raise NotImplementedError
 
 
-@dataclass
+@dataclass(slots=True)
 class CqlRow:
     """One row as CQL shows it: partition key, clustering (None for a static-only row), row and static cells."""
 
@@ -65,6 +66,7 @@ class Selected:
     aggregate: str | None = None
     arg: "Selected | None" = None
     columns: tuple[str, ...] = ()
+    column: Column | None = None  # set for a plain column reference (read by ``row_projector``)
 
 
 @dataclass
@@ -88,7 +90,7 @@ def compile_selector(sel: Any, table: Table, ctx: SelectContext) -> Selected:
         if col is None:
             raise InvalidRequest(f"Undefined column name {sel.name}")
         t = col.type
-        return Selected(col.name, t, lambda r, c=col, t=t: _deser(t, r.bytes_of(c)), columns=(col.name,))
+        return Selected(col.name, t, lambda r, c=col, t=t: _deser(t, r.bytes_of(c)), columns=(col.name,), column=col)
     if isinstance(sel, ast.FunctionCall):
         return _compile_call(sel, table, ctx)
     if isinstance(sel, ast.FieldSelection):
@@ -302,7 +304,7 @@ def _selection(stmt: ast.Select, table: Table, ctx: SelectContext) -> list[Selec
     for s in stmt.selectors:
         sel = compile_selector(s.expr, table, ctx)
         if s.alias:
-            sel = Selected(s.alias, sel.type, sel.compute, sel.aggregate, sel.arg, sel.columns)
+            sel = Selected(s.alias, sel.type, sel.compute, sel.aggregate, sel.arg, sel.columns, sel.column)
         out.append(sel)
     return out
 
@@ -457,6 +459,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
     current_key = (resume.token, resume.pk) if resume else None
     next_state: PagingState | None = None
     consumed = resume.offset if resume and resume.offset >= 0 else 0
+    project = row_projector(selected)
     for r in source_rows:
         consumed += 1
         if filters and not all(_filter_matches(f, r) for f in filters):
@@ -475,7 +478,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
                 if a is not None:
                     a.add(v)
             continue
-        rows_out.append([s.compute(r) for s in selected])
+        rows_out.append(project(r))
         returned += 1
         if limit is not None and returned >= limit:
             break

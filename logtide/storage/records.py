@@ -75,16 +75,34 @@ def _decode(decoder: msgspec.msgpack.Decoder, body):
         raise RecordDamaged(f"malformed record body ({e})") from None
 
 
-def decode_row(data: bytes, tid: int, pk: bytes, ck: bytes) -> RowData:
-    """Inverse of :func:`encode_row` and :func:`encode_uniform_row`; RecordDamaged if it does not verify."""
+UniformRecord = tuple[tuple[bytes, ...], int, int, int, dict[str, Optional[bytes]]]
+
+
+def uniform_row_data(record: UniformRecord) -> RowData:
+    """The general form of a uniform row record: a marker and one cell per value, all of one liveness."""
+    clustering, ts, ttl, ldt, values = record
+    return RowData(clustering, Liveness(ts, ttl, ldt), None, {n: Cell(ts, v, ttl, ldt) for n, v in values.items()}, {})
+
+
+def decode_row_or_uniform(data: bytes, tid: int, pk: bytes, ck: bytes) -> Union[RowData, UniformRecord]:
+    """A row record decoded once: a uniform record (a CDC log row) as the tuple ``(clustering,
+    timestamp, ttl, ldt, {column: value})``, without a ``Cell`` per value; a general one as
+    ``RowData``.  RecordDamaged if it does not verify.
+
+    The read path for immutable log rows (``query/read.py``, ``uniform_live_row``)."""
     kind, body = unseal(data, tid, pk, ck)
     if kind == UNIFORM_ROW:
         clustering, (ts, ttl, ldt), values = _decode(_UNIFORM, body)
-        return RowData(clustering, Liveness(ts, ttl, ldt),
-                       None, {n: Cell(ts, v, ttl, ldt) for n, v in values.items()}, {})
+        return clustering, ts, ttl, ldt, values
     if kind != ROW:
         raise RecordDamaged(f"a record of kind {chr(kind)!r} where a row belongs")
     return _row_from(_decode(_ROW, body))
+
+
+def decode_row(data: bytes, tid: int, pk: bytes, ck: bytes) -> RowData:
+    """Inverse of :func:`encode_row` and :func:`encode_uniform_row`; RecordDamaged if it does not verify."""
+    row = decode_row_or_uniform(data, tid, pk, ck)
+    return row if isinstance(row, RowData) else uniform_row_data(row)
 
 
 def encode_partition(p: PartitionData, tid: int, pk: bytes) -> bytes:
