@@ -20,6 +20,7 @@ from typing import Any
 from logtide.changefeed.api import TopicReader
 from logtide.server.server import _primary_address
 
+from .batches import BatchCache
 from .connection import KafkaConnection
 from .groups import Coordinator
 from .topics import Topics
@@ -41,6 +42,7 @@ class KafkaConfig:
     wait_threads: int = 256  # threads for long-poll waits, one per waiting Fetch (apart: waits never starve reads)
     max_frame_bytes: int = 100 << 20
     session_check_interval: float = 0.5
+    batch_cache_bytes: int = 64 << 20  # encoded record batches kept for Fetch (logtide/kafka/batches.py)
 
 
 class KafkaBroker:
@@ -52,6 +54,7 @@ class KafkaBroker:
         self.auth = auth
         self.auth_required = self.topics.auth is not None
         self.coordinator = Coordinator()
+        self.batches = BatchCache(reader, self.config.batch_cache_bytes)
         self.pool = concurrent.futures.ThreadPoolExecutor(self.config.threads, thread_name_prefix="logtide-kafka")
         self.wait_pool = concurrent.futures.ThreadPoolExecutor(self.config.wait_threads,
                                                                thread_name_prefix="logtide-kafka-wait")
@@ -89,6 +92,7 @@ class KafkaBroker:
         # reads in flight finish (a long-poll wait within WAIT_SLICE) before the caller closes the database
         await asyncio.to_thread(self.wait_pool.shutdown, True, cancel_futures=True)
         await asyncio.to_thread(self.pool.shutdown, True, cancel_futures=True)
+        await asyncio.to_thread(self.batches.close)
 
     async def _expire_sessions(self) -> None:
         while True:

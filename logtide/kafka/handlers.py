@@ -17,7 +17,6 @@ from logtide.errors import InvalidRequest
 
 from . import errors as E
 from .messages import APIS
-from .records import encode_topic_records
 
 if TYPE_CHECKING:
     from .connection import KafkaConnection
@@ -26,7 +25,6 @@ log = logging.getLogger("logtide.kafka")
 
 MAX_WAIT_MS = 30_000  # a Fetch waits at most this long, whatever it asks
 WAIT_SLICE = 0.5  # seconds per blocking wait, so a closed connection frees its thread soon
-MAX_RECORDS_PER_READ = 5000
 
 
 def api_versions(conn: "KafkaConnection", req: dict, version: int) -> dict:
@@ -159,11 +157,10 @@ def _fetch_once(conn: "KafkaConnection", req: dict) -> tuple[list[dict], int, bo
             limit = max(1, min(p["partition_max_bytes"], budget - size)) if size < budget else 0
             if limit == 0:
                 continue
-            recs = reader.read(desc.path, idx, offset, MAX_RECORDS_PER_READ, limit)
-            if not recs:
+            batch = conn.broker.batches.read(desc.path, idx, offset, limit, b.end_offset)
+            if not batch:
                 waits.setdefault(desc.path, {})[idx] = offset
                 continue
-            batch = encode_topic_records(recs)
             answer["records"] = batch
             size += len(batch)
         responses.append({"topic": t["topic"], "partitions": parts})

@@ -16,6 +16,7 @@ import crc32c
 from .codec import MalformedFrame, Reader, encode_uvarint, encode_varint
 
 MAGIC = 2
+_CRC = struct.Struct(">I")
 _HEAD = struct.Struct(">qiib")  # baseOffset, batchLength, partitionLeaderEpoch, magic
 _AFTER_CRC = struct.Struct(">hiqqqhii")  # attributes .. recordsCount
 HEADER_SIZE = _HEAD.size + 4 + _AFTER_CRC.size  # 61
@@ -37,7 +38,13 @@ _VARINTS = [encode_varint(v) for v in range(-1, _SMALL)]  # zig-zag varints of -
 
 
 def _varint(v: int) -> bytes:
-    return _VARINTS[v + 1] if -1 <= v < _SMALL else encode_varint(v)
+    """Zig-zag varint of ``v``: the table for small values, arithmetic for the 2-3 byte ones past it."""
+    if -1 <= v < _SMALL:
+        return _VARINTS[v + 1]
+    z = (v << 1) ^ (v >> 63)
+    if 1 << 14 <= z < 1 << 21:
+        return bytes(((z & 0x7F) | 0x80, ((z >> 7) & 0x7F) | 0x80, z >> 14))
+    return encode_varint(v)
 
 
 def encode_batch(records: Sequence[Record]) -> bytes:
@@ -51,35 +58,45 @@ def encode_topic_records(records: Sequence[Any]) -> bytes:
 
 
 def _encode(rows: list[tuple[int, int, bytes | None, bytes | None, tuple]]) -> bytes:
+    """The batch of ``rows``; each record's pieces go into one list joined once (no value is copied twice).
+
+    A record's length prefix is computed from its pieces' lengths, so the record itself is never built
+    as a separate bytes object (Kafka docs "Record": length, attributes, timestampDelta, offsetDelta,
+    key, value, headers)."""
     base_offset, base_ts = rows[0][0], rows[0][1]
     max_ts = base_ts
     parts: list[bytes] = []
-    append = parts.append
+    extend = parts.extend
     table, small = _VARINTS, _SMALL - 1
     null = table[0]
-    ts_cache: dict[int, bytes] = {}  # timestamp deltas past the table: records of one write share theirs
+    zero = b"\x00"
     for offset, ts, key, value, headers in rows:
         if ts > max_ts:
             max_ts = ts
         d = ts - base_ts
-        if -1 <= d < small:
-            tsd = table[d + 1]
-        else:
-            tsd = ts_cache.get(d)
-            if tsd is None:
-                tsd = ts_cache[d] = encode_varint(d)
+        tsd = table[d + 1] if -1 <= d < small else _varint(d)
         d = offset - base_offset
-        rec = b"\x00" + tsd + (table[d + 1] if d < small else encode_varint(d)) \
-            + (null if key is None else _varint(len(key)) + key) \
-            + (null if value is None else _varint(len(value)) + value) \
-            + (_header_bytes(headers) if headers else b"\x00")
-        append(_varint(len(rec)))
-        append(rec)
-    after_crc = _AFTER_CRC.pack(0, rows[-1][0] - base_offset, base_ts, max_ts, -1, -1, -1, len(rows))
-    after_crc += b"".join(parts)
+        od = table[d + 1] if d < small else _varint(d)
+        hb = _header_bytes(headers) if headers else zero
+        if value is None:
+            vh, value, vn = null, b"", 0
+        else:
+            vn = len(value)
+            vh = table[vn + 1] if vn < small else _varint(vn)
+        if key is None:
+            length = 1 + len(tsd) + len(od) + 1 + len(vh) + vn + len(hb)
+            extend((table[length + 1] if length < small else _varint(length), zero, tsd, od, null, vh, value, hb))
+        else:
+            kn = len(key)
+            kh = table[kn + 1] if kn < small else _varint(kn)
+            length = 1 + len(tsd) + len(od) + len(kh) + kn + len(vh) + vn + len(hb)
+            extend((table[length + 1] if length < small else _varint(length), zero, tsd, od, kh, key, vh, value,
+                    hb))
+    after_crc = b"".join([_AFTER_CRC.pack(0, rows[-1][0] - base_offset, base_ts, max_ts, -1, -1, -1, len(rows)),
+                          *parts])
     crc = crc32c.crc32c(after_crc)
     batch_length = 4 + 1 + 4 + len(after_crc)  # partitionLeaderEpoch + magic + crc + the rest
-    return _HEAD.pack(base_offset, batch_length, -1, MAGIC) + struct.pack(">I", crc) + after_crc
+    return b"".join((_HEAD.pack(base_offset, batch_length, -1, MAGIC), _CRC.pack(crc), after_crc))
 
 
 def _header_bytes(headers: tuple[tuple[str, bytes | None], ...]) -> bytes:
