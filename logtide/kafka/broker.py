@@ -11,14 +11,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-import socket
 import ssl
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 from logtide.changefeed.api import TopicReader
-from logtide.server.server import _primary_address
+from logtide.server.server import _primary_address, no_delay
 
 from .batches import BatchCache
 from .connection import KafkaConnection
@@ -103,12 +102,7 @@ class KafkaBroker:
                 log.exception("group session check failed")
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        sock = writer.get_extra_info("socket")
-        if sock is not None:
-            try:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            except OSError:
-                pass
+        no_delay(writer)
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)

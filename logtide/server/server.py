@@ -158,12 +158,7 @@ class Server:
         loop.default_exception_handler(context)
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        sock = writer.get_extra_info("socket")
-        if sock is not None:
-            try:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            except OSError:
-                pass
+        no_delay(writer)
         if len(self.connections) >= self.max_connections:
             peer = writer.get_extra_info("peername")
             self.failures.warning("connection limit", "refusing connections (first from %s): %d open, the limit "
@@ -222,6 +217,16 @@ class Server:
                 "connection_tasks": len(self._conn_tasks),
                 "queued": self.workers.pending() if self.workers else 0,
                 "running": self.workers.busy if self.workers else 0, "prepared": len(self.runner.cache)}
+
+
+def no_delay(writer: asyncio.StreamWriter) -> None:
+    """Send small answers at once (TCP_NODELAY) on an accepted connection; a socket that refuses keeps Nagle."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
 
 
 def _primary_address() -> str:
