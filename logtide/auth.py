@@ -34,6 +34,7 @@ from .cql import ast
 from .errors import AuthenticationError, InvalidRequest, SyntaxException, Unauthorized
 from .result import ColumnSpec, ResultSet, Row
 from .schema import types as T
+from .scram import ScramCredentials, ScramError, scram_credentials
 
 if TYPE_CHECKING:
     from .session import Database
@@ -106,22 +107,33 @@ def role_resource(name: str | None) -> str:
 
 @dataclass
 class Role:
-    """A stored role; ``password`` is ``scrypt$salt-hex$hash-hex`` or None."""
+    """A stored role; ``password`` is ``scrypt$salt-hex$hash-hex`` or None; ``scram`` the SCRAM-SHA-256
+    credentials made when the password was last set (None for a password set before logtide kept them)."""
 
     name: str
     superuser: bool = False
     login: bool = False
     password: str | None = None
     options: dict[str, str] = field(default_factory=dict)
+    scram: ScramCredentials | None = None
+
+    def set_password(self, password: str) -> None:
+        """Keep the scrypt hash and the SCRAM-SHA-256 credentials of ``password`` (never the password)."""
+        self.password = hash_password(password)
+        self.scram = scram_credentials(password)
 
     def to_json(self) -> dict[str, Any]:
-        return {"superuser": self.superuser, "login": self.login, "password": self.password,
-                "options": self.options}
+        doc = {"superuser": self.superuser, "login": self.login, "password": self.password,
+               "options": self.options}
+        if self.scram is not None:
+            doc["scram_sha_256"] = self.scram.to_json()
+        return doc
 
     @classmethod
     def from_json(cls, name: str, doc: dict[str, Any]) -> "Role":
+        scram = doc.get("scram_sha_256")
         return cls(name, bool(doc.get("superuser")), bool(doc.get("login")), doc.get("password"),
-                   dict(doc.get("options") or {}))
+                   dict(doc.get("options") or {}), ScramCredentials.from_json(scram) if scram else None)
 
 
 def hash_password(password: str, salt: bytes | None = None) -> str:
@@ -186,7 +198,9 @@ class AuthManager:
         with self._lock:
             if name in self.roles:
                 return False
-            self.roles[name] = Role(name, superuser=True, login=True, password=hash_password(password))
+            role = Role(name, superuser=True, login=True)
+            role.set_password(password)
+            self.roles[name] = role
             self._save()
             return True
 
@@ -207,6 +221,31 @@ class AuthManager:
         # so the time taken does not tell which names exist
         matched = check_password(password, stored)
         if role is None or not role.password or not matched:
+            raise AuthenticationError(f"Provided username {user} and/or password are incorrect")
+        if not role.login:
+            raise AuthenticationError(f"{user} is not permitted to log in")
+        return user
+
+    @functools.cached_property
+    def _decoy_scram(self) -> ScramCredentials:
+        return scram_credentials(os.urandom(16).hex())
+
+    def scram_lookup(self, user: str) -> ScramCredentials:
+        """The SCRAM-SHA-256 credentials to check ``user``'s proof against.  An unknown name (or a role without
+        a password) gets made-up ones, so the exchange fails at the proof as for a wrong password; a role whose
+        password was set before logtide kept SCRAM credentials raises ScramError saying how to fix it."""
+        role = self.roles.get(user)
+        if role is None or not role.password:
+            return self._decoy_scram
+        if role.scram is None:
+            raise ScramError(f"Role {user} has no SCRAM-SHA-256 credentials: its password was set before logtide "
+                             f"kept them; set it again (ALTER ROLE {user} WITH PASSWORD = '...') or use SASL/PLAIN")
+        return role.scram
+
+    def check_login(self, user: str) -> str:
+        """After a SCRAM proof: the role name, or AuthenticationError if the role may not log in."""
+        role = self.roles.get(user)
+        if role is None or not role.password:
             raise AuthenticationError(f"Provided username {user} and/or password are incorrect")
         if not role.login:
             raise AuthenticationError(f"{user} is not permitted to log in")
@@ -387,7 +426,7 @@ class AuthManager:
         if "password" in opts:
             if not isinstance(opts["password"], str):
                 raise InvalidRequest("Invalid value for property 'password'. It must be a string")
-            role.password = hash_password(opts["password"])
+            role.set_password(opts["password"])
         if "options" in opts:
             if not isinstance(opts["options"], dict):
                 raise InvalidRequest("Invalid value for property 'options'. It must be a map")

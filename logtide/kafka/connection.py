@@ -15,6 +15,7 @@ import struct
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from logtide.errors import AuthenticationError
+from logtide.scram import ScramCredentials, ScramError, ScramServer
 
 from . import errors as E
 from .codec import MalformedFrame, Reader, Writer
@@ -27,6 +28,12 @@ if TYPE_CHECKING:
 log = logging.getLogger("logtide.kafka")
 R = TypeVar("R")
 SASL_APIS = (17, 18, 36)  # what an unauthenticated connection may send
+SCRAM = "SCRAM-SHA-256"
+MECHANISMS = ("PLAIN", SCRAM)
+
+
+class SaslFailed(Exception):
+    """The SASL exchange failed; the message is the client's."""
 
 
 class CloseConnection(Exception):
@@ -47,7 +54,8 @@ class KafkaConnection:
         self.authenticated = not broker.auth_required
         self.role: str | None = None
         self.sasl_mechanism: str | None = None
-        self.raw_sasl = False  # SaslHandshake v0: the next frame is a bare SASL token
+        self.raw_sasl = False  # SaslHandshake v0: the next frames are bare SASL tokens
+        self.scram: ScramServer | None = None  # the SCRAM-SHA-256 exchange under way
 
     def closing(self) -> bool:
         return self.writer.is_closing()
@@ -140,27 +148,59 @@ class KafkaConnection:
 
     # -- SASL -------------------------------------------------------------------
     def _sasl_handshake(self, req: dict, version: int) -> dict:
-        if req["mechanism"] != "PLAIN":
-            return {"error_code": E.UNSUPPORTED_SASL_MECHANISM, "mechanisms": ["PLAIN"]}
-        self.sasl_mechanism = "PLAIN"
+        mechanism = req["mechanism"]
+        if mechanism not in MECHANISMS:
+            return {"error_code": E.UNSUPPORTED_SASL_MECHANISM, "mechanisms": list(MECHANISMS)}
+        self.sasl_mechanism = mechanism
+        self.scram = ScramServer(self._scram_lookup) if mechanism == SCRAM else None
         self.raw_sasl = version == 0
-        return {"error_code": E.NONE, "mechanisms": ["PLAIN"]}
+        return {"error_code": E.NONE, "mechanisms": list(MECHANISMS)}
 
     async def _sasl_authenticate(self, req: dict) -> tuple[dict, bool]:
         if self.sasl_mechanism is None:
             return {"error_code": E.ILLEGAL_SASL_STATE, "error_message": "SaslHandshake must come first"}, True
-        error = await self._login(req["auth_bytes"])
-        if error is not None:
-            return {"error_code": E.SASL_AUTHENTICATION_FAILED, "error_message": error}, True
-        return {"error_code": E.NONE, "error_message": None, "auth_bytes": b""}, False
+        try:
+            reply = await self._sasl_step(req["auth_bytes"])
+        except SaslFailed as e:
+            log.info("Kafka SASL/%s login from %s failed: %s", self.sasl_mechanism, self.peer_host, e)
+            return {"error_code": E.SASL_AUTHENTICATION_FAILED, "error_message": str(e)}, True
+        return {"error_code": E.NONE, "error_message": None, "auth_bytes": reply}, False
 
     async def _raw_sasl_token(self, token: bytes) -> bytes:
-        self.raw_sasl = False
-        error = await self._login(token)
-        if error is not None:
-            log.info("Kafka SASL/PLAIN login from %s failed: %s", self.peer_host, error)
-            raise CloseConnection()
-        return b""
+        """SaslHandshake v0: SASL tokens as bare frames until the exchange is over (a failure closes)."""
+        try:
+            reply = await self._sasl_step(token)
+        except SaslFailed as e:
+            log.info("Kafka SASL/%s login from %s failed: %s", self.sasl_mechanism, self.peer_host, e)
+            raise CloseConnection() from None
+        self.raw_sasl = not self.authenticated
+        return reply
+
+    async def _sasl_step(self, token: bytes) -> bytes:
+        """One client token of the handshake's mechanism; the server's reply.  Raises SaslFailed."""
+        if self.scram is None:
+            error = await self._login(token)
+            if error is not None:
+                raise SaslFailed(error)
+            return b""
+        scram = self.scram
+        try:
+            reply = await self.blocking(scram.step, token)
+            if scram.done:
+                assert scram.user is not None
+                self.role = await self.blocking(self.broker.auth.check_login, scram.user)
+        except (ScramError, AuthenticationError) as e:
+            self.scram = None
+            self.sasl_mechanism = None
+            raise SaslFailed(str(e)) from None
+        if scram.done:
+            self.authenticated = True
+        return reply
+
+    def _scram_lookup(self, user: str) -> ScramCredentials:
+        if self.broker.auth is None:
+            raise ScramError("SCRAM-SHA-256 needs logtide's roles: this endpoint has none (use SASL/PLAIN or none)")
+        return self.broker.auth.scram_lookup(user)
 
     async def _login(self, token: bytes) -> str | None:
         """Check a SASL/PLAIN token (authzid NUL user NUL password, RFC 4616); the error message or None."""

@@ -1,0 +1,163 @@
+"""SCRAM-SHA-256 (RFC 5802, RFC 7677): the credentials a role keeps and the server side of the exchange.
+
+A role whose password is set gets SCRAM credentials next to its scrypt hash
+(``scram_credentials``): salt, iteration count, StoredKey and ServerKey, from
+which the password cannot be recovered and with which the server checks a
+client's proof and proves itself to the client.  ``ScramServer`` runs one
+exchange: client-first -> server-first, client-final -> server-final.
+Channel binding is not offered (gs2 flag ``n`` or ``y``); usernames are taken
+as sent after unescaping ``=2C`` and ``=3D`` (no SASLprep: logtide role names
+are compared exactly, as CQL logins are).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+MECHANISM = "SCRAM-SHA-256"
+ITERATIONS = 4096  # RFC 7677 §4: at least 4096
+NONCE_BYTES = 24
+
+
+class ScramError(Exception):
+    """The exchange fails; the message is what the client is told."""
+
+
+@dataclass(frozen=True)
+class ScramCredentials:
+    """RFC 5802 §3: what the server stores for a password (never the password)."""
+
+    salt: bytes
+    iterations: int
+    stored_key: bytes
+    server_key: bytes
+
+    def to_json(self) -> dict:
+        return {"salt": _b64(self.salt), "iterations": self.iterations, "stored_key": _b64(self.stored_key),
+                "server_key": _b64(self.server_key)}
+
+    @classmethod
+    def from_json(cls, doc: dict) -> "ScramCredentials":
+        return cls(base64.b64decode(doc["salt"]), int(doc["iterations"]), base64.b64decode(doc["stored_key"]),
+                   base64.b64decode(doc["server_key"]))
+
+
+def _hmac(key: bytes, msg: bytes) -> bytes:
+    return hmac.new(key, msg, hashlib.sha256).digest()
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def scram_credentials(password: str, salt: bytes | None = None, iterations: int = ITERATIONS) -> ScramCredentials:
+    """SaltedPassword = Hi(password, salt, i); StoredKey = H(HMAC(SaltedPassword, "Client Key")),
+    ServerKey = HMAC(SaltedPassword, "Server Key") (RFC 5802 §3)."""
+    salt = os.urandom(16) if salt is None else salt
+    salted = hashlib.pbkdf2_hmac("sha256", password.encode("utf-8"), salt, iterations)
+    return ScramCredentials(salt, iterations, hashlib.sha256(_hmac(salted, b"Client Key")).digest(),
+                            _hmac(salted, b"Server Key"))
+
+
+def _attributes(message: str) -> list[tuple[str, str]]:
+    out = []
+    for part in message.split(","):
+        if len(part) < 2 or part[1] != "=":
+            raise ScramError(f"malformed SCRAM message attribute '{part[:20]}'")
+        out.append((part[0], part[2:]))
+    return out
+
+
+def _unescape(name: str) -> str:
+    if "=" in name.replace("=2C", "").replace("=3D", ""):
+        raise ScramError("malformed SCRAM username")
+    return name.replace("=2C", ",").replace("=3D", "=")
+
+
+class ScramServer:
+    """One SCRAM-SHA-256 exchange.  ``lookup(user)`` gives the role's credentials (raises ScramError when the
+    client may not log in that way); ``step`` takes each client message and returns the server's answer;
+    ``user`` is set once the client has proved its password."""
+
+    def __init__(self, lookup: Callable[[str], ScramCredentials], server_nonce: str | None = None) -> None:
+        self.lookup = lookup
+        self._server_nonce = server_nonce or base64.b64encode(os.urandom(NONCE_BYTES)).decode("ascii")
+        self.user: str | None = None
+        self._state = "first"
+        self._name = ""
+        self._creds: ScramCredentials | None = None
+        self._gs2 = ""
+        self._nonce = ""
+        self._first_bare = ""
+        self._server_first = ""
+
+    @property
+    def done(self) -> bool:
+        return self._state == "done"
+
+    def step(self, message: bytes) -> bytes:
+        try:
+            text = message.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ScramError("malformed SCRAM message: not UTF-8") from None
+        if self._state == "first":
+            return self._client_first(text).encode("utf-8")
+        if self._state == "final":
+            return self._client_final(text).encode("utf-8")
+        raise ScramError("the SCRAM exchange is already over")
+
+    def _client_first(self, text: str) -> str:
+        # gs2-header = gs2-cbind-flag "," [ authzid ] "," ; then client-first-message-bare
+        parts = text.split(",", 2)
+        if len(parts) != 3:
+            raise ScramError("malformed SCRAM client-first message")
+        flag, authzid, bare = parts
+        if flag.startswith("p="):
+            raise ScramError("SCRAM channel binding is not supported")
+        if flag not in ("n", "y") or (authzid and not authzid.startswith("a=")):
+            raise ScramError("malformed SCRAM gs2 header")
+        attrs = _attributes(bare)
+        if len(attrs) < 2 or attrs[0][0] != "n" or attrs[1][0] != "r" or not attrs[1][1]:
+            raise ScramError("malformed SCRAM client-first message: n= and r= must come first")
+        self._name = _unescape(attrs[0][1])
+        if authzid and _unescape(authzid[2:]) != self._name:
+            raise ScramError("SCRAM authorization identity must be the username")
+        self._creds = self.lookup(self._name)
+        self._gs2 = f"{flag},{authzid},"
+        self._nonce = attrs[1][1] + self._server_nonce
+        self._first_bare = bare
+        self._server_first = f"r={self._nonce},s={_b64(self._creds.salt)},i={self._creds.iterations}"
+        self._state = "final"
+        return self._server_first
+
+    def _client_final(self, text: str) -> str:
+        self._state = "failed"
+        without_proof, sep, proof_b64 = text.rpartition(",p=")
+        if not sep:
+            raise ScramError("malformed SCRAM client-final message: no proof")
+        attrs = dict(_attributes(without_proof))
+        if attrs.get("c") != _b64(self._gs2.encode("utf-8")):
+            raise ScramError("SCRAM channel binding data does not match the gs2 header")
+        if attrs.get("r") != self._nonce:
+            raise ScramError("SCRAM nonce does not match")
+        try:
+            proof = base64.b64decode(proof_b64, validate=True)
+        except ValueError:
+            raise ScramError("malformed SCRAM proof") from None
+        creds = self._creds
+        assert creds is not None
+        auth_message = f"{self._first_bare},{self._server_first},{without_proof}".encode("utf-8")
+        signature = _hmac(creds.stored_key, auth_message)
+        if len(proof) != len(signature):
+            raise ScramError("malformed SCRAM proof")
+        client_key = bytes(a ^ b for a, b in zip(proof, signature))
+        if not hmac.compare_digest(hashlib.sha256(client_key).digest(), creds.stored_key):
+            raise ScramError(f"Provided username {self._name} and/or password are incorrect")
+        self.user = self._name
+        self._state = "done"
+        return "v=" + _b64(_hmac(creds.server_key, auth_message))

@@ -1,0 +1,215 @@
+"""SASL/SCRAM-SHA-256 (RFC 5802/7677) on the Kafka port: the exchange, the stored credentials, the real clients."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+
+import pytest
+
+from logtide.scram import ScramError, ScramServer, scram_credentials
+
+from .conftest import wait_for
+from .test_auth import secured  # noqa: F401  (the fixture)
+
+# RFC 7677 §3's example exchange (user "user", password "pencil")
+SALT = base64.b64decode("W22ZaJ0SNY7soEsUEjb6gQ==")
+SERVER_NONCE = "%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0"
+CLIENT_FIRST = b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO"
+SERVER_FIRST = b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
+CLIENT_FINAL = (b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
+                b"p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=")
+SERVER_FINAL = b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="
+
+
+def rfc_server() -> ScramServer:
+    creds = scram_credentials("pencil", SALT)
+    return ScramServer(lambda user: creds, SERVER_NONCE)
+
+
+def test_the_rfc_7677_example_exchange():
+    s = rfc_server()
+    assert s.step(CLIENT_FIRST) == SERVER_FIRST
+    assert s.step(CLIENT_FINAL) == SERVER_FINAL
+    assert s.done and s.user == "user"
+
+
+def test_a_wrong_proof_fails_and_ends_the_exchange():
+    s = rfc_server()
+    s.step(CLIENT_FIRST)
+    bad = CLIENT_FINAL[:-10] + b"AAAAAAAAA="
+    with pytest.raises(ScramError, match="Provided username user and/or password are incorrect"):
+        s.step(bad)
+    with pytest.raises(ScramError, match="already over"):
+        s.step(CLIENT_FINAL)
+    assert s.user is None
+
+
+@pytest.mark.parametrize("first, final, message", [
+    (b"p=tls-unique,,n=user,r=x", None, "channel binding is not supported"),
+    (b"n,,r=x,n=user", None, "n= and r= must come first"),
+    (b"garbage", None, "malformed SCRAM client-first"),
+    (b"\xff\xfe", None, "not UTF-8"),
+    (b"n,,n=us=er,r=x", None, "malformed SCRAM username"),
+    (CLIENT_FIRST, b"c=biws,r=other,p=AAAA", "nonce does not match"),
+    (CLIENT_FIRST, b"c=eSws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=AAAA", "channel binding data"),
+    (CLIENT_FIRST, b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0", "no proof"),
+])
+def test_malformed_messages_get_a_clear_error(first, final, message):
+    s = rfc_server()
+    with pytest.raises(ScramError, match=message):
+        s.step(first)
+        s.step(final)
+
+
+def test_setting_a_password_keeps_scram_credentials_and_old_roles_get_a_clear_error(tmp_path):
+    import logtide
+    from logtide import auth
+    db = logtide.open(tmp_path / "d", synchronous="OFF")
+    try:
+        manager = auth.attach(db, True, "admin", "pw")
+        s = db.session()
+        s.execute("CREATE ROLE r WITH PASSWORD = 'secret' AND LOGIN = true")
+        creds = manager.roles["r"].scram
+        assert creds is not None and creds.iterations == 4096
+        assert creds == scram_credentials("secret", creds.salt)
+        again = auth.AuthManager(db, True)  # read back from the store
+        assert again.roles["r"].scram == creds
+        manager.roles["r"].scram = None  # as a password set before logtide kept SCRAM credentials
+        with pytest.raises(ScramError, match=r"Role r has no SCRAM-SHA-256 credentials.*ALTER ROLE r WITH PASSWORD"):
+            manager.scram_lookup("r")
+        s.execute("ALTER ROLE r WITH PASSWORD = 'new'")
+        assert manager.scram_lookup("r") == scram_credentials("new", manager.roles["r"].scram.salt)
+        assert manager.scram_lookup("nobody") is manager.scram_lookup("nobody2")  # decoy: fails at the proof
+    finally:
+        db.close()
+
+
+def kp(bootstrap: str, user: str, password: str, **kw):
+    from kafka import KafkaConsumer
+    return KafkaConsumer(bootstrap_servers=bootstrap, security_protocol="SASL_PLAINTEXT",
+                         sasl_mechanism="SCRAM-SHA-256", sasl_plain_username=user, sasl_plain_password=password,
+                         **kw)
+
+
+def ck_config(bootstrap: str, user: str, password: str, **kw) -> dict:
+    return {"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-256",
+            "sasl.username": user, "sasl.password": password, **kw}
+
+
+def test_each_client_reads_with_scram(secured, changefeeds):  # noqa: F811
+    from aiokafka import AIOKafkaConsumer
+    from confluent_kafka import Consumer, TopicPartition as CTP
+    from kafka import TopicPartition
+    feed = changefeeds.make("JSON", partitions=1)
+    for i in range(3):
+        feed.write(i)
+
+    c = kp(secured.bootstrap, "reader", "r pw")
+    assert c.topics() == {feed.topic}
+    c.assign([TopicPartition(feed.topic, 0)])
+    c.seek_to_beginning()
+    got: list[int] = []
+    wait_for(lambda: got.extend(m.offset for ms in c.poll(200).values() for m in ms) or len(got) >= 3)
+    c.close()
+
+    ck = Consumer(ck_config(secured.bootstrap, "reader", "r pw", **{"group.id": "scram"}))
+    ck.assign([CTP(feed.topic, 0, 0)])
+    values = []
+    wait_for(lambda: (m := ck.poll(0.5)) is not None and not m.error() and values.append(m.value()) is None
+             and len(values) >= 3)
+    ck.close()
+
+    async def aio() -> list[int]:
+        a = AIOKafkaConsumer(feed.topic, bootstrap_servers=secured.bootstrap, security_protocol="SASL_PLAINTEXT",
+                             sasl_mechanism="SCRAM-SHA-256", sasl_plain_username="reader",
+                             sasl_plain_password="r pw", auto_offset_reset="earliest")
+        await a.start()
+        try:
+            out: list[int] = []
+            while len(out) < 3:
+                for ms in (await a.getmany(timeout_ms=500)).values():
+                    out.extend(m.offset for m in ms)
+            return out
+        finally:
+            await a.stop()
+
+    assert asyncio.run(asyncio.wait_for(aio(), 60)) == [0, 1, 2]
+
+
+def test_wrong_password_and_old_roles_are_each_clients_authentication_error(secured, caplog):  # noqa: F811
+    from aiokafka import AIOKafkaConsumer
+    from aiokafka.errors import KafkaConnectionError
+    from confluent_kafka import Consumer, KafkaError
+    from kafka.errors import KafkaError as KPError
+    with pytest.raises(KPError):  # kafka-python logs the failure and gives up bootstrapping
+        kp(secured.bootstrap, "reader", "wrong", bootstrap_timeout_ms=3000)
+    assert "Provided username reader and/or password are incorrect" in caplog.text
+    caplog.clear()
+    with pytest.raises(KPError):  # an unknown name fails the same way
+        kp(secured.bootstrap, "nobody", "r pw", bootstrap_timeout_ms=3000)
+    assert "Provided username nobody and/or password are incorrect" in caplog.text
+
+    secured.broker.auth.roles["other"].scram = None  # its password was set before logtide kept SCRAM credentials
+    for user, password, message in (("reader", "wrong", "incorrect"), ("other", "o pw", "no SCRAM-SHA-256")):
+        errors = []
+        c = Consumer(ck_config(secured.bootstrap, user, password, **{"group.id": "g", "error_cb": errors.append}))
+        c.subscribe(["x"])
+        wait_for(lambda: c.poll(0.2) is None and any(e.code() == KafkaError._AUTHENTICATION for e in errors),
+                 what="the authentication error")
+        assert message in next(e for e in errors if e.code() == KafkaError._AUTHENTICATION).str()
+        c.close()
+
+    async def aio() -> None:
+        a = AIOKafkaConsumer(bootstrap_servers=secured.bootstrap, security_protocol="SASL_PLAINTEXT",
+                             sasl_mechanism="SCRAM-SHA-256", sasl_plain_username="reader",
+                             sasl_plain_password="wrong")
+        try:
+            await a.start()
+        finally:
+            await a.stop()
+
+    caplog.clear()
+    with pytest.raises(KafkaConnectionError):  # aiokafka logs the failure and gives up bootstrapping
+        asyncio.run(aio())
+    assert "Provided username reader and/or password are incorrect" in caplog.text
+
+
+def client_final(password: str, client_first_bare: str, server_first: str) -> tuple[str, bytes]:
+    """The client's final message and the server signature it expects (RFC 5802 §3, client side)."""
+    import hashlib
+    import hmac
+    attrs = dict(a.split("=", 1) for a in server_first.split(","))
+    salted = hashlib.pbkdf2_hmac("sha256", password.encode(), base64.b64decode(attrs["s"]), int(attrs["i"]))
+    client_key = hmac.new(salted, b"Client Key", hashlib.sha256).digest()
+    without_proof = f"c=biws,r={attrs['r']}"
+    auth_message = f"{client_first_bare},{server_first},{without_proof}".encode()
+    signature = hmac.new(hashlib.sha256(client_key).digest(), auth_message, hashlib.sha256).digest()
+    proof = bytes(a ^ b for a, b in zip(client_key, signature))
+    server_key = hmac.new(salted, b"Server Key", hashlib.sha256).digest()
+    return (f"{without_proof},p={base64.b64encode(proof).decode()}",
+            hmac.new(server_key, auth_message, hashlib.sha256).digest())
+
+
+def test_handshake_v0_runs_scram_over_bare_frames(secured):  # noqa: F811
+    import struct
+
+    from logtide.kafka import errors as E
+
+    from .rawclient import RawClient
+    host, port = secured.bootstrap.rsplit(":", 1)
+    c = RawClient(host, int(port))
+    _, r = c.call(17, 1, {"mechanism": "GSSAPI"})
+    assert c.decode(17, 1, r) == {"error_code": E.UNSUPPORTED_SASL_MECHANISM, "mechanisms": ["PLAIN", "SCRAM-SHA-256"]}
+    _, r = c.call(17, 0, {"mechanism": "SCRAM-SHA-256"})
+    assert c.decode(17, 0, r)["error_code"] == E.NONE
+    bare = "n=reader,r=abcdefgh"
+    c.send(struct.pack(">i", len(bare) + 3) + b"n,," + bare.encode())
+    server_first = c.recv_frame().decode()
+    assert server_first.startswith("r=abcdefgh") and ",i=4096" in server_first
+    final, expected = client_final("r pw", bare, server_first)
+    c.send(struct.pack(">i", len(final)) + final.encode())
+    assert c.recv_frame() == b"v=" + base64.b64encode(expected)
+    _, r = c.call(3, 1, {"topics": None})  # authenticated: requests are served
+    assert c.decode(3, 1, r)["brokers"][0]["node_id"] == 0
+    c.close()
