@@ -96,6 +96,11 @@ class TopicReader(Protocol):
         """Records of one partition from ``offset`` on, in offset order (at least one if any exists,
         even past ``max_bytes``); an offset below the start begins at the start."""
 
+    def read_rows(self, path: str, partition: int, offset: int, max_records: int = 1000,
+                  max_bytes: int = 1 << 20) -> Sequence[tuple[int, int, bytes | None, bytes]]:
+        """``read`` as bare ``(offset, write_time_ms, key, value)`` tuples, for bulk readers that re-encode
+        every record at once (the Kafka endpoint's record batches) and need no TopicRecord objects."""
+
     def wait(self, path: str, positions: Mapping[int, int], timeout: float) -> bool:
         """Block until some partition in ``positions`` has a record at or past its offset, or ``timeout``
         seconds pass; True if there is something to read."""

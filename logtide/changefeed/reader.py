@@ -112,11 +112,15 @@ class _Reader:
 
     def read(self, path: str, partition: int, offset: int, max_records: int = 1000,
              max_bytes: int = 1 << 20) -> Sequence[TopicRecord]:
+        return [_record(partition, o, wt, k, v) for o, wt, k, v in
+                self.read_rows(path, partition, offset, max_records, max_bytes)]
+
+    def read_rows(self, path: str, partition: int, offset: int, max_records: int = 1000,
+                  max_bytes: int = 1 << 20) -> Sequence[tuple[int, int, bytes | None, bytes]]:
         _, f = self._find(path)
         self._check_partition(f, partition, path)
         with self._snapshot() as txn:
-            rows = S.read(txn, f.feed_id, partition, max(0, offset), max_records, max_bytes)
-        return [_record(partition, o, wt, k, v) for o, wt, k, v in rows]
+            return S.read(txn, f.feed_id, partition, max(0, offset), max_records, max_bytes)
 
     def offset_for_time(self, path: str, partition: int, time_ms: int) -> int:
         _, f = self._find(path)

@@ -24,7 +24,7 @@ from typing import Any
 
 from logtide.changefeed.api import TopicReader
 
-from .records import encode_topic_records
+from .records import encode_rows
 
 log = logging.getLogger("logtide.kafka")
 
@@ -89,21 +89,19 @@ class BatchCache:
             self._size = 0
 
     def _still_valid(self, path: str, partition: int, batch: Batch) -> bool:
-        recs = self.reader.read(path, partition, batch.next_offset - 1, 1)
-        if not recs or recs[0].offset != batch.next_offset - 1:
+        rows = self.reader.read_rows(path, partition, batch.next_offset - 1, 1)
+        if not rows or rows[0][0] != batch.next_offset - 1:
             return False
-        r = recs[0]
-        return (r.write_time_ms, r.key, r.value) == batch.last
+        return tuple(rows[0][1:]) == batch.last
 
     def _load(self, key: Key, max_bytes: int) -> Batch | None:
         path, partition, offset = key
-        recs = self.reader.read(path, partition, offset, MAX_RECORDS_PER_BATCH, max_bytes)
-        if not recs:
+        rows = self.reader.read_rows(path, partition, offset, MAX_RECORDS_PER_BATCH, max_bytes)
+        if not rows:
             return None
-        last = recs[-1]
-        batch = Batch(encode_topic_records(recs), last.offset + 1, (last.write_time_ms, last.key, last.value),
-                      max_bytes)
-        if recs[0].offset == offset:  # an offset below the partition's start is answered from the start
+        last_offset, write_time_ms, k, value = rows[-1]
+        batch = Batch(encode_rows(rows), last_offset + 1, (write_time_ms, k, value), max_bytes)
+        if rows[0][0] == offset:  # an offset below the partition's start is answered from the start
             self._keep(key, batch)
         return batch
 

@@ -67,6 +67,18 @@ def test_read_limits_by_count_and_bytes_but_returns_at_least_one(feed):
     assert r.read(path, p.partition, -5, max_records=1)[0].offset == 0
 
 
+def test_read_rows_are_the_records_of_read_as_bare_tuples(feed):
+    session, path = feed
+    _fill(session, 20)
+    r = session.db.changefeeds
+    for p in r.partitions(path):
+        for offset, n, limit in ((0, 1000, 1 << 20), (2, 3, 1 << 20), (0, 1000, 1), (-5, 2, 1 << 20)):
+            assert r.read_rows(path, p.partition, offset, n, limit) == \
+                [(x.offset, x.write_time_ms, x.key, x.value) for x in r.read(path, p.partition, offset, n, limit)]
+    with pytest.raises(UnknownTopic):
+        r.read_rows(path, 2, 0)
+
+
 def test_offset_for_time(feed, clock):
     session, path = feed
     session.execute("INSERT INTO t (k, v) VALUES (1, 'a')")
