@@ -12,6 +12,7 @@ from tests.server.conftest import KEYSPACE_DDL, cluster
 from tests.server.serveproc import Serve
 
 from .conftest import wait_for
+from .rawclient import RawClient
 from .test_changefeed_topics import consumer_rows
 
 KAFKA = re.compile(r"Kafka endpoint on (\S+):(\d+)")
@@ -76,3 +77,64 @@ def test_serve_streams_cql_writes_to_a_kafka_group_and_the_cli_sees_its_offsets(
         assert all(committed == end for (name, _), (committed, end) in rows.items() if name == "served")
         cl.shutdown()
         assert srv.stop() == 0
+
+
+def test_after_a_restart_a_group_rejoins_and_resumes_from_its_committed_offsets(tmp_path):
+    """Group membership lives in memory (as in a Kafka coordinator after failover); committed offsets are the
+    changefeed consumer's, durable: a consumer that stays up across ``logtide serve`` restarting rejoins the
+    group and reads on from what it committed, nothing twice."""
+    from confluent_kafka import Consumer
+
+    from tests.ops.serving import free_port
+    data, kafka_port = str(tmp_path / "d"), free_port()  # the same Kafka port on both runs: the client reconnects
+    got: list[int] = []
+
+    def serve_and_write(first: int, ddl: bool) -> Serve:
+        srv = Serve("--data-dir", data, "--kafka-port", str(kafka_port))
+        port = srv.wait_listening()
+        wait_for(lambda: kafka_line(srv) is not None, what="the Kafka endpoint's log line")
+        cl = cluster(port)
+        s = cl.connect()
+        if ddl:
+            s.execute(KEYSPACE_DDL.format("ks"))
+            s.execute("CREATE TABLE ks.t (id int PRIMARY KEY, v text)")
+            s.execute("ALTER TABLE ks.t ADD CHANGEFEED f WITH (MODE = 'NEW_IMAGE', FORMAT = 'JSON', "
+                      "TOPIC_MIN_ACTIVE_PARTITIONS = 2)")
+        insert = s.prepare("INSERT INTO ks.t (id, v) VALUES (?, ?)")
+        for i in range(first, first + 20):
+            s.execute(insert, (i, f"row {i}"))
+        cl.shutdown()
+        return srv
+
+    def read_until(n: int) -> bool:
+        m = c.poll(0.2)
+        if m is not None and not m.error():
+            got.append(json.loads(m.value())["key"][0])
+        return len(got) >= n
+
+    srv = serve_and_write(0, ddl=True)
+    c = Consumer({"bootstrap.servers": f"127.0.0.1:{kafka_port}", "group.id": "g", "auto.offset.reset": "earliest",
+                  "enable.auto.commit": False, "session.timeout.ms": 6000, "heartbeat.interval.ms": 300,
+                  "reconnect.backoff.max.ms": 500})
+    c.subscribe(["ks.t.f"])
+    try:
+        wait_for(lambda: read_until(20), what="the first 20 rows")
+        c.commit(asynchronous=False)
+        assert srv.stop() == 0
+        srv = serve_and_write(20, ddl=False)  # members are forgotten; offsets are on disk
+        wait_for(lambda: read_until(40), timeout=120, what="the rows written after the restart")
+        c.commit(asynchronous=False)
+        raw = RawClient("127.0.0.1", kafka_port)  # the new process knows the group only because it rejoined
+        _, r = raw.call(15, 0, {"groups": ["g"]})
+        group = raw.decode(15, 0, r)["groups"][0]
+        raw.close()
+        assert (group["group_state"], len(group["members"])) == ("Stable", 1)
+        for _ in range(10):  # nothing more arrives: nothing is delivered twice
+            read_until(41)
+    finally:
+        c.close()
+    assert sorted(got) == list(range(40))
+    rows = consumer_rows("ks/t/f", data)
+    assert all(committed == end for (name, _), (committed, end) in rows.items() if name == "g")
+    assert sum(committed for (name, _), (committed, _end) in rows.items() if name == "g") == 40
+    assert srv.stop() == 0
