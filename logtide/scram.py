@@ -5,6 +5,8 @@ A role whose password is set gets SCRAM credentials next to its scrypt hash
 which the password cannot be recovered and with which the server checks a
 client's proof and proves itself to the client.  ``ScramServer`` runs one
 exchange: client-first -> server-first, client-final -> server-final.
+A client-final nonce of the client nonce followed by the whole nonce is
+accepted too (librdkafka before 2.6.1 sends that; Kafka 3.x accepts it).
 Channel binding is not offered (gs2 flag ``n`` or ``y``); usernames are taken
 as sent after unescaping ``=2C`` and ``=3D`` (no SASLprep: logtide role names
 are compared exactly, as CQL logins are).
@@ -92,6 +94,7 @@ class ScramServer:
         self._name = ""
         self._creds: ScramCredentials | None = None
         self._gs2 = ""
+        self._client_nonce = ""
         self._nonce = ""
         self._first_bare = ""
         self._server_first = ""
@@ -129,7 +132,8 @@ class ScramServer:
             raise ScramError("SCRAM authorization identity must be the username")
         self._creds = self.lookup(self._name)
         self._gs2 = f"{flag},{authzid},"
-        self._nonce = attrs[1][1] + self._server_nonce
+        self._client_nonce = attrs[1][1]
+        self._nonce = self._client_nonce + self._server_nonce
         self._first_bare = bare
         self._server_first = f"r={self._nonce},s={_b64(self._creds.salt)},i={self._creds.iterations}"
         self._state = "final"
@@ -143,7 +147,9 @@ class ScramServer:
         attrs = dict(_attributes(without_proof))
         if attrs.get("c") != _b64(self._gs2.encode("utf-8")):
             raise ScramError("SCRAM channel binding data does not match the gs2 header")
-        if attrs.get("r") != self._nonce:
+        # librdkafka before 2.6.1 (Debian's kcat, older confluent-kafka) sends the client nonce again in front
+        # of the whole nonce; Kafka 3.x accepted it, and it still carries this exchange's server nonce
+        if attrs.get("r") not in (self._nonce, self._client_nonce + self._nonce):
             raise ScramError("SCRAM nonce does not match")
         try:
             proof = base64.b64decode(proof_b64, validate=True)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("logtide.kafka")
 R = TypeVar("R")
 SASL_APIS = (17, 18, 36)  # what an unauthenticated connection may send
+CLOSE_DELAY = 0.1  # seconds between a final answer (failed authentication) and closing the connection
 SCRAM = "SCRAM-SHA-256"
 MECHANISMS = ("PLAIN", SCRAM)
 
@@ -80,6 +81,9 @@ class KafkaConnection:
                 except CloseConnection as e:
                     if e.args and e.args[0]:
                         await self._send(e.args[0])
+                        # as Kafka (connection.failed.authentication.delay.ms): the client reads the answer
+                        # before the connection closes, never a bare disconnect
+                        await asyncio.sleep(CLOSE_DELAY)
                     return
                 if answer is not None:
                     await self._send(answer)
@@ -191,7 +195,6 @@ class KafkaConnection:
                 self.role = await self.blocking(self.broker.auth.check_login, scram.user)
         except (ScramError, AuthenticationError) as e:
             self.scram = None
-            self.sasl_mechanism = None
             raise SaslFailed(str(e)) from None
         if scram.done:
             self.authenticated = True

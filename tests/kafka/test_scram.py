@@ -213,3 +213,43 @@ def test_handshake_v0_runs_scram_over_bare_frames(secured):  # noqa: F811
     _, r = c.call(3, 1, {"topics": None})  # authenticated: requests are served
     assert c.decode(3, 1, r)["brokers"][0]["node_id"] == 0
     c.close()
+
+
+def test_kcat_lists_and_consumes_with_scram(secured, changefeeds, kcat_bin):  # noqa: F811
+    import subprocess
+
+    from .conftest import kcat_path
+    feed = changefeeds.make("JSON", partitions=1)
+    feed.write(5)
+
+    def kcat(password: str, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([kcat_path(), "-b", secured.bootstrap, "-X", "security.protocol=SASL_PLAINTEXT",
+                               "-X", "sasl.mechanism=SCRAM-SHA-256", "-X", "sasl.username=reader",
+                               "-X", f"sasl.password={password}", *args], capture_output=True, text=True, timeout=120)
+    done = kcat("r pw", "-C", "-t", feed.topic, "-o", "beginning", "-e")
+    assert done.returncode == 0, done.stderr
+    assert feed.row_id(None, done.stdout.splitlines()[0].encode()) == 5
+    done = kcat("wrong", "-L", "-m", "5")
+    assert done.returncode != 0 and "incorrect" in done.stderr
+
+
+def test_the_nonce_older_librdkafka_sends_is_accepted_and_others_are_not():
+    """librdkafka before 2.6.1 repeats its client nonce in front of the whole nonce in client-final."""
+    import hashlib
+    import hmac
+    creds = scram_credentials("pencil", SALT)
+    for nonce, ok in (("rOprNGfwEbeRWgbNEkqO" * 2 + SERVER_NONCE, True), ("x" + "rOprNGfwEbeRWgbNEkqO" + SERVER_NONCE,
+                                                                          False)):
+        s = ScramServer(lambda user: creds, SERVER_NONCE)
+        s.step(CLIENT_FIRST)
+        salted = hashlib.pbkdf2_hmac("sha256", b"pencil", SALT, 4096)
+        client_key = hmac.new(salted, b"Client Key", hashlib.sha256).digest()
+        without_proof = f"c=biws,r={nonce}"
+        auth = f"n=user,r=rOprNGfwEbeRWgbNEkqO,{SERVER_FIRST.decode()},{without_proof}".encode()
+        sig = hmac.new(hashlib.sha256(client_key).digest(), auth, hashlib.sha256).digest()
+        final = f"{without_proof},p={base64.b64encode(bytes(a ^ b for a, b in zip(client_key, sig))).decode()}"
+        if ok:
+            assert s.step(final.encode()).startswith(b"v=") and s.user == "user"
+        else:
+            with pytest.raises(ScramError, match="nonce does not match"):
+                s.step(final.encode())
