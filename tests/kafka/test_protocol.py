@@ -98,6 +98,26 @@ def test_fetch_long_polls_until_a_record_arrives(broker, changefeeds):
     c.close()
 
 
+def test_a_changefeed_dropped_during_a_long_poll_is_answered_as_unknown_and_the_connection_stays(broker,
+                                                                                               changefeeds):
+    feed = changefeeds.make("JSON", partitions=1)
+    c = connect(broker)
+    body = {"replica_id": -1, "max_wait_ms": 20000, "min_bytes": 1, "max_bytes": 1 << 20, "topics": [
+        {"topic": feed.topic, "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]}
+    c.send(request_frame(1, 4, body, 8))
+    time.sleep(0.3)
+    changefeeds.session().execute(f"ALTER TABLE ks.{feed.table} DROP CHANGEFEED feed")
+    frame = c.recv_frame()
+    assert frame is not None
+    r = Reader(frame)
+    assert r.int32() == 8
+    part = c.decode(1, 4, r)["responses"][0]["partitions"][0]
+    assert part["error_code"] == E.UNKNOWN_TOPIC_OR_PARTITION
+    _, r = c.call(3, 1, {"topics": None})  # the connection still serves
+    assert c.decode(3, 1, r)["brokers"][0]["node_id"] == 0
+    c.close()
+
+
 def test_list_offsets_earliest_latest_and_by_time(broker, changefeeds):
     from kafka import KafkaConsumer, TopicPartition
     feed = changefeeds.make("JSON", partitions=1, retention_period="Interval('PT150S')")
