@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import crc32c
 
-from .codec import MalformedFrame, Reader, encode_uvarint, encode_varint
+from .codec import MalformedFrame, Reader, encode_varint
 
 MAGIC = 2
 _CRC = struct.Struct(">I")
@@ -48,8 +48,11 @@ def _varint(v: int) -> bytes:
 
 
 def encode_batch(records: Sequence[Record]) -> bytes:
-    """One record batch v2 holding ``records`` (non-empty, in offset order)."""
-    return _encode([(r.offset, r.timestamp_ms, r.key, r.value, r.headers) for r in records])
+    """One record batch v2 holding ``records`` (non-empty, in offset order; the broker never sends headers, so
+    records with headers are refused)."""
+    if any(r.headers for r in records):
+        raise ValueError("record headers are decoded, never encoded")
+    return encode_rows([(r.offset, r.timestamp_ms, r.key, r.value) for r in records])
 
 
 def encode_topic_records(records: Sequence[Any]) -> bytes:
@@ -63,12 +66,13 @@ _LEN_ATTR = [v + b"\x00" for v in _VARINTS[1:]]
 _NULL_KEY_LEN = [_VARINTS[0] + v for v in _VARINTS[1:]]
 
 
-def encode_rows(rows: Sequence[tuple[int, int, bytes | None, bytes]]) -> bytes:
+def encode_rows(rows: Sequence[tuple[int, int, bytes | None, bytes | None]]) -> bytes:
     """One record batch v2 straight from changefeed rows ``(offset, write_time_ms, key, value)`` as the
-    reader's ``read_rows`` gives them (non-empty, in offset order; no headers, values never null).
+    reader's ``read_rows`` gives them (non-empty, in offset order; no headers).
 
-    The bytes are those of ``encode_batch`` for the same records; this loop only does less per record
-    (no Record or TopicRecord objects, constant pieces looked up whole)."""
+    Each record's pieces go into one list joined once, its length computed from the pieces' lengths (Kafka
+    docs "Record": length, attributes, timestampDelta, offsetDelta, key, value, headers); no per-record
+    object is made and the constant pieces are looked up whole."""
     base_offset, base_ts = rows[0][0], rows[0][1]
     max_ts = base_ts
     parts: list[bytes] = []
@@ -82,8 +86,11 @@ def encode_rows(rows: Sequence[tuple[int, int, bytes | None, bytes]]) -> bytes:
         tsd = table[d + 1] if -1 <= d < small else _varint(d)
         d = offset - base_offset
         od = table[d + 1] if d < small else _varint(d)
-        vn = len(value)
-        if key is None:
+        if value is None:
+            value, vn = b"", -1  # a null value: length -1, no bytes
+        else:
+            vn = len(value)
+        if key is None and vn >= 0:
             if vn < small:
                 vh = null_key[vn]
                 length = 2 + len(tsd) + len(od) + len(vh) + vn  # attributes and header count: 2 bytes
@@ -91,10 +98,9 @@ def encode_rows(rows: Sequence[tuple[int, int, bytes | None, bytes]]) -> bytes:
                 vh = table[0] + _varint(vn)
                 length = 2 + len(tsd) + len(od) + len(vh) + vn
         else:
-            kn = len(key)
-            vh = b"".join((table[kn + 1] if kn < small else _varint(kn), key,
-                           table[vn + 1] if vn < small else _varint(vn)))
-            length = 2 + len(tsd) + len(od) + len(vh) + vn
+            vh = b"".join((table[0] if key is None else table[len(key) + 1] if len(key) < small
+                           else _varint(len(key)), key or b"", table[vn + 1] if vn < small else _varint(vn)))
+            length = 2 + len(tsd) + len(od) + len(vh) + max(vn, 0)
         extend((len_attr[length] if length < small else _varint(length) + zero, tsd, od, vh, value, zero))
     return _finish(parts, base_offset, rows[-1][0] - base_offset, base_ts, max_ts, len(rows))
 
@@ -105,52 +111,6 @@ def _finish(parts: list[bytes], base_offset: int, last_delta: int, base_ts: int,
     crc = crc32c.crc32c(after_crc)
     batch_length = 4 + 1 + 4 + len(after_crc)  # partitionLeaderEpoch + magic + crc + the rest
     return b"".join((_HEAD.pack(base_offset, batch_length, -1, MAGIC), _CRC.pack(crc), after_crc))
-
-
-def _encode(rows: list[tuple[int, int, bytes | None, bytes | None, tuple]]) -> bytes:
-    """The batch of ``rows``; each record's pieces go into one list joined once (no value is copied twice).
-
-    A record's length prefix is computed from its pieces' lengths, so the record itself is never built
-    as a separate bytes object (Kafka docs "Record": length, attributes, timestampDelta, offsetDelta,
-    key, value, headers)."""
-    base_offset, base_ts = rows[0][0], rows[0][1]
-    max_ts = base_ts
-    parts: list[bytes] = []
-    extend = parts.extend
-    table, small = _VARINTS, _SMALL - 1
-    null = table[0]
-    zero = b"\x00"
-    for offset, ts, key, value, headers in rows:
-        if ts > max_ts:
-            max_ts = ts
-        d = ts - base_ts
-        tsd = table[d + 1] if -1 <= d < small else _varint(d)
-        d = offset - base_offset
-        od = table[d + 1] if d < small else _varint(d)
-        hb = _header_bytes(headers) if headers else zero
-        if value is None:
-            vh, value, vn = null, b"", 0
-        else:
-            vn = len(value)
-            vh = table[vn + 1] if vn < small else _varint(vn)
-        if key is None:
-            length = 1 + len(tsd) + len(od) + 1 + len(vh) + vn + len(hb)
-            extend((table[length + 1] if length < small else _varint(length), zero, tsd, od, null, vh, value, hb))
-        else:
-            kn = len(key)
-            kh = table[kn + 1] if kn < small else _varint(kn)
-            length = 1 + len(tsd) + len(od) + len(kh) + kn + len(vh) + vn + len(hb)
-            extend((table[length + 1] if length < small else _varint(length), zero, tsd, od, kh, key, vh, value,
-                    hb))
-    return _finish(parts, base_offset, rows[-1][0] - base_offset, base_ts, max_ts, len(rows))
-
-
-def _header_bytes(headers: tuple[tuple[str, bytes | None], ...]) -> bytes:
-    out = [_varint(len(headers))]
-    for hk, hv in headers:
-        k = hk.encode("utf-8")
-        out += [_varint(len(k)), k, _VARINTS[0] if hv is None else _varint(len(hv)) + hv]
-    return b"".join(out)
 
 
 def decode_batches(data: bytes, verify_crc: bool = True) -> list[Record]:

@@ -73,9 +73,6 @@ def test_reading_without_select_is_topic_authorization_failed(secured, changefee
 
 
 def test_wrong_password_is_each_clients_authentication_error(secured, caplog):
-    import asyncio
-
-    from aiokafka import AIOKafkaConsumer
     from confluent_kafka import Consumer, KafkaError
     from kafka.errors import KafkaError as KPError
     with pytest.raises(KPError):  # kafka-python logs the failure and gives up bootstrapping
@@ -91,19 +88,28 @@ def test_wrong_password_is_each_clients_authentication_error(secured, caplog):
     assert "incorrect" in next(e for e in errors if e.code() == KafkaError._AUTHENTICATION).str()
     c.close()
 
+    caplog.clear()
+    aiokafka_login_fails(secured.bootstrap, "PLAIN", "reader", "wrong")
+    assert "SaslAuthenticationFailed: Provided username reader and/or password are incorrect" in caplog.text
+
+
+def aiokafka_login_fails(bootstrap: str, mechanism: str, user: str, password: str) -> None:
+    """aiokafka logs a failed login and gives up bootstrapping with KafkaConnectionError."""
+    import asyncio
+
+    from aiokafka import AIOKafkaConsumer
+    from aiokafka.errors import KafkaConnectionError
+
     async def aio() -> None:
-        a = AIOKafkaConsumer(bootstrap_servers=secured.bootstrap, security_protocol="SASL_PLAINTEXT",
-                             sasl_mechanism="PLAIN", sasl_plain_username="reader", sasl_plain_password="wrong")
+        a = AIOKafkaConsumer(bootstrap_servers=bootstrap, security_protocol="SASL_PLAINTEXT",
+                             sasl_mechanism=mechanism, sasl_plain_username=user, sasl_plain_password=password)
         try:
             await a.start()
         finally:
             await a.stop()
 
-    from aiokafka.errors import KafkaConnectionError
-    caplog.clear()
-    with pytest.raises(KafkaConnectionError):  # aiokafka logs the failure and gives up bootstrapping
+    with pytest.raises(KafkaConnectionError):
         asyncio.run(aio())
-    assert "SaslAuthenticationFailed: Provided username reader and/or password are incorrect" in caplog.text
 
 
 def test_unauthenticated_requests_are_refused(secured):

@@ -81,19 +81,24 @@ def test_fetch_answers_without_a_session_and_with_stable_offsets_at_the_high_wat
     c.close()
 
 
-def test_fetch_long_polls_until_a_record_arrives(broker, changefeeds):
-    feed = changefeeds.make("JSON", partitions=1)
-    c = connect(broker)
+def long_poll(c: RawClient, topic: str, meanwhile) -> dict:
+    """A Fetch v4 from offset 0 waiting up to 20 s, ``meanwhile()`` run while it waits; its partition's answer."""
     body = {"replica_id": -1, "max_wait_ms": 20000, "min_bytes": 1, "max_bytes": 1 << 20, "topics": [
-        {"topic": feed.topic, "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]}
+        {"topic": topic, "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]}
     c.send(request_frame(1, 4, body, 7))
     time.sleep(0.3)
-    feed.write(42)
+    meanwhile()
     frame = c.recv_frame()
     assert frame is not None
     r = Reader(frame)
     assert r.int32() == 7
-    part = c.decode(1, 4, r)["responses"][0]["partitions"][0]
+    return c.decode(1, 4, r)["responses"][0]["partitions"][0]
+
+
+def test_fetch_long_polls_until_a_record_arrives(broker, changefeeds):
+    feed = changefeeds.make("JSON", partitions=1)
+    c = connect(broker)
+    part = long_poll(c, feed.topic, lambda: feed.write(42))
     assert [feed.row_id(x.key, x.value) for x in decode_batches(part["records"])] == [42]
     c.close()
 
@@ -102,16 +107,8 @@ def test_a_changefeed_dropped_during_a_long_poll_is_answered_as_unknown_and_the_
                                                                                                changefeeds):
     feed = changefeeds.make("JSON", partitions=1)
     c = connect(broker)
-    body = {"replica_id": -1, "max_wait_ms": 20000, "min_bytes": 1, "max_bytes": 1 << 20, "topics": [
-        {"topic": feed.topic, "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]}
-    c.send(request_frame(1, 4, body, 8))
-    time.sleep(0.3)
-    changefeeds.session().execute(f"ALTER TABLE ks.{feed.table} DROP CHANGEFEED feed")
-    frame = c.recv_frame()
-    assert frame is not None
-    r = Reader(frame)
-    assert r.int32() == 8
-    part = c.decode(1, 4, r)["responses"][0]["partitions"][0]
+    part = long_poll(c, feed.topic,
+                     lambda: changefeeds.session().execute(f"ALTER TABLE ks.{feed.table} DROP CHANGEFEED feed"))
     assert part["error_code"] == E.UNKNOWN_TOPIC_OR_PARTITION
     _, r = c.call(3, 1, {"topics": None})  # the connection still serves
     assert c.decode(3, 1, r)["brokers"][0]["node_id"] == 0
