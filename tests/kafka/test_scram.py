@@ -241,3 +241,19 @@ def test_the_nonce_older_librdkafka_sends_is_accepted_and_others_are_not():
         else:
             with pytest.raises(ScramError, match="nonce does not match"):
                 s.step(final.encode())
+
+
+def test_an_endpoint_without_roles_refuses_scram_with_a_clear_error(broker):
+    from logtide.kafka import errors as E
+
+    from .rawclient import RawClient
+    host, port = broker.bootstrap.rsplit(":", 1)
+    c = RawClient(host, int(port))
+    _, r = c.call(17, 1, {"mechanism": "SCRAM-SHA-256"})
+    assert c.decode(17, 1, r)["error_code"] == E.NONE
+    _, r = c.call(36, 0, {"auth_bytes": b"n,,n=someone,r=abc"})
+    answer = c.decode(36, 0, r)
+    assert answer["error_code"] == E.SASL_AUTHENTICATION_FAILED
+    assert "SCRAM-SHA-256 needs logtide's roles" in answer["error_message"]
+    assert c.recv_frame() is None  # then the connection closes
+    c.close()
