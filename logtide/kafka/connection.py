@@ -177,7 +177,7 @@ class KafkaConnection:
         except SaslFailed as e:
             log.info("Kafka SASL/%s login from %s failed: %s", self.sasl_mechanism, self.peer_host, e)
             raise CloseConnection() from None
-        self.raw_sasl = not self.authenticated
+        self.raw_sasl = self.scram is not None and not self.scram.done  # SCRAM: client-final comes bare too
         return reply
 
     async def _sasl_step(self, token: bytes) -> bytes:

@@ -257,3 +257,35 @@ def test_an_endpoint_without_roles_refuses_scram_with_a_clear_error(broker):
     assert "SCRAM-SHA-256 needs logtide's roles" in answer["error_message"]
     assert c.recv_frame() is None  # then the connection closes
     c.close()
+
+
+def test_handshake_v0_scram_on_an_open_endpoint_with_roles(tmp_path, changefeeds):
+    """Without --auth (roles exist but logins are not required) SCRAM still runs over bare frames to its end."""
+    import struct
+
+    import logtide
+    from logtide import auth
+    from logtide.kafka import BackgroundKafka, KafkaConfig
+    from logtide.kafka import errors as E
+
+    from .rawclient import RawClient
+    db = logtide.open(tmp_path / "open", synchronous="OFF")
+    try:
+        manager = auth.attach(db, False)
+        db.session().execute("CREATE ROLE r WITH PASSWORD = 'pw' AND LOGIN = true")
+        with BackgroundKafka(changefeeds.reader, KafkaConfig(port=0), manager) as b:
+            host, port = b.bootstrap.rsplit(":", 1)
+            c = RawClient(host, int(port))
+            _, r = c.call(17, 0, {"mechanism": "SCRAM-SHA-256"})
+            assert c.decode(17, 0, r)["error_code"] == E.NONE
+            bare = "n=r,r=nonce1"
+            c.send(struct.pack(">i", len(bare) + 3) + b"n,," + bare.encode())
+            server_first = c.recv_frame().decode()
+            final, expected = client_final("pw", bare, server_first)
+            c.send(struct.pack(">i", len(final)) + final.encode())
+            assert c.recv_frame() == b"v=" + base64.b64encode(expected)
+            _, r = c.call(3, 1, {"topics": None})
+            assert c.decode(3, 1, r)["brokers"][0]["node_id"] == 0
+            c.close()
+    finally:
+        db.close()
