@@ -49,14 +49,15 @@ def row_key(table: Table, key: tuple[bytes, ...], clustering: tuple[bytes, ...] 
 
 
 def derive(pu: PartitionUpdate, before: Callable[[bytes, bool], "LiveRow | None"], existing: list[LiveRow],
-           after: Callable[[bytes, bool], "LiveRow | None"]) -> list[FeedChange]:
+           after: Callable[[bytes, bool], "LiveRow | None"], table: Table | None = None) -> list[FeedChange]:
     """The changes of one partition update.
 
     ``before(ck, static)``/``after(ck, static)`` give a touched row before and
     after the write; ``existing`` lists the clustered rows that existed, before
-    the write, in the ranges and partition the update deletes.
+    the write, in the ranges and partition the update deletes.  ``table`` is the table as of the commit
+    (default ``pu.table``): its columns shape the images.
     """
-    table = pu.table
+    table = table if table is not None else pu.table
     clustered = bool(table.clustering_key)
     out: list[FeedChange] = []
 

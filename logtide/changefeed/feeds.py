@@ -144,32 +144,42 @@ class Feeds:
         """Before the write: the touched rows of every table with an active changefeed (None if there is none)."""
         out = None
         for pu in mutation:
-            if not any(not f.disabled for f in pu.table.changefeeds):
+            t = self.current_table(pu.table)
+            if t is None or not any(not f.disabled for f in t.changefeeds):
                 continue
             existing = touched.deleted_rows(pu, txn, now)
-            static = pu.static is not None or (pu.deletion is not None and bool(pu.table.clustering_key))
+            static = pu.static is not None or (pu.deletion is not None and bool(t.clustering_key))
             for ck in pu.rows:
-                touched.row(pu.table, pu.pk, pu.token, ck, False)
+                touched.row(t, pu.pk, pu.token, ck, False)
             if static:
-                touched.row(pu.table, pu.pk, pu.token, b"", True)
-            if pu.deletion is not None and not pu.table.clustering_key:
-                touched.row(pu.table, pu.pk, pu.token, b"", False)
+                touched.row(t, pu.pk, pu.token, b"", True)
+            if pu.deletion is not None and not t.clustering_key:
+                touched.row(t, pu.pk, pu.token, b"", False)
             out = out if out is not None else []
-            out.append((pu, existing))
+            out.append((pu, t, existing))
         return out
+
+    def current_table(self, table: Table) -> Table | None:
+        """The table as the catalog has it now, under the write lock (None if it was dropped meanwhile).
+
+        A statement resolves its table before it waits for the write lock, so an ALTER TABLE (a column, or a
+        changefeed added or dropped) may commit in between.  Its records must follow the schema and the feeds
+        as of its own commit, which comes after the ALTER's: after its schema-change record, and in every feed
+        that exists then (none that was dropped).
+        """
+        t = self.db.catalog.find_table(table.keyspace, table.name)
+        return t if t is not None and t.store_id == table.store_id else None
 
     def capture_after(self, before: list[Any], touched: "TouchedRows", read_row: Callable, txn: Txn) -> None:
         """After the write, in its transaction: derive the changes and append each active feed's records."""
         changes: list[tuple[Table, list[FeedChange]]] = []
-        for pu, existing in before:
-            t = pu.table
-
+        for pu, t, existing in before:
             def b(ck: bytes, static: bool, pu=pu, t=t):
                 return touched.row(t, pu.pk, pu.token, ck, static)
 
             def a(ck: bytes, static: bool, pu=pu, t=t):
                 return read_row(t, pu.pk, pu.token, ck, static)
-            changes.append((t, derive(pu, b, existing, a)))
+            changes.append((t, derive(pu, b, existing, a, t)))
         if not any(c for _, c in changes):
             return
         step, tx = self.next_vts()
