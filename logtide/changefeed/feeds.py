@@ -29,7 +29,8 @@ from ..storage.sqlite import Txn
 from . import storage as S
 from .changes import FeedChange, derive, row_key
 from .model import DISABLED, ENABLED, INITIAL_SCAN, Changefeed, topic_path
-from .render import RowChange, image, render, render_barrier
+from .json_format import JsonRecords
+from .render import Rendered, RowChange, image, render, render_barrier, render_json
 from .schema_changes import render_schema_change, schema_changed
 
 if TYPE_CHECKING:
@@ -97,6 +98,7 @@ class Feeds:
         # next offset per (feed, partition), known once read: valid while every append goes through it and
         # cleared when a group commit fails (a statement's own appends are adopted only when it completes)
         self._offsets: dict[tuple[int, int], int] = {}
+        self._json: dict[int, JsonRecords] = {}  # compiled JSON renderers by feed id (of the table they were made for)
 
     # -- catalog views ---------------------------------------------------------------------
     def all(self) -> list[tuple[Table, Changefeed]]:
@@ -197,18 +199,33 @@ class Feeds:
         self._offsets = {}
         self._tx_limit = self._seq_limit = 0  # the next transaction writes the reservation again
 
+    def renderer(self, table: Table, feed: Changefeed) -> Callable[[RowChange, int, int, int, int], Rendered]:
+        """``render`` for one changefeed of ``table``: JSON records through a compiled :class:`JsonRecords`, kept
+        while the table and the options stay the same objects (a schema change makes new ones)."""
+        opts = feed.options
+        if opts.format != "JSON":
+            return lambda change, step, tx, wt, seq: render(table, opts, change, step, tx, wt, seq)
+        jr = self._json.get(feed.feed_id)
+        if jr is None or jr.table is not table or jr.opts is not opts:
+            jr = self._json[feed.feed_id] = JsonRecords(table, opts)
+        return lambda change, step, tx, wt, seq: render_json(jr, change, step, tx)
+
     def _append(self, txn: Txn, table: Table, feed: Changefeed, fcs: list[FeedChange], step: int, tx: int,
                 next_offsets: dict) -> None:
-        opts = feed.options
+        rend = self.renderer(table, feed)
         pos = self.scans.get(feed.feed_id)
+        if pos is None and len(fcs) == 1:  # the common case: one row, one record
+            r = rend(fcs[0].change, step, tx, step, self.next_seq())
+            S.append(txn, feed.feed_id, r.partition, step, ((r.key, r.value),), next_offsets)
+            return
         by_part: dict[int, list[tuple[bytes | None, bytes]]] = {}
         for fc in fcs:
             if pos is not None and not pos.reached(fc.token, fc.pk):
                 if S.mark(txn, feed.feed_id, fc.token, fc.pk, fc.ck) and fc.before is not None:
                     src = RowChange("update", fc.change.key, None, fc.before, fc.before, snapshot=True)
-                    r = render(table, opts, src, feed.snapshot[0], feed.snapshot[1], step, self.next_seq())
+                    r = rend(src, feed.snapshot[0], feed.snapshot[1], step, self.next_seq())
                     by_part.setdefault(r.partition, []).append((r.key, r.value))
-            r = render(table, opts, fc.change, step, tx, step, self.next_seq())
+            r = rend(fc.change, step, tx, step, self.next_seq())
             by_part.setdefault(r.partition, []).append((r.key, r.value))
         for part, items in by_part.items():
             S.append(txn, feed.feed_id, part, step, items, next_offsets)
@@ -265,6 +282,7 @@ class Feeds:
         self._offsets = {}
         for fid in feed_ids:
             S.drop_feed(txn, fid)
+            self._json.pop(fid, None)
             self.scans.pop(fid, None)
             self._barriers.pop(fid, None)
 
@@ -414,9 +432,9 @@ class Feeds:
             for lr in view.rows(None, None):
                 if lr.ck not in skip:
                     rows.append((row_key(table, view.key, lr.clustering), image(table, lr, regular)))
+            rend = self.renderer(table, feed)
             for key, img in rows:
-                r = render(table, feed.options, RowChange("update", key, None, img, img, snapshot=True),
-                           step, tx, wt, self.next_seq())
+                r = rend(RowChange("update", key, None, img, img, snapshot=True), step, tx, wt, self.next_seq())
                 by_part.setdefault(r.partition, []).append((r.key, r.value))
             for part, items in by_part.items():
                 S.append(txn, feed.feed_id, part, wt, items, nxt)
