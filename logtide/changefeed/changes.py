@@ -11,8 +11,7 @@ columns.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, NamedTuple, Sequence
 
 from ..mutation.model import PartitionUpdate
 from ..query.read import LiveRow, column_bytes
@@ -22,9 +21,9 @@ from .render import RowChange, image
 Rows = Mapping[bytes, "LiveRow | None"]
 
 
-@dataclass(frozen=True)
-class FeedChange:
-    """A row change with where its row lives (for the initial scan's marks) and its image before the write."""
+class FeedChange(NamedTuple):
+    """A row change with where its row lives (for the initial scan's marks) and its image before the write
+    (an immutable value, made per changed row like :class:`~logtide.changefeed.render.RowChange`)."""
 
     change: RowChange
     token: int

@@ -14,8 +14,7 @@ columns in name order (Cassandra's column order).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from ..query.read import column_bytes
 from .json_format import JsonRecords
@@ -29,9 +28,9 @@ DYNAMODB_EVENT_SOURCE = "ydb:document-table"
 DYNAMODB_EVENT_VERSION = "1.0"
 
 
-@dataclass(frozen=True)
-class RowChange:
-    """One changed row of one statement, as the capture stage derives it.
+class RowChange(NamedTuple):
+    """One changed row of one statement, as the capture stage derives it (an immutable value; a NamedTuple
+    because one is made per changed row on the write path, where a frozen dataclass costs several times more).
 
     ``key`` holds the primary-key values (partition key then clustering, in
     order); ``old``/``new`` hold every non-key column (None for null), or are
@@ -48,9 +47,8 @@ class RowChange:
     snapshot: bool = False
 
 
-@dataclass(frozen=True)
-class Rendered:
-    """A record ready for its topic: Kafka key (Debezium only), compact JSON value, partition."""
+class Rendered(NamedTuple):
+    """A record ready for its topic: Kafka key (Debezium only), compact JSON value, partition (immutable)."""
 
     key: bytes | None
     value: bytes
