@@ -11,20 +11,19 @@ columns.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Mapping, NamedTuple, Sequence
 
 from ..mutation.model import PartitionUpdate
-from ..query.read import LiveRow
-from ..schema.model import Table
+from ..query.read import LiveRow, column_bytes
+from ..schema.model import Column, Table
 from .render import RowChange, image
 
 Rows = Mapping[bytes, "LiveRow | None"]
 
 
-@dataclass(frozen=True)
-class FeedChange:
-    """A row change with where its row lives (for the initial scan's marks) and its image before the write."""
+class FeedChange(NamedTuple):
+    """A row change with where its row lives (for the initial scan's marks) and its image before the write
+    (an immutable value, made per changed row like :class:`~logtide.changefeed.render.RowChange`)."""
 
     change: RowChange
     token: int
@@ -34,45 +33,60 @@ class FeedChange:
     before: Mapping[str, object] | None  # the full image before the write (the initial scan's source value)
 
 
-def _columns(table: Table, static: bool) -> list[str]:
-    return [c.name for c in (table.static_columns if static else table.regular_columns)]
+def _names(columns: Sequence[Column]) -> set[str]:
+    return {c.name for c in columns}
 
 
 def row_key(table: Table, key: tuple[bytes, ...], clustering: tuple[bytes, ...] | None) -> tuple:
     """The primary-key values: partition key then clustering (None for each clustering column of the static row)."""
     out = [c.type.deserialize(v) for c, v in zip(table.partition_key, key)]
     if clustering is None:
-        out.extend(None for _ in table.clustering_key)
-    else:
-        out.extend(c.type.deserialize(v) for c, v in zip(table.clustering_key, clustering))
-    return tuple(out)
+        return tuple(out) + (None,) * len(table.clustering_key)
+    return tuple(out + [c.type.deserialize(v) for c, v in zip(table.clustering_key, clustering)])
+
+
+def images(columns: Sequence[Column], before: "LiveRow | None",
+           after: "LiveRow | None") -> tuple[dict[str, object] | None, dict[str, object] | None]:
+    """The images (:func:`~logtide.changefeed.render.image`) of a row before and after a write; a column
+    whose stored value the write left as it was is deserialized once, for both."""
+    if before is None or after is None:
+        return (None if before is None else image(None, before, columns),
+                None if after is None else image(None, after, columns))
+    old: dict[str, object] = {}
+    new: dict[str, object] = {}
+    for col in columns:
+        b = column_bytes(before, col)
+        a = column_bytes(after, col)
+        old[col.name] = vb = None if b is None else col.type.deserialize(b)
+        new[col.name] = vb if a is b or a == b else (None if a is None else col.type.deserialize(a))
+    return old, new
 
 
 def derive(pu: PartitionUpdate, before: Callable[[bytes, bool], "LiveRow | None"], existing: list[LiveRow],
-           after: Callable[[bytes, bool], "LiveRow | None"]) -> list[FeedChange]:
+           after: Callable[[bytes, bool], "LiveRow | None"], table: Table | None = None) -> list[FeedChange]:
     """The changes of one partition update.
 
     ``before(ck, static)``/``after(ck, static)`` give a touched row before and
     after the write; ``existing`` lists the clustered rows that existed, before
-    the write, in the ranges and partition the update deletes.
+    the write, in the ranges and partition the update deletes.  ``table`` is the table as of the commit
+    (default ``pu.table``): its columns shape the images.
     """
-    table = pu.table
+    table = table if table is not None else pu.table
     clustered = bool(table.clustering_key)
     out: list[FeedChange] = []
 
     def emit(ck: bytes, static: bool, clustering: tuple[bytes, ...] | None, written: list[str] | None,
              deleted: bool) -> None:
-        cols = _columns(table, static)
-        b = before(ck, static)
+        cols = table.static_columns if static else table.regular_columns
         a = after(ck, static)
-        old = image(table, b, cols) if b is not None else None
-        new = image(table, a, cols) if a is not None else None
+        old, new = images(cols, before(ck, static), a)
         erase = deleted and a is None
         if erase:
             updated: dict[str, object] = {}
+        elif written is None:
+            updated = {c.name: (new or {}).get(c.name) for c in cols}
         else:
-            names = written if written is not None else cols
-            updated = {n: (new or {}).get(n) for n in names if n in cols}
+            updated = {n: (new or {}).get(n) for n in written if n in (new or old or _names(cols))}
         change = RowChange("erase" if erase else "update", row_key(table, pu.key, clustering), old,
                            None if erase else new, updated)
         out.append(FeedChange(change, pu.token, pu.pk, ck, static, old))

@@ -29,7 +29,8 @@ from ..storage.sqlite import Txn
 from . import storage as S
 from .changes import FeedChange, derive, row_key
 from .model import DISABLED, ENABLED, INITIAL_SCAN, Changefeed, topic_path
-from .render import RowChange, image, render, render_barrier
+from .json_format import JsonRecords
+from .render import Rendered, RowChange, image, render, render_barrier, render_json
 from .schema_changes import render_schema_change, schema_changed
 
 if TYPE_CHECKING:
@@ -97,6 +98,7 @@ class Feeds:
         # next offset per (feed, partition), known once read: valid while every append goes through it and
         # cleared when a group commit fails (a statement's own appends are adopted only when it completes)
         self._offsets: dict[tuple[int, int], int] = {}
+        self._json: dict[int, JsonRecords] = {}  # compiled JSON renderers by feed id (of the table they were made for)
 
     # -- catalog views ---------------------------------------------------------------------
     def all(self) -> list[tuple[Table, Changefeed]]:
@@ -144,32 +146,42 @@ class Feeds:
         """Before the write: the touched rows of every table with an active changefeed (None if there is none)."""
         out = None
         for pu in mutation:
-            if not any(not f.disabled for f in pu.table.changefeeds):
+            t = self.current_table(pu.table)
+            if t is None or not any(not f.disabled for f in t.changefeeds):
                 continue
             existing = touched.deleted_rows(pu, txn, now)
-            static = pu.static is not None or (pu.deletion is not None and bool(pu.table.clustering_key))
+            static = pu.static is not None or (pu.deletion is not None and bool(t.clustering_key))
             for ck in pu.rows:
-                touched.row(pu.table, pu.pk, pu.token, ck, False)
+                touched.row(t, pu.pk, pu.token, ck, False)
             if static:
-                touched.row(pu.table, pu.pk, pu.token, b"", True)
-            if pu.deletion is not None and not pu.table.clustering_key:
-                touched.row(pu.table, pu.pk, pu.token, b"", False)
+                touched.row(t, pu.pk, pu.token, b"", True)
+            if pu.deletion is not None and not t.clustering_key:
+                touched.row(t, pu.pk, pu.token, b"", False)
             out = out if out is not None else []
-            out.append((pu, existing))
+            out.append((pu, t, existing))
         return out
+
+    def current_table(self, table: Table) -> Table | None:
+        """The table as the catalog has it now, under the write lock (None if it was dropped meanwhile).
+
+        A statement resolves its table before it waits for the write lock, so an ALTER TABLE (a column, or a
+        changefeed added or dropped) may commit in between.  Its records must follow the schema and the feeds
+        as of its own commit, which comes after the ALTER's: after its schema-change record, and in every feed
+        that exists then (none that was dropped).
+        """
+        t = self.db.catalog.find_table(table.keyspace, table.name)
+        return t if t is not None and t.store_id == table.store_id else None
 
     def capture_after(self, before: list[Any], touched: "TouchedRows", read_row: Callable, txn: Txn) -> None:
         """After the write, in its transaction: derive the changes and append each active feed's records."""
         changes: list[tuple[Table, list[FeedChange]]] = []
-        for pu, existing in before:
-            t = pu.table
-
+        for pu, t, existing in before:
             def b(ck: bytes, static: bool, pu=pu, t=t):
                 return touched.row(t, pu.pk, pu.token, ck, static)
 
             def a(ck: bytes, static: bool, pu=pu, t=t):
                 return read_row(t, pu.pk, pu.token, ck, static)
-            changes.append((t, derive(pu, b, existing, a)))
+            changes.append((t, derive(pu, b, existing, a, t)))
         if not any(c for _, c in changes):
             return
         step, tx = self.next_vts()
@@ -187,18 +199,33 @@ class Feeds:
         self._offsets = {}
         self._tx_limit = self._seq_limit = 0  # the next transaction writes the reservation again
 
+    def renderer(self, table: Table, feed: Changefeed) -> Callable[[RowChange, int, int, int, int], Rendered]:
+        """``render`` for one changefeed of ``table``: JSON records through a compiled :class:`JsonRecords`, kept
+        while the table and the options stay the same objects (a schema change makes new ones)."""
+        opts = feed.options
+        if opts.format != "JSON":
+            return lambda change, step, tx, wt, seq: render(table, opts, change, step, tx, wt, seq)
+        jr = self._json.get(feed.feed_id)
+        if jr is None or jr.table is not table or jr.opts is not opts:
+            jr = self._json[feed.feed_id] = JsonRecords(table, opts)
+        return lambda change, step, tx, wt, seq: render_json(jr, change, step, tx)
+
     def _append(self, txn: Txn, table: Table, feed: Changefeed, fcs: list[FeedChange], step: int, tx: int,
                 next_offsets: dict) -> None:
-        opts = feed.options
+        rend = self.renderer(table, feed)
         pos = self.scans.get(feed.feed_id)
+        if pos is None and len(fcs) == 1:  # the common case: one row, one record
+            r = rend(fcs[0].change, step, tx, step, self.next_seq())
+            S.append(txn, feed.feed_id, r.partition, step, ((r.key, r.value),), next_offsets)
+            return
         by_part: dict[int, list[tuple[bytes | None, bytes]]] = {}
         for fc in fcs:
             if pos is not None and not pos.reached(fc.token, fc.pk):
                 if S.mark(txn, feed.feed_id, fc.token, fc.pk, fc.ck) and fc.before is not None:
                     src = RowChange("update", fc.change.key, None, fc.before, fc.before, snapshot=True)
-                    r = render(table, opts, src, feed.snapshot[0], feed.snapshot[1], step, self.next_seq())
+                    r = rend(src, feed.snapshot[0], feed.snapshot[1], step, self.next_seq())
                     by_part.setdefault(r.partition, []).append((r.key, r.value))
-            r = render(table, opts, fc.change, step, tx, step, self.next_seq())
+            r = rend(fc.change, step, tx, step, self.next_seq())
             by_part.setdefault(r.partition, []).append((r.key, r.value))
         for part, items in by_part.items():
             S.append(txn, feed.feed_id, part, step, items, next_offsets)
@@ -255,6 +282,7 @@ class Feeds:
         self._offsets = {}
         for fid in feed_ids:
             S.drop_feed(txn, fid)
+            self._json.pop(fid, None)
             self.scans.pop(fid, None)
             self._barriers.pop(fid, None)
 
@@ -404,9 +432,9 @@ class Feeds:
             for lr in view.rows(None, None):
                 if lr.ck not in skip:
                     rows.append((row_key(table, view.key, lr.clustering), image(table, lr, regular)))
+            rend = self.renderer(table, feed)
             for key, img in rows:
-                r = render(table, feed.options, RowChange("update", key, None, img, img, snapshot=True),
-                           step, tx, wt, self.next_seq())
+                r = rend(RowChange("update", key, None, img, img, snapshot=True), step, tx, wt, self.next_seq())
                 by_part.setdefault(r.partition, []).append((r.key, r.value))
             for part, items in by_part.items():
                 S.append(txn, feed.feed_id, part, wt, items, nxt)

@@ -82,7 +82,7 @@ class ChangefeedOptions:
         if self.initial_scan:
             parts.append("INITIAL_SCAN = TRUE")
         if self.aws_region:
-            parts.append("AWS_REGION = '" + self.aws_region.replace("'", "\\'") + "'")
+            parts.append("AWS_REGION = '" + self.aws_region.replace("'", "''") + "'")  # a CQL string literal
         parts.append(f"RETENTION_PERIOD = Interval('{format_interval(self.retention_seconds)}')")
         parts.append(f"TOPIC_MIN_ACTIVE_PARTITIONS = {self.partitions}")
         return ", ".join(parts)

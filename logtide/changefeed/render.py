@@ -14,9 +14,10 @@ columns in name order (Cassandra's column order).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
+from ..query.read import column_bytes
+from .json_format import JsonRecords
 from .options import ChangefeedOptions
 from .values import dumps, json_of, to_attribute_value
 
@@ -27,9 +28,9 @@ DYNAMODB_EVENT_SOURCE = "ydb:document-table"
 DYNAMODB_EVENT_VERSION = "1.0"
 
 
-@dataclass(frozen=True)
-class RowChange:
-    """One changed row of one statement, as the capture stage derives it.
+class RowChange(NamedTuple):
+    """One changed row of one statement, as the capture stage derives it (an immutable value; a NamedTuple
+    because one is made per changed row on the write path, where a frozen dataclass costs several times more).
 
     ``key`` holds the primary-key values (partition key then clustering, in
     order); ``old``/``new`` hold every non-key column (None for null), or are
@@ -46,9 +47,8 @@ class RowChange:
     snapshot: bool = False
 
 
-@dataclass(frozen=True)
-class Rendered:
-    """A record ready for its topic: Kafka key (Debezium only), compact JSON value, partition."""
+class Rendered(NamedTuple):
+    """A record ready for its topic: Kafka key (Debezium only), compact JSON value, partition (immutable)."""
 
     key: bytes | None
     value: bytes
@@ -64,11 +64,10 @@ def render(table: Any, opts: ChangefeedOptions, change: RowChange, step: int, tx
     ``seq_no`` the record's sequence number (DynamoDB SequenceNumber and
     eventID).
     """
+    if opts.format == "JSON":
+        return render_json(JsonRecords(table, opts), change, step, tx_id)
     key_json = json_key(table, change.key)
     partition = hash_partition(key_json, opts.partitions)
-    if opts.format == "JSON":
-        value = _json_record(table, opts, change, key_json, step, tx_id)
-        return Rendered(None, value.encode(), partition)
     if opts.format == "DEBEZIUM_JSON":
         key_obj = _debezium_key(table, change.key)
         value = _debezium_record(table, opts, change, key_obj, step, tx_id, write_time_ms)
@@ -77,6 +76,13 @@ def render(table: Any, opts: ChangefeedOptions, change: RowChange, step: int, tx
         value = _dynamodb_record(table, opts, change, write_time_ms, seq_no)
         return Rendered(None, value.encode(), partition)
     raise ValueError(f"unknown changefeed format {opts.format}")
+
+
+def render_json(records: JsonRecords, change: RowChange, step: int, tx_id: int) -> Rendered:
+    """A JSON-format record with a changefeed's compiled :class:`JsonRecords` (what :func:`render` does per call)."""
+    key_json = records.key_json(change.key)
+    return Rendered(None, records.record(change, key_json, step, tx_id).encode(),
+                    hash_partition(key_json, records.opts.partitions))
 
 
 def render_barrier(step: int) -> bytes:
@@ -96,6 +102,8 @@ def partition_of(key: tuple, table: Any, partitions: int) -> int:
 
 def hash_partition(key_json: str, partitions: int) -> int:
     """The partition of a compact JSON key array (YDB's ShardFromDecimal of its MD5)."""
+    if partitions == 1:
+        return 0
     value = int(hashlib.md5(key_json.encode()).hexdigest(), 16)
     shard = value // (_HASH_SPACE_MAX // partitions)
     return min(shard, partitions - 1)
@@ -116,8 +124,6 @@ def image(table: Any, row: Any, columns: Any = None) -> dict[str, object] | None
     """
     if row is None:
         return None
-    from ..query.read import column_bytes
-
     if columns is None:
         columns = table.static_columns if row.static else table.regular_columns
     out: dict[str, object] = {}
@@ -141,22 +147,6 @@ def _non_key_columns(table: Any, values: Mapping[str, object]) -> list[tuple[Any
 
 def _json_columns(table: Any, values: Mapping[str, object]) -> dict[str, object]:
     return {c.name: json_of(c.type, values[c.name]) for c in table.value_columns if c.name in values}
-
-
-def _json_record(table: Any, opts: ChangefeedOptions, change: RowChange, key_json: str,
-                 step: int, tx_id: int) -> str:
-    body: dict[str, object] = {}
-    if change.kind == "erase":
-        body["erase"] = {}
-    else:
-        body["update"] = _json_columns(table, change.updated) if opts.mode == "UPDATES" else {}
-    if opts.mode in ("NEW_IMAGE", "NEW_AND_OLD_IMAGES") and change.new is not None:
-        body["newImage"] = _json_columns(table, change.new)
-    if opts.mode in ("OLD_IMAGE", "NEW_AND_OLD_IMAGES") and change.old is not None:
-        body["oldImage"] = _json_columns(table, change.old)
-    if opts.virtual_timestamps:
-        body["ts"] = [step, tx_id]
-    return '{"key":' + key_json + "," + dumps(body)[1:]
 
 
 # ---------------------------------------------------------------------------

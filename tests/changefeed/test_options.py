@@ -211,7 +211,7 @@ def test_interval_text(seconds, text):
 
 # SHOW CREATE form ----------------------------------------------------------------------------------------
 
-_SETTING = re.compile(r"\s*(\w+)\s*=\s*('(?:[^'\\]|\\.)*'|Interval\('[^']*'\)|TRUE|FALSE|-?\d+)\s*(?:,|$)")
+_SETTING = re.compile(r"\s*(\w+)\s*=\s*('(?:[^']|'')*'|Interval\('[^']*'\)|TRUE|FALSE|-?\d+)\s*(?:,|$)")
 
 
 def reparse(ddl: str) -> ChangefeedOptions:
@@ -222,7 +222,7 @@ def reparse(ddl: str) -> ChangefeedOptions:
         assert m, ddl[pos:]
         name, lit = m.groups()
         if lit.startswith("'"):
-            value = SettingValue("string", lit[1:-1].replace("\\'", "'"), lit)
+            value = SettingValue("string", lit[1:-1].replace("''", "'"), lit)
         elif lit.startswith("Interval"):
             value = SettingValue("interval", lit[10:-2], lit)
         elif lit in ("TRUE", "FALSE"):

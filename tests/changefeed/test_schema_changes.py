@@ -159,3 +159,33 @@ def test_replay_and_the_feed_properties_skip_schema_changes_and_keep_their_order
     assert "tableChanges" in recs[1]
     assert replay(recs) == {"[1]": {"v": 1, "w": 2}}
     assert image_chain_breaks(recs) == [] and order_breaks(recs) == [] and barrier_breaks(recs) == []
+
+
+def test_a_write_resolved_before_an_alter_but_committed_after_it_follows_the_new_schema_and_feeds(session):
+    """A statement looks its table up before it waits for the write lock; an ALTER may commit in between."""
+    import threading
+    import time
+
+    session.execute("CREATE TABLE t (k int PRIMARY KEY, v int)")
+    path = add_feed(session, "t", "f", extra=SC)
+    add_feed(session, "t", "old")
+    old_id = session.db.catalog.table("ks", "t").changefeeds[1].feed_id
+    db = session.db
+    writer = db.session("ks")
+    with db.write_lock:  # the writer resolves its table, then queues behind this lock
+        th = threading.Thread(target=writer.execute, args=("INSERT INTO t (k, v) VALUES (1, 1)",))
+        th.start()
+        deadline = time.monotonic() + 60
+        while not db.committer._queue and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert db.committer._queue, "the writer is waiting for the write lock"
+        session.execute("ALTER TABLE t ADD w text")
+        new_path = add_feed(session, "t", "g")
+        session.execute("ALTER TABLE t DROP CHANGEFEED old")
+    th.join(60)
+    recs = values(db.changefeeds, path)
+    assert [set(r) for r in recs] == [{"tableChanges", "ts"}, {"key", "update", "newImage", "ts"}]
+    assert recs[1]["newImage"] == {"v": 1, "w": None}  # after the schema change, in the new shape
+    assert values(db.changefeeds, new_path) == [{"key": [1], "update": {}, "newImage": {"v": 1, "w": None}}]
+    with db.store.snapshot() as txn:
+        assert txn.sql("SELECT COUNT(*) FROM feed_records WHERE feed_id = ?", (old_id,))[0][0] == 0

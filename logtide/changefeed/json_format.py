@@ -1,0 +1,91 @@
+"""JSON-format changefeed records, compiled once per table and changefeed (spec ``004``, "Record structure").
+
+The JSON format of ``docs/changefeeds.md`` ("Record shapes"): ``key``, then
+``update`` or ``erase``, then ``newImage``, ``oldImage`` and ``ts``, compact,
+columns in name order.  :class:`JsonRecords` builds the text directly from a
+:class:`~logtide.changefeed.render.RowChange` with one encoder per column,
+chosen once from its CQL type: text is escaped by the C JSON string encoder,
+integers and booleans are written as they are, and every other type goes
+through :func:`~logtide.changefeed.values.to_json_value` and
+:func:`~logtide.changefeed.values.dumps`.  The bytes are those ``dumps`` of the
+record's object would give; the write path keeps one instance per changefeed
+so that nothing is looked up per record.  Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from json.encoder import encode_basestring
+from typing import Any, Callable, Mapping
+
+from ..schema.types import EMPTY
+from .options import ChangefeedOptions
+from .values import _INTEGERS, _TEXT, dumps, to_json_value
+
+Encoder = Callable[[Any], str]
+
+
+def _text(value: Any) -> str:
+    return "null" if value is None or value is EMPTY else encode_basestring(value)
+
+
+def _integer(value: Any) -> str:
+    return "null" if value is None or value is EMPTY else int.__repr__(value)
+
+
+def _boolean(value: Any) -> str:
+    return "null" if value is None or value is EMPTY else ("true" if value else "false")
+
+
+def value_encoder(ctype: Any) -> Encoder:
+    """The compact JSON text of a value of ``ctype`` (``null`` for null), as ``dumps(to_json_value(...))``."""
+    if ctype.kind == "native":
+        if ctype.name in _TEXT:
+            return _text
+        if ctype.name in _INTEGERS:
+            return _integer
+        if ctype.name == "boolean":
+            return _boolean
+
+    def other(value: Any) -> str:
+        return "null" if value is None or value is EMPTY else dumps(to_json_value(ctype, value))
+    return other
+
+
+class JsonRecords:
+    """The JSON records of one changefeed of one table (the table as it is; a schema change makes a new one)."""
+
+    def __init__(self, table: Any, opts: ChangefeedOptions) -> None:
+        self.table = table
+        self.opts = opts
+        self._key = tuple(value_encoder(c.type) for c in table.primary_key)
+        self._columns = tuple((c.name, encode_basestring(c.name) + ":", value_encoder(c.type))
+                              for c in table.value_columns)
+        mode = opts.mode
+        self._updates = mode == "UPDATES"
+        self._new = mode in ("NEW_IMAGE", "NEW_AND_OLD_IMAGES")
+        self._old = mode in ("OLD_IMAGE", "NEW_AND_OLD_IMAGES")
+
+    def key_json(self, key: tuple) -> str:
+        """The compact JSON ``key`` array (the text the partition's MD5 is taken over)."""
+        return "[" + ",".join([enc(v) for enc, v in zip(self._key, key)]) + "]"
+
+    def columns(self, values: Mapping[str, object]) -> str:
+        """A JSON object of the non-key columns present in ``values``, in name order."""
+        return "{" + ",".join([name_json + enc(values[name]) for name, name_json, enc in self._columns
+                               if name in values]) + "}"
+
+    def record(self, change: Any, key_json: str, step: int, tx_id: int) -> str:
+        """The record's text (``key_json`` from :meth:`key_json`)."""
+        if change.kind == "erase":
+            out = '{"key":' + key_json + ',"erase":{}'
+        elif self._updates:
+            out = '{"key":' + key_json + ',"update":' + self.columns(change.updated)
+        else:
+            out = '{"key":' + key_json + ',"update":{}'
+        if self._new and change.new is not None:
+            out += ',"newImage":' + self.columns(change.new)
+        if self._old and change.old is not None:
+            out += ',"oldImage":' + self.columns(change.old)
+        if self.opts.virtual_timestamps:
+            out += ',"ts":[%d,%d]' % (step, tx_id)
+        return out + "}"
