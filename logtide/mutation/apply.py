@@ -60,13 +60,22 @@ def _purge_stored_rows(txn: Txn, tid: int, pu: PartitionUpdate, part: PartitionD
         txn.put_row(tid, pu.token, pu.pk, ck, None if row.is_empty() else encode_row(row, tid, pu.pk, ck))
 
 
+def _own(p: PartitionData) -> PartitionData:
+    """A copy of a shared partition record that may be changed (its static row is replaced, never changed)."""
+    return PartitionData(p.key, p.deletion, list(p.range_tombstones), p.static)
+
+
 def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int) -> None:
     """Merge one partition update into storage."""
     table = pu.table
     tid = table.store_id
     gc = table.gc_grace_seconds
     stored = txn.get_partition(tid, pu.token, pu.pk)
-    part = partition_record(table, stored, pu.pk) if stored is not None else PartitionData(pu.key)  # modified: a copy
+    # the decoded record the statement's reads share (never modified): copied before anything changes it
+    shared = read_partition(txn, table, pu.token, pu.pk) if stored is not None else None
+    part = PartitionData(pu.key) if shared is None else shared
+    if shared is not None and (pu.deletion is not None or pu.range_deletions or pu.static is not None):
+        part = _own(shared)
     changed = stored is None
     if pu.deletion is not None:
         part.deletion = reconcile_deletion(part.deletion, pu.deletion)
@@ -101,6 +110,8 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int) -> None:
             wrote_rows = True
     if not (changed or removed_rows):
         return
+    if part is shared:
+        part = _own(shared)
     _gc_partition(part, now, gc)
     keep = (part.deletion is not None or bool(part.range_tombstones) or part.static is not None or wrote_rows
             or txn.has_rows(tid, pu.token, pu.pk))

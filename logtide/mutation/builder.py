@@ -29,7 +29,8 @@ from ..schema import types as T
 from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table
 from ..storage.keys import clustering_key, partition_token, serialize_partition_key
 from ..query.restrictions import Evaluator, KeyRestrictions, analyse
-from .cells import NO_TTL, Cell, ComplexColumn, Deletion, Liveness, RowData
+from .cells import (NO_TTL, Cell, ComplexColumn, Deletion, Liveness, RowData, reconcile, reconcile_deletion,
+                    reconcile_liveness)
 from .model import Mutation, PartitionUpdate, RangeDeletion
 
 MAX_TTL = 20 * 365 * 24 * 60 * 60  # Cassandra's Attributes.MAX_TTL
@@ -266,18 +267,15 @@ class RowWriter:
         return col
 
     def put_cell(self, name: str, cell: Cell) -> None:
-        from .cells import reconcile
         cur = self.row.cells.get(name)
         self.row.cells[name] = cell if cur is None else reconcile(cur, cell)
 
     def put_element(self, name: str, key: bytes, cell: Cell) -> None:
-        from .cells import reconcile
         col = self._complex(name)
         cur = col.cells.get(key)
         col.cells[key] = cell if cur is None else reconcile(cur, cell)
 
     def delete_collection(self, name: str, timestamp: int) -> None:
-        from .cells import reconcile_deletion
         col = self._complex(name)
         col.deletion = reconcile_deletion(col.deletion, Deletion(timestamp, self.ctx.now))
 
@@ -340,7 +338,6 @@ def build_insert(stmt: ast.Insert, table: Table, ctx: WriteContext, mutation: Mu
     if not static_only:
         row, target_ck = _row_for(pu, table, tuple(clustering), static=False)
         w = RowWriter(pu, row, attrs, ctx, target_ck)
-        from .cells import reconcile_liveness
         marker = Liveness(attrs.timestamp, attrs.ttl, ctx.now + attrs.ttl) if attrs.ttl else Liveness(attrs.timestamp)
         row.marker = reconcile_liveness(row.marker, marker)
     for c in table.value_columns:
@@ -644,14 +641,12 @@ def build_delete(stmt: ast.Delete, table: Table, ctx: WriteContext, mutation: Mu
     for key, pk, token in parts:
         pu = mutation.partition(table, key, pk, token)
         if not kr.clustering_restricted:
-            from .cells import reconcile_deletion
             pu.deletion = reconcile_deletion(pu.deletion, deletion)
             out.append(Target(key, pk, token, (), b""))
             continue
         for prefix in kr.clustering_prefixes:
             if kr.clustering_slice is None and len(prefix) == len(ck_cols):
                 row, ck = _row_for(pu, table, prefix, static=False)
-                from .cells import reconcile_deletion
                 row.deletion = reconcile_deletion(row.deletion, deletion)
                 out.append(Target(key, pk, token, prefix, ck))
                 continue
