@@ -34,6 +34,7 @@ document:
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
@@ -618,13 +619,21 @@ def log_update(log: Table, stream_id: bytes, rows: list[LogRow], timeuuid: Calla
     time_col, seq_col = log.clustering_key
     times: dict[int, tuple[bytes, bytes]] = {}
     ldt = now + ttl if ttl else 0x7FFFFFFF
+    tid = log.store_id
     out = []
     for r in rows:
         t = times.get(r.timestamp)
         if t is None:
             tu = timeuuid(r.timestamp)
             t = times[r.timestamp] = (tu, time_col.type.comparable(tu))
-        seq = struct.pack(">i", r.seq)
-        ck = t[1] + seq_col.type.comparable(seq)
-        out.append((ck, encode_uniform_row((t[0], seq), r.timestamp, ttl, ldt, r.values, log.store_id, stream_id, ck)))
+        seq, seq_key = _seq_keys(seq_col.type, r.seq)
+        ck = t[1] + seq_key
+        out.append((ck, encode_uniform_row((t[0], seq), r.timestamp, ttl, ldt, r.values, tid, stream_id, ck)))
     return LogAppend(log, stream_id, token, out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _seq_keys(seq_type: Any, seq: int) -> tuple[bytes, bytes]:
+    """``cdc$batch_seq_no`` serialized and as its comparable key, made once."""
+    raw = struct.pack(">i", seq)
+    return raw, seq_type.comparable(raw)
