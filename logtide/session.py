@@ -29,7 +29,7 @@ from .capture import TouchedRows
 from .cdc.capture import CdcTimeuuids, capture
 from .query.timeout import check_timeout
 from .cdc.streams import FIRST_GENERATION_START, Generation, Generations, Topology, build_generation, node_tokens
-from .mutation.apply import append_log_rows, apply_mutation, read_partition, read_row
+from .mutation.apply import apply_mutation, read_partition, read_row
 from .mutation.builder import ListKeys, RowReader, WriteContext, build
 from .mutation.cells import Cell
 from .mutation.model import Mutation
@@ -226,9 +226,7 @@ class Database:
         feed_rows = self.feeds.capture_before(mutation, touched, txn, now)
         log_updates = capture(mutation, self.catalog, self.generations, touched.row, self.cdc_timeuuids, now,
                               self.clock.now_micros())
-        apply_mutation(mutation, txn, now)
-        for lu in log_updates:
-            append_log_rows(lu, txn)
+        apply_mutation(mutation, txn, now, log_updates)
         self.counters.committed(sum(len(lu.rows) for lu in log_updates))
         if feed_rows is not None:
             self.feeds.capture_after(feed_rows, touched, reader.row, txn)

@@ -126,12 +126,14 @@ class Txn:
             self._conn.execute("INSERT OR REPLACE INTO rows (tid, token, pk, ck, data) VALUES (?, ?, ?, ?, ?)",
                                (tid, token, pk, ck, data))
 
-    def insert_rows(self, tid: int, token: int, pk: bytes, rows: list[tuple[bytes, bytes]]) -> None:
-        """Insert new rows of one partition in one call: (ck, data) pairs under keys not stored yet."""
-        for ck, data in rows:
-            self._rows[(tid, token, pk, ck)] = data
-        self._conn.executemany("INSERT OR REPLACE INTO rows (tid, token, pk, ck, data) VALUES (?, ?, ?, ?, ?)",
-                               [(tid, token, pk, ck, data) for ck, data in rows])
+    def put_rows(self, rows: list[tuple[int, int, bytes, bytes, bytes]]) -> None:
+        """Write rows (tid, token, pk, ck, data) of any tables and partitions in one call."""
+        cache = self._rows
+        for tid, token, pk, ck, data in rows:
+            cache[(tid, token, pk, ck)] = data
+        if rows:
+            self._conn.executemany("INSERT OR REPLACE INTO rows (tid, token, pk, ck, data) VALUES (?, ?, ?, ?, ?)",
+                                   rows)
 
     def rows(self, tid: int, token: int, pk: bytes, lo: bytes | None = None, hi: bytes | None = None,
              reverse: bool = False) -> list[tuple[bytes, bytes]]:
