@@ -29,7 +29,7 @@ from .capture import TouchedRows
 from .cdc.capture import CdcTimeuuids, capture
 from .query.timeout import check_timeout
 from .cdc.streams import FIRST_GENERATION_START, Generation, Generations, Topology, build_generation, node_tokens
-from .mutation.apply import append_log_rows, apply_mutation, read_partition, read_row
+from .mutation.apply import apply_mutation, read_partition, read_row
 from .mutation.builder import ListKeys, RowReader, WriteContext, build
 from .mutation.cells import Cell
 from .mutation.model import Mutation
@@ -226,9 +226,7 @@ class Database:
         feed_rows = self.feeds.capture_before(mutation, touched, txn, now)
         log_updates = capture(mutation, self.catalog, self.generations, touched.row, self.cdc_timeuuids, now,
                               self.clock.now_micros())
-        apply_mutation(mutation, txn, now)
-        for lu in log_updates:
-            append_log_rows(lu, txn)
+        apply_mutation(mutation, txn, now, log_updates)
         self.counters.committed(sum(len(lu.rows) for lu in log_updates))
         if feed_rows is not None:
             self.feeds.capture_after(feed_rows, touched, reader.row, txn)
@@ -348,7 +346,7 @@ class Session:
         if parsed.bind_markers:
             if params is None:
                 raise InvalidRequest(f"Statement has {len(parsed.bind_markers)} bind markers but no values were given")
-            if not isinstance(params, Mapping) and len(params) != len(parsed.bind_markers):
+            if (type(params) in (list, tuple) or not isinstance(params, Mapping)) and len(params) != len(parsed.bind_markers):
                 raise InvalidRequest(f"There were {len(parsed.bind_markers)} markers(?) in CQL but "
                                      f"{len(params)} bound variables")
         self._authorize(parsed.statement)
@@ -636,7 +634,7 @@ def _dropped_store_ids(old: Catalog, new: Catalog) -> list[int]:
 
 def check_params(params: Any) -> None:
     """Bound values must be None, a sequence (not a string) or a mapping: InvalidRequest otherwise."""
-    if params is None or isinstance(params, Mapping):
+    if params is None or type(params) is list or type(params) is tuple or isinstance(params, Mapping):
         return
     if not isinstance(params, Sequence) or isinstance(params, (str, bytes, bytearray)):
         raise InvalidRequest(f"Bound values must be a sequence (list, tuple) or a mapping of names, "

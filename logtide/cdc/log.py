@@ -34,6 +34,7 @@ document:
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
@@ -266,6 +267,7 @@ class Derivation:
         self.base = base
         self.opts = opts
         self.pu = pu
+        self.pre = pre
         self.static_cols = base.static_columns
         self.regular_cols = base.regular_columns
         self.state_static = RowState.of(pre.static)
@@ -445,6 +447,81 @@ class Derivation:
     def rows(self) -> list[LogRow]:
         """Every log row of the update, group by group in timestamp order, deltas in ScyllaDB's order
         (``split_order``)."""
+        simple = self._upsert_rows()
+        return simple if simple is not None else self.general_rows()
+
+    def _upsert_rows(self) -> list[LogRow] | None:
+        """The rows of the commonest update, derived directly: clustered rows upserted with atomic cells of
+        one timestamp and no TTL (no deletion, static row or collection).  Such an update is one group
+        of one change that ScyllaDB does not split, so the rows are: preimages, then one delta per row
+        (an insert when it has a row marker), then postimages, each kind in clustering order; exactly
+        what :meth:`general_rows` gives (``tests/cdc/test_log_fast_path.py``), without its
+        intermediate changes and deltas.  None for any other update."""
+        pu = self.pu
+        if pu.deletion is not None or pu.range_deletions or pu.static is not None or not pu.rows:
+            return None
+        ts: int | None = None
+        for row in pu.rows.values():
+            if row.deletion is not None or row.complex:
+                return None
+            m = row.marker
+            if m is not None:
+                if m.ttl != 0 or (ts is not None and m.timestamp != ts):
+                    return None
+                ts = m.timestamp
+            elif not row.cells:
+                return None
+            for cell in row.cells.values():
+                if (ts is not None and cell.timestamp != ts) or (cell.ttl != 0 and cell.value is not None):
+                    return None
+                ts = cell.timestamp
+        assert ts is not None
+        opts = self.opts
+        regular = self.regular_cols
+        cks = sorted(pu.rows)
+        g = _Group(ts)
+        if opts.preimage:
+            full = opts.full_preimage
+            for ck in cks:
+                st = self.state_rows.get(ck)
+                if st is None or not st.exists():
+                    continue
+                row = pu.rows[ck]
+                cols = regular if full else [c for c in regular if c.name in row.cells]
+                vals = self._key_values(row.clustering)
+                vals.update(self._image_values(st, cols, True))
+                g.add(PREIMAGE, vals)
+        keys_only = opts.delta_keys_only
+        for ck in cks:
+            row = pu.rows[ck]
+            vals = self._key_values(row.clustering)
+            if not keys_only:
+                for name, cell in row.cells.items():
+                    if cell.value is None:
+                        vals[L.DELETED + name] = TRUE
+                    else:
+                        vals[name] = cell.value
+            g.add(INSERT if row.marker is not None else UPDATE, vals)
+        if opts.postimage:
+            for ck in cks:
+                row = pu.rows[ck]
+                before = self.state_rows.get(ck)
+                st = before.copy() if before is not None else RowState()
+                st.marker = st.marker or row.marker is not None
+                for name, cell in row.cells.items():
+                    if cell.value is None:
+                        st.values.pop(name, None)
+                    else:
+                        st.values[name] = cell.value
+                self.state_rows[ck] = st
+                vals = self._key_values(row.clustering)
+                vals.update(self._image_values(st, regular, False))
+                g.add(POSTIMAGE, vals)
+        g.rows[-1].values[L.END_OF_BATCH] = TRUE
+        return g.rows
+
+    def general_rows(self) -> list[LogRow]:
+        """Every log row of any update, through the general split into changes (see :meth:`rows`)."""
         out: list[LogRow] = []
         images = self.opts.preimage or self.opts.postimage
         split_mode = should_split(self.pu)
@@ -542,13 +619,21 @@ def log_update(log: Table, stream_id: bytes, rows: list[LogRow], timeuuid: Calla
     time_col, seq_col = log.clustering_key
     times: dict[int, tuple[bytes, bytes]] = {}
     ldt = now + ttl if ttl else 0x7FFFFFFF
+    tid = log.store_id
     out = []
     for r in rows:
         t = times.get(r.timestamp)
         if t is None:
             tu = timeuuid(r.timestamp)
             t = times[r.timestamp] = (tu, time_col.type.comparable(tu))
-        seq = struct.pack(">i", r.seq)
-        ck = t[1] + seq_col.type.comparable(seq)
-        out.append((ck, encode_uniform_row((t[0], seq), r.timestamp, ttl, ldt, r.values, log.store_id, stream_id, ck)))
+        seq, seq_key = _seq_keys(seq_col.type, r.seq)
+        ck = t[1] + seq_key
+        out.append((ck, encode_uniform_row((t[0], seq), r.timestamp, ttl, ldt, r.values, tid, stream_id, ck)))
     return LogAppend(log, stream_id, token, out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _seq_keys(seq_type: Any, seq: int) -> tuple[bytes, bytes]:
+    """``cdc$batch_seq_no`` serialized and as its comparable key, made once."""
+    raw = struct.pack(">i", seq)
+    return raw, seq_type.comparable(raw)

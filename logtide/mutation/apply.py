@@ -39,10 +39,22 @@ def read_row(txn: Txn, table: Any, token: int, pk: bytes, ck: bytes) -> RowData 
     return hit
 
 
-def apply_mutation(mutation: Mutation, txn: Txn, now: int) -> None:
-    """Write every partition update of ``mutation`` into ``txn``."""
+def apply_mutation(mutation: Mutation, txn: Txn, now: int, logs: Any = ()) -> None:
+    """Write every partition update of ``mutation`` into ``txn``, and the CDC log rows ``logs`` (each a
+    ``cdc.log.LogAppend``).
+
+    The rows the statement or batch writes go to storage in one call at the end (a batch's hundred
+    rows and their log rows are one ``executemany``, not a statement each): nothing in between
+    reads them back from SQLite (reads of single rows are served from the transaction's records,
+    and a partition's range scans happen before any of its rows is written)."""
+    pending: list[tuple[int, int, bytes, bytes, bytes]] = []
     for pu in mutation:
-        apply_partition_update(pu, txn, now)
+        apply_partition_update(pu, txn, now, pending)
+    for log in logs:
+        _log_partition(log, txn)
+        tid = log.table.store_id
+        pending.extend((tid, log.token, log.stream_id, ck, data) for ck, data in log.rows)
+    txn.put_rows(pending)
 
 
 def _gc_partition(p: PartitionData, now: int, gc: int) -> None:
@@ -60,13 +72,24 @@ def _purge_stored_rows(txn: Txn, tid: int, pu: PartitionUpdate, part: PartitionD
         txn.put_row(tid, pu.token, pu.pk, ck, None if row.is_empty() else encode_row(row, tid, pu.pk, ck))
 
 
-def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int) -> None:
-    """Merge one partition update into storage."""
+def _own(p: PartitionData) -> PartitionData:
+    """A copy of a shared partition record that may be changed (its static row is replaced, never changed)."""
+    return PartitionData(p.key, p.deletion, list(p.range_tombstones), p.static)
+
+
+def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int,
+                           pending: list[tuple[int, int, bytes, bytes, bytes]] | None = None) -> None:
+    """Merge one partition update into storage (rows written, when ``pending`` is given, by the caller:
+    appended to it as (tid, token, pk, ck, data))."""
     table = pu.table
     tid = table.store_id
     gc = table.gc_grace_seconds
     stored = txn.get_partition(tid, pu.token, pu.pk)
-    part = partition_record(table, stored, pu.pk) if stored is not None else PartitionData(pu.key)  # modified: a copy
+    # the decoded record the statement's reads share (never modified): copied before anything changes it
+    shared = read_partition(txn, table, pu.token, pu.pk) if stored is not None else None
+    part = PartitionData(pu.key) if shared is None else shared
+    if shared is not None and (pu.deletion is not None or pu.range_deletions or pu.static is not None):
+        part = _own(shared)
     changed = stored is None
     if pu.deletion is not None:
         part.deletion = reconcile_deletion(part.deletion, pu.deletion)
@@ -97,10 +120,15 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int) -> None:
         else:
             data = encode_row(row, tid, pu.pk, ck)
             txn.decoded[data] = row  # a read after the write (a changefeed's new image) need not decode it again
-            txn.put_row(tid, pu.token, pu.pk, ck, data)
+            if pending is None:
+                txn.put_row(tid, pu.token, pu.pk, ck, data)
+            else:
+                pending.append((tid, pu.token, pu.pk, ck, data))
             wrote_rows = True
     if not (changed or removed_rows):
         return
+    if part is shared:
+        part = _own(shared)
     _gc_partition(part, now, gc)
     keep = (part.deletion is not None or bool(part.range_tombstones) or part.static is not None or wrote_rows
             or txn.has_rows(tid, pu.token, pu.pk))
@@ -113,10 +141,10 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int) -> None:
         txn.put_partition(tid, pu.token, pu.pk, None)
 
 
-def append_log_rows(log: Any, txn: Txn) -> None:
-    """Write CDC log rows (a ``cdc.log.LogAppend``): new rows under fresh ``cdc$time`` keys, nothing to merge."""
+def _log_partition(log: Any, txn: Txn) -> None:
+    """The partition record of a CDC log stream, written when the stream gets its first row."""
     tid = log.table.store_id
     if txn.get_partition(tid, log.token, log.stream_id) is None:
         txn.put_partition(tid, log.token, log.stream_id,
                           encode_partition(PartitionData((log.stream_id,)), tid, log.stream_id))
-    txn.insert_rows(tid, log.token, log.stream_id, log.rows)
+

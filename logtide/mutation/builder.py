@@ -29,7 +29,8 @@ from ..schema import types as T
 from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table
 from ..storage.keys import clustering_key, partition_token, serialize_partition_key
 from ..query.restrictions import Evaluator, KeyRestrictions, analyse
-from .cells import NO_TTL, Cell, ComplexColumn, Deletion, Liveness, RowData
+from .cells import (NO_TTL, Cell, ComplexColumn, Deletion, Liveness, RowData, reconcile, reconcile_deletion,
+                    reconcile_liveness)
 from .model import Mutation, PartitionUpdate, RangeDeletion
 
 MAX_TTL = 20 * 365 * 24 * 60 * 60  # Cassandra's Attributes.MAX_TTL
@@ -266,18 +267,15 @@ class RowWriter:
         return col
 
     def put_cell(self, name: str, cell: Cell) -> None:
-        from .cells import reconcile
         cur = self.row.cells.get(name)
         self.row.cells[name] = cell if cur is None else reconcile(cur, cell)
 
     def put_element(self, name: str, key: bytes, cell: Cell) -> None:
-        from .cells import reconcile
         col = self._complex(name)
         cur = col.cells.get(key)
         col.cells[key] = cell if cur is None else reconcile(cur, cell)
 
     def delete_collection(self, name: str, timestamp: int) -> None:
-        from .cells import reconcile_deletion
         col = self._complex(name)
         col.deletion = reconcile_deletion(col.deletion, Deletion(timestamp, self.ctx.now))
 
@@ -311,11 +309,77 @@ def _row_for(pu: PartitionUpdate, table: Table, clustering: tuple[bytes, ...], s
     return row, ck
 
 
+@dataclass(frozen=True)
+class _InsertPlan:
+    """What an INSERT ... VALUES statement's shape decides once for a table: its columns (checked),
+    whether it writes only the static row, and the value columns it sets in table order."""
+
+    columns: tuple[tuple[str, Column, Any], ...]
+    static_only: bool
+    value_columns: tuple[Column, ...]
+
+
+class _InsertPlans:
+    """Plans of recently executed INSERT statements, by the identity of the statement and the table (a
+    prepared statement executes its parsed statement object again and again; a schema change makes new
+    table objects).  Bounded: starts over past ``limit`` entries."""
+
+    def __init__(self, limit: int = 1024) -> None:
+        self.limit = limit
+        self._plans: dict[tuple[int, int], tuple[ast.Insert, Table, _InsertPlan | None]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, stmt: ast.Insert, table: Table) -> _InsertPlan | None:
+        """The plan, or None where the statement has a problem (the general path reports it) or is JSON."""
+        hit = self._plans.get((id(stmt), id(table)))
+        if hit is not None and hit[0] is stmt and hit[1] is table:
+            return hit[2]
+        plan = _insert_plan(stmt, table)
+        with self._lock:
+            if len(self._plans) >= self.limit:
+                self._plans.clear()
+            self._plans[(id(stmt), id(table))] = (stmt, table, plan)
+        return plan
+
+
+def _insert_plan(stmt: ast.Insert, table: Table) -> _InsertPlan | None:
+    if stmt.json is not None or len(stmt.columns) != len(stmt.values) or len(set(stmt.columns)) != len(stmt.columns):
+        return None
+    cols = []
+    for name, term in zip(stmt.columns, stmt.values):
+        col = table.column(name)
+        if col is None or col.type.is_counter:
+            return None
+        cols.append((name, col, term))
+    names = set(stmt.columns)
+    return _InsertPlan(tuple(cols), _static_only(table, names),
+                       tuple(c for c in table.value_columns if c.name in names))
+
+
+def _static_only(table: Table, names) -> bool:
+    return (bool(table.clustering_key)
+            and not any(c.name in names for c in table.clustering_key)
+            and any(table.column(n).kind == STATIC for n in names)
+            and all(table.column(n).kind in (PARTITION_KEY, STATIC) for n in names))
+
+
+INSERT_PLANS = _InsertPlans()
+
+
 def build_insert(stmt: ast.Insert, table: Table, ctx: WriteContext, mutation: Mutation) -> list[Target]:
     """Add an INSERT to the mutation; returns the row it writes."""
     if table.is_counter_table:
         raise InvalidRequest("INSERT statements are not allowed on counter tables, use UPDATE instead")
-    values = _insert_values(stmt, table, ctx)
+    plan = INSERT_PLANS.get(stmt, table)
+    if plan is None:
+        values = _insert_values(stmt, table, ctx)
+        static_only = _static_only(table, values)
+        value_columns: tuple[Column, ...] | list[Column] = table.value_columns
+    else:
+        ev = ctx.ev
+        values = {name: ev.value(term, col.type, name) for name, col, term in plan.columns}
+        static_only = plan.static_only
+        value_columns = plan.value_columns
     attrs = resolve_attributes(stmt.using, table, ctx)
     key_values: list[bytes] = []
     for c in table.partition_key:
@@ -323,10 +387,6 @@ def build_insert(stmt: ast.Insert, table: Table, ctx: WriteContext, mutation: Mu
         if v is T.UNSET and c.name not in values:
             raise InvalidRequest(f"Some partition key parts are missing: {c.name}")
         key_values.append(_key_bytes(c, v))
-    static_only = (bool(table.clustering_key)
-                   and not any(c.name in values for c in table.clustering_key)
-                   and any(table.column(n).kind == STATIC for n in values)
-                   and all(table.column(n).kind in (PARTITION_KEY, STATIC) for n in values))
     clustering: list[bytes] = []
     if not static_only:
         for c in table.clustering_key:
@@ -340,10 +400,9 @@ def build_insert(stmt: ast.Insert, table: Table, ctx: WriteContext, mutation: Mu
     if not static_only:
         row, target_ck = _row_for(pu, table, tuple(clustering), static=False)
         w = RowWriter(pu, row, attrs, ctx, target_ck)
-        from .cells import reconcile_liveness
         marker = Liveness(attrs.timestamp, attrs.ttl, ctx.now + attrs.ttl) if attrs.ttl else Liveness(attrs.timestamp)
         row.marker = reconcile_liveness(row.marker, marker)
-    for c in table.value_columns:
+    for c in value_columns:
         if c.name not in values:
             continue
         v = values[c.name]
@@ -644,14 +703,12 @@ def build_delete(stmt: ast.Delete, table: Table, ctx: WriteContext, mutation: Mu
     for key, pk, token in parts:
         pu = mutation.partition(table, key, pk, token)
         if not kr.clustering_restricted:
-            from .cells import reconcile_deletion
             pu.deletion = reconcile_deletion(pu.deletion, deletion)
             out.append(Target(key, pk, token, (), b""))
             continue
         for prefix in kr.clustering_prefixes:
             if kr.clustering_slice is None and len(prefix) == len(ck_cols):
                 row, ck = _row_for(pu, table, prefix, static=False)
-                from .cells import reconcile_deletion
                 row.deletion = reconcile_deletion(row.deletion, deletion)
                 out.append(Target(key, pk, token, prefix, ck))
                 continue

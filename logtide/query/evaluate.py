@@ -50,6 +50,10 @@ class TermEvaluator:
 
     def bound_value(self, marker: ast.BindMarker) -> Any:
         b = self.bound
+        if type(b) is list or type(b) is tuple:  # the common case, without the ABC check below
+            if marker.index >= len(b):
+                raise InvalidRequest(f"Not enough bind values: marker {marker.index + 1} has no value ({len(b)} given)")
+            return b[marker.index]
         if b is None:
             raise InvalidRequest("Statement has bind markers but no values were given")
         if isinstance(b, Mapping):

@@ -984,11 +984,15 @@ def _bad(ctype, obj, receiver, why=None) -> InvalidRequest:
     return InvalidRequest(msg)
 
 
+_UNSET: list = []  # logtide.schema.types.UNSET, looked up once (that module imports this one)
+
+
 def python_to_value(ctype, obj, receiver: str) -> Any:
     """Validate/coerce a bound Python value (what cassandra-driver accepts for the type)."""
-    from logtide.schema.types import UNSET
-
-    if obj is None or obj is UNSET or obj is EMPTY:
+    if not _UNSET:
+        from logtide.schema.types import UNSET
+        _UNSET.append(UNSET)
+    if obj is None or obj is _UNSET[0] or obj is EMPTY:
         return obj
     k = ctype.kind
     if k == "native":

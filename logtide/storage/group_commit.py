@@ -8,7 +8,8 @@ savepoint alone: the others still commit, so each statement stays atomic and
 an error changes nothing.  Results (or errors) are handed back after the
 commit returns, so nothing is acknowledged before it is durable.  A writer
 that finds its function already run by another leader just picks its result
-up; alone, a writer pays the same as a plain transaction.
+up; alone, a writer pays the same as a plain transaction (no savepoint: the
+transaction itself is rolled back if its one function raises).
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ class GroupCommitter:
             group = [self._queue.popleft() for _ in range(min(len(self._queue), self.max_group))]
         if not group:
             return
+        if len(group) == 1:
+            self._alone(group[0])
+            return
         try:
             with self.store.write():
                 for item in group:
@@ -78,3 +82,18 @@ class GroupCommitter:
         finally:
             for item in group:
                 item.done = True
+
+    def _alone(self, item: _Pending) -> None:
+        """A group of one runs without a savepoint (two statements less per commit): its transaction is
+        its savepoint, rolled back whole if it raises."""
+        try:
+            with self.store.write() as txn:
+                item.result = item.fn(txn)
+            if self.on_commit is not None:
+                self.on_commit()
+        except BaseException as e:  # noqa: BLE001 - the write or its commit failed: nothing of it is durable
+            if self.on_abort is not None:
+                self.on_abort()
+            item.error = e
+        finally:
+            item.done = True

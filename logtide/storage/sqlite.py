@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from ..errors import CorruptRecord, ReadOnlyDatabase
 from .envelope import RecordDamaged
+from .write_cache import WriteCache
 from .records import decode_meta, encode_meta
 
 if TYPE_CHECKING:
@@ -46,15 +47,16 @@ DB_FILE = "logtide.db"
 class Txn:
     """Reads and writes inside one SQLite transaction."""
 
-    def __init__(self, conn: sqlite3.Connection, writable: bool) -> None:
+    def __init__(self, conn: sqlite3.Connection, writable: bool, cache: WriteCache | None = None) -> None:
         self._conn = conn
         self.writable = writable
-        # records read or written in this transaction: a write reads the rows it
-        # touches more than once (preimage, merge), so reads are served from here
-        self._partitions: dict[tuple[int, int, bytes], bytes | None] = {}
-        self._rows: dict[tuple[int, int, bytes, bytes], bytes | None] = {}
+        # records read or written: a write reads the rows it touches more than once (preimage,
+        # merge), so reads are served from here; the writer's cache keeps them across transactions
+        self._cache = cache if cache is not None else WriteCache()
+        self._partitions = self._cache.partitions
+        self._rows = self._cache.rows
         # decoded records by their bytes, for callers that read them more than once (never modified)
-        self.decoded: dict[bytes, object] = {}
+        self.decoded = self._cache.decoded
 
     # -- meta -------------------------------------------------------------
     def get_meta(self, key: str) -> bytes | None:
@@ -124,12 +126,14 @@ class Txn:
             self._conn.execute("INSERT OR REPLACE INTO rows (tid, token, pk, ck, data) VALUES (?, ?, ?, ?, ?)",
                                (tid, token, pk, ck, data))
 
-    def insert_rows(self, tid: int, token: int, pk: bytes, rows: list[tuple[bytes, bytes]]) -> None:
-        """Insert new rows of one partition in one call: (ck, data) pairs under keys not stored yet."""
-        for ck, data in rows:
-            self._rows[(tid, token, pk, ck)] = data
-        self._conn.executemany("INSERT OR REPLACE INTO rows (tid, token, pk, ck, data) VALUES (?, ?, ?, ?, ?)",
-                               [(tid, token, pk, ck, data) for ck, data in rows])
+    def put_rows(self, rows: list[tuple[int, int, bytes, bytes, bytes]]) -> None:
+        """Write rows (tid, token, pk, ck, data) of any tables and partitions in one call."""
+        cache = self._rows
+        for tid, token, pk, ck, data in rows:
+            cache[(tid, token, pk, ck)] = data
+        if rows:
+            self._conn.executemany("INSERT OR REPLACE INTO rows (tid, token, pk, ck, data) VALUES (?, ?, ?, ?, ?)",
+                                   rows)
 
     def rows(self, tid: int, token: int, pk: bytes, lo: bytes | None = None, hi: bytes | None = None,
              reverse: bool = False) -> list[tuple[bytes, bytes]]:
@@ -165,8 +169,7 @@ class Txn:
 
     def drop_table_data(self, tid: int) -> None:
         """Remove every partition and row of a table (TRUNCATE, DROP)."""
-        self._rows.clear()
-        self._partitions.clear()
+        self._cache.clear()
         self._conn.execute("DELETE FROM rows WHERE tid = ?", (tid,))
         self._conn.execute("DELETE FROM partitions WHERE tid = ?", (tid,))
 
@@ -216,6 +219,7 @@ class Store:
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self._closed = False
+        self._cache = WriteCache()  # the writer's records across transactions (write_cache.py)
 
     @classmethod
     def open(cls, path: str | os.PathLike, readonly: bool = False, synchronous: str = "FULL",
@@ -269,15 +273,22 @@ class Store:
         if self.readonly:
             raise ReadOnlyDatabase(f"data directory {self.path} is open read-only: nothing can be written")
         conn = self._writer
+        cache = self._cache
+        cache.trim()
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                yield Txn(conn, True)
+                yield Txn(conn, True, cache)
                 seq = self._commits.stage(conn) if self._commits is not None else None
             except BaseException:
+                cache.clear()
                 conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
+            try:
+                conn.execute("COMMIT")
+            except BaseException:
+                cache.clear()
+                raise
         except sqlite3.DatabaseError as e:
             raise _damage_error(self.path, e) from None
         if seq is not None:
@@ -289,8 +300,9 @@ class Store:
         conn = self._writer
         conn.execute("SAVEPOINT stmt")
         try:
-            yield Txn(conn, True)
+            yield Txn(conn, True, self._cache)
         except BaseException:
+            self._cache.clear()
             conn.execute("ROLLBACK TO stmt")
             conn.execute("RELEASE stmt")
             raise

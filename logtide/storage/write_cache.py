@@ -1,0 +1,42 @@
+"""The writer's cache of records it read or wrote, kept across transactions (issue 13).
+
+A write reads the partition and row records it touches before changing them
+(preimages, merges, CDC log partitions).  One process writes a data directory
+(``docs/durability.md``, "The single writer"), and every change of ``rows``
+and ``partitions`` goes through the writer's ``Txn``, so what the writer last
+read or wrote under a key is what the database holds there: the cache answers
+those reads without a SQLite statement, and decoded records (immutable once
+decoded: callers never modify them) without decoding again.
+
+It is write-through (every change still goes to SQLite in the same
+transaction) and forgets everything whenever a transaction or savepoint is
+rolled back or a commit fails, when a table's data is dropped, and when it
+grows past its bound.  Snapshots of readers never use it.
+"""
+
+from __future__ import annotations
+
+# entries kept before the cache starts over: a few MB for typical records
+MAX_RECORDS = 50_000
+
+
+class WriteCache:
+    """Records by storage key (``None``: known absent) and decoded records by their bytes."""
+
+    __slots__ = ("partitions", "rows", "decoded")
+
+    def __init__(self) -> None:
+        self.partitions: dict[tuple[int, int, bytes], bytes | None] = {}
+        self.rows: dict[tuple[int, int, bytes, bytes], bytes | None] = {}
+        self.decoded: dict[bytes, object] = {}
+
+    def clear(self) -> None:
+        """Forget everything (a rollback, a failed commit, dropped data)."""
+        self.partitions.clear()
+        self.rows.clear()
+        self.decoded.clear()
+
+    def trim(self) -> None:
+        """Start over when the cache holds more than its bound (called between transactions)."""
+        if len(self.rows) + len(self.partitions) > MAX_RECORDS or len(self.decoded) > MAX_RECORDS:
+            self.clear()
