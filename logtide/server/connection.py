@@ -15,6 +15,7 @@ a malformed message body only gets an ERROR on its stream.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 import traceback
@@ -252,42 +253,88 @@ class Connection:
 
     # -- statements -----------------------------------------------------------
     def _start_statement(self, frame: Frame, request: Any) -> None:
+        """Run a statement: inline when that cannot hold anybody up (``_may_run_inline``), else in the pool.
+
+        No task is made per statement: the pool's future calls ``_statement_done`` when it resolves."""
         runner = self.server.runner
         version = self.version
+        session = self.session
         call: Callable[[], Outcome]
-        if isinstance(request, M.Query):
-            call = lambda: runner.query(self.session, request, version)  # noqa: E731
+        if isinstance(request, M.Execute):
+            call = functools.partial(runner.execute, session, request, version)
+        elif isinstance(request, M.Query):
+            call = functools.partial(runner.query, session, request, version)
         elif isinstance(request, M.Prepare):
-            call = lambda: runner.prepare(self.session, request, version)  # noqa: E731
-        elif isinstance(request, M.Execute):
-            call = lambda: runner.execute(self.session, request, version)  # noqa: E731
+            call = functools.partial(runner.prepare, session, request, version)
         else:
-            call = lambda: runner.batch(self.session, request, version)  # noqa: E731
+            call = functools.partial(runner.batch, session, request, version)
         kind = M.OPCODE_NAMES.get(frame.opcode, str(frame.opcode))
-        task = asyncio.get_running_loop().create_task(self._run_statement(frame.stream, call, kind))
-        self.tasks.add(task)
-        self.server.tasks.add(task)
-        task.add_done_callback(self._statement_done)
-
-    def _statement_done(self, task: asyncio.Task) -> None:
-        self.tasks.discard(task)
-        self.server.tasks.discard(task)
-        self._slots.release()
-
-    async def _run_statement(self, stream: int, call: Callable[[], Outcome], kind: str = "QUERY") -> None:
         started = time.perf_counter()
-        error = None
+        server = self.server
+        quiet = server.inline_ok(self)  # noted for every statement
+        if quiet and isinstance(request, M.Execute) and self._may_run_inline(request):
+            lock = server.db_write_lock
+            if lock is None or lock.acquire(blocking=False):  # never wait for another writer on the loop
+                try:
+                    outcome = call()
+                except Exception as e:
+                    self._statement_finished(frame.stream, kind, started, None, e)
+                else:
+                    self._statement_finished(frame.stream, kind, started, outcome, None)
+                finally:
+                    if lock is not None:
+                        lock.release()
+                self._slots.release()
+                return
+        future = server.start_blocking(self, call)
+        self.tasks.add(future)
+        server.tasks.add(future)
+        future.add_done_callback(functools.partial(self._statement_done, frame.stream, kind, started))
+
+    def _may_run_inline(self, request: M.Execute) -> bool:
+        """Whether a prepared statement may run on the loop thread itself, saving two thread hand-overs.
+
+        Only a bounded statement (``PreparedEntry.inline``: one non-conditional INSERT, UPDATE or
+        DELETE) and only when nothing could be held up or lose group commit by it: no statement is
+        running or queued anywhere in the server, this connection has no further request buffered,
+        and no other connection has sent a statement for ``inline_quiet`` seconds.  It then runs
+        exactly as a worker would run it (it holds the loop for one write and its fsync).  The caller
+        has checked the server-wide conditions (``Server.inline_ok``)."""
+        if self.tasks or self.frames.has_buffered():
+            return False
+        entry = self.server.runner.cache.peek(request.statement_id)
+        return entry is not None and entry.inline
+
+    def _statement_done(self, stream: int, kind: str, started: float, future: asyncio.Future) -> None:
+        self.tasks.discard(future)
+        self.server.tasks.discard(future)
         try:
-            outcome = await self.server.run_blocking(self, call)
-        except StorageFailure as e:  # a full disk fails every write: one log line per kind per interval
-            self.server.failures.warning(e.kind, "%s (a statement from %s)", e.message, self.peer)
-            outcome = Outcome(M.error(e, self.version))
-        except CqlError as e:
-            outcome = Outcome(M.error(e, self.version))
-            error = type(e).__name__
-        except Exception as e:  # a bug: logged with its traceback once per place and interval
-            self.server.failures.error(_bug_kind(e), "error executing a statement from %s", self.peer, exc_info=True)
-            outcome = Outcome(M.error(ServerError(f"Internal error in logtide ({type(e).__name__}: {e}); "
+            if future.cancelled():
+                return
+            error = future.exception()
+            if error is None:
+                self._statement_finished(stream, kind, started, future.result(), None)
+            else:
+                self._statement_finished(stream, kind, started, None, error)
+        finally:
+            self._slots.release()
+
+    def _statement_finished(self, stream: int, kind: str, started: float, outcome: Outcome | None,
+                            exc: BaseException | None) -> None:
+        """Answer a statement with its outcome, or with the ERROR its exception calls for."""
+        error = None
+        if exc is None:
+            assert outcome is not None
+        elif isinstance(exc, StorageFailure):  # a full disk fails every write: one log line per kind per interval
+            self.server.failures.warning(exc.kind, "%s (a statement from %s)", exc.message, self.peer)
+            outcome = Outcome(M.error(exc, self.version))
+        elif isinstance(exc, CqlError):
+            outcome = Outcome(M.error(exc, self.version))
+            error = type(exc).__name__
+        else:  # a bug: logged with its traceback once per place and interval
+            self.server.failures.error(_bug_kind(exc), "error executing a statement from %s", self.peer,
+                                       exc_info=exc)
+            outcome = Outcome(M.error(ServerError(f"Internal error in logtide ({type(exc).__name__}: {exc}); "
                                                   "the server log has the details"), self.version))
             error = "ServerError"
         self._respond_now(stream, outcome.response, outcome.warnings)

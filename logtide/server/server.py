@@ -15,6 +15,7 @@ import functools
 import logging
 import socket
 import ssl
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
@@ -62,6 +63,9 @@ class ServerConfig:
     # every commit is fsynced (synchronous=FULL), where a write outlasts the wait and group commit wants
     # the loop free to hand more writes over
     handoff_wait: float | None = None
+    # a bounded prepared write runs on the event loop itself (no thread hand-over) when the server is otherwise
+    # idle and no other connection has sent a statement for this many seconds; negative: never
+    inline_quiet: float = 0.05
     tls: ssl.SSLContext | None = None  # serve over TLS with this context
 
 
@@ -87,6 +91,9 @@ class Server:
         self._login: LoginGuard | None = None
         self.max_connections = 0
         self.metrics = ServerMetrics(self)  # this server's own Prometheus registry
+        self.db_write_lock = getattr(db, "write_lock", None)  # taken (never waited for) by a statement run inline
+        self._last_sender: Connection | None = None  # the connection that sent the latest statement
+        self._sender_since = 0.0  # since when only it has been sending statements
 
     # -- lifecycle ------------------------------------------------------------
     async def start(self) -> tuple[str, int]:
@@ -175,6 +182,8 @@ class Server:
             await conn.run()
         finally:
             self.connections.discard(conn)
+            if self._last_sender is conn:
+                self._last_sender = None
             self._conn_tasks.discard(task)
 
     # -- services for connections -----------------------------------------------
@@ -189,6 +198,23 @@ class Server:
         """Run ``fn(*args)`` in the worker pool, taking turns with other owners (connections)."""
         assert self.workers is not None
         return await self.workers.run(owner, functools.partial(fn, *args))
+
+    def start_blocking(self, owner: Any, fn: Callable[[], R]) -> "asyncio.Future[R]":
+        """Queue ``fn()`` in the worker pool for ``owner`` (a connection); its future on the loop."""
+        assert self.workers is not None
+        return self.workers.start(owner, fn)
+
+    def inline_ok(self, conn: Connection) -> bool:
+        """Note a statement from ``conn``; whether it may run on the loop: the pool is idle and ``conn``
+        alone has sent statements for ``inline_quiet`` seconds (so no other client is held up, and
+        concurrent writers still share commits in the pool)."""
+        now = time.monotonic()
+        if conn is not self._last_sender:
+            self._last_sender = conn
+            self._sender_since = now
+            return False
+        quiet = self.config.inline_quiet
+        return 0 <= quiet <= now - self._sender_since and self.workers is not None and self.workers.idle()
 
     def supported_options(self) -> dict[str, list[str]]:
         return {
