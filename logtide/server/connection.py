@@ -2,10 +2,13 @@
 
 The read loop decodes frames in order.  OPTIONS, STARTUP, AUTH_RESPONSE and
 REGISTER are answered in the loop; QUERY, PREPARE, EXECUTE and BATCH each
-become a task that runs the statement in the server's thread pool and writes
-its response when done, so a slow statement holds up neither its neighbours
-on the connection nor other connections.  At most ``max_in_flight`` such
-tasks run per connection; past that the loop stops reading (TCP backpressure).
+run in the server's thread pool, whose callback writes the response when
+done, so a slow statement holds up neither its neighbours on the connection
+nor other connections.  At most ``max_in_flight`` statements run per
+connection; past that the loop stops reading (TCP backpressure).  A bounded
+prepared write (one row) runs on the loop itself when nothing else is going
+on in the server (``_may_run_inline``): one request at a time then costs no
+thread hand-over.
 
 Frame-level errors (bad header, unsupported version, oversized or corrupt
 frames) are answered with a protocol ERROR and the connection is closed;
@@ -75,7 +78,8 @@ class Connection:
         self.registered: set[str] = set()
         self._out: list[bytes] = []  # encoded frames waiting for the next flush
         self._flush_scheduled = False
-        self.tasks: set[asyncio.Task] = set()
+        self.tasks: set[Any] = set()  # statements running or queued in the pool (each by its job)
+        self._drained: asyncio.Future | None = None  # made when closing with statements in flight
         self._slots = asyncio.Semaphore(server.config.max_in_flight)
         self.closed = False
         peer = writer.get_extra_info("peername")
@@ -129,8 +133,9 @@ class Connection:
         finally:
             if self._watchdog is not None:
                 self._watchdog.cancel()
-            if self.tasks:
-                await asyncio.wait(set(self.tasks), timeout=self.server.config.shutdown_timeout)
+            if self.tasks:  # statements still running: they answer before the socket closes
+                self._drained = loop.create_future()
+                await asyncio.wait([self._drained], timeout=self.server.config.shutdown_timeout)
             await self.close()
 
     async def _dispatch(self, frame: Frame) -> None:
@@ -286,10 +291,13 @@ class Connection:
                         lock.release()
                 self._slots.release()
                 return
-        future = server.start_blocking(self, call)
-        self.tasks.add(future)
-        server.tasks.add(future)
-        future.add_done_callback(functools.partial(self._statement_done, frame.stream, kind, started))
+        self.tasks.add(call)  # the job's own callable marks it in flight
+        server.tasks.add(call)
+        try:
+            server.post_blocking(self, call, functools.partial(self._statement_done, call, frame.stream, kind,
+                                                               started))
+        except Exception as e:  # the pool is shutting down: answered like a failed statement
+            self._statement_done(call, frame.stream, kind, started, False, e)
 
     def _may_run_inline(self, request: M.Execute) -> bool:
         """Whether a prepared statement may run on the loop thread itself, saving two thread hand-overs.
@@ -305,19 +313,19 @@ class Connection:
         entry = self.server.runner.cache.peek(request.statement_id)
         return entry is not None and entry.inline
 
-    def _statement_done(self, stream: int, kind: str, started: float, future: asyncio.Future) -> None:
-        self.tasks.discard(future)
-        self.server.tasks.discard(future)
+    def _statement_done(self, job: Any, stream: int, kind: str, started: float, ok: bool, value: Any) -> None:
+        """A statement run by the pool finished: answer it (called on the loop)."""
+        self.tasks.discard(job)
+        self.server.tasks.discard(job)
         try:
-            if future.cancelled():
-                return
-            error = future.exception()
-            if error is None:
-                self._statement_finished(stream, kind, started, future.result(), None)
+            if ok:
+                self._statement_finished(stream, kind, started, value, None)
             else:
-                self._statement_finished(stream, kind, started, None, error)
+                self._statement_finished(stream, kind, started, None, value)
         finally:
             self._slots.release()
+            if not self.tasks and self._drained is not None and not self._drained.done():
+                self._drained.set_result(None)
 
     def _statement_finished(self, stream: int, kind: str, started: float, outcome: Outcome | None,
                             exc: BaseException | None) -> None:

@@ -81,7 +81,7 @@ class Server:
         self.runner = StatementRunner(db, PreparedCache(self.config.prepared_capacity))
         self.connections: set[Connection] = set()
         self.listeners: set[Connection] = set()
-        self.tasks: set[asyncio.Task] = set()
+        self.tasks: set[Any] = set()  # statements in flight on every connection
         self._conn_tasks: set[asyncio.Task] = set()
         self.workers: WorkerPool | None = None
         self._server: asyncio.base_events.Server | None = None
@@ -199,10 +199,11 @@ class Server:
         assert self.workers is not None
         return await self.workers.run(owner, functools.partial(fn, *args))
 
-    def start_blocking(self, owner: Any, fn: Callable[[], R]) -> "asyncio.Future[R]":
-        """Queue ``fn()`` in the worker pool for ``owner`` (a connection); its future on the loop."""
+    def post_blocking(self, owner: Any, fn: Callable[[], R], done: Callable[[bool, Any], None]) -> None:
+        """Queue ``fn()`` in the worker pool for ``owner`` (a connection); ``done(ok, result or exception)``
+        is called on the loop when it finishes."""
         assert self.workers is not None
-        return self.workers.start(owner, fn)
+        self.workers.post(owner, fn, done)
 
     def inline_ok(self, conn: Connection) -> bool:
         """Note a statement from ``conn``; whether it may run on the loop: the pool is idle and ``conn``
