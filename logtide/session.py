@@ -348,7 +348,7 @@ class Session:
         if parsed.bind_markers:
             if params is None:
                 raise InvalidRequest(f"Statement has {len(parsed.bind_markers)} bind markers but no values were given")
-            if not isinstance(params, Mapping) and len(params) != len(parsed.bind_markers):
+            if type(params) is not dict and not isinstance(params, Mapping) and len(params) != len(parsed.bind_markers):
                 raise InvalidRequest(f"There were {len(parsed.bind_markers)} markers(?) in CQL but "
                                      f"{len(params)} bound variables")
         self._authorize(parsed.statement)
@@ -636,7 +636,9 @@ def _dropped_store_ids(old: Catalog, new: Catalog) -> list[int]:
 
 def check_params(params: Any) -> None:
     """Bound values must be None, a sequence (not a string) or a mapping: InvalidRequest otherwise."""
-    if params is None or isinstance(params, Mapping):
+    if params is None or type(params) in (list, tuple, dict):  # the common cases, without the ABC checks
+        return
+    if isinstance(params, Mapping):
         return
     if not isinstance(params, Sequence) or isinstance(params, (str, bytes, bytearray)):
         raise InvalidRequest(f"Bound values must be a sequence (list, tuple) or a mapping of names, "

@@ -5,10 +5,7 @@ REGISTER are answered in the loop; QUERY, PREPARE, EXECUTE and BATCH each
 run in the server's thread pool, whose callback writes the response when
 done, so a slow statement holds up neither its neighbours on the connection
 nor other connections.  At most ``max_in_flight`` statements run per
-connection; past that the loop stops reading (TCP backpressure).  A bounded
-prepared write (one row) runs on the loop itself when nothing else is going
-on in the server (``_may_run_inline``): one request at a time then costs no
-thread hand-over.
+connection; past that the loop stops reading (TCP backpressure).
 
 Frame-level errors (bad header, unsupported version, oversized or corrupt
 frames) are answered with a protocol ERROR and the connection is closed;
@@ -139,7 +136,7 @@ class Connection:
             await self.close()
 
     async def _dispatch(self, frame: Frame) -> None:
-        """Answer handshake messages inline; start a task for statements."""
+        """Answer handshake messages at once; hand statements to the worker pool."""
         started = time.perf_counter()
         error = None
         try:
@@ -258,9 +255,8 @@ class Connection:
 
     # -- statements -----------------------------------------------------------
     def _start_statement(self, frame: Frame, request: Any) -> None:
-        """Run a statement: inline when that cannot hold anybody up (``_may_run_inline``), else in the pool.
-
-        No task is made per statement: the pool's future calls ``_statement_done`` when it resolves."""
+        """Run a statement in the worker pool; no task is made per statement: the pool calls
+        ``_statement_done`` on the loop when it finishes."""
         runner = self.server.runner
         version = self.version
         session = self.session
@@ -276,21 +272,6 @@ class Connection:
         kind = M.OPCODE_NAMES.get(frame.opcode, str(frame.opcode))
         started = time.perf_counter()
         server = self.server
-        quiet = server.inline_ok(self)  # noted for every statement
-        if quiet and isinstance(request, M.Execute) and self._may_run_inline(request):
-            lock = server.db_write_lock
-            if lock is None or lock.acquire(blocking=False):  # never wait for another writer on the loop
-                try:
-                    outcome = call()
-                except Exception as e:
-                    self._statement_finished(frame.stream, kind, started, None, e)
-                else:
-                    self._statement_finished(frame.stream, kind, started, outcome, None)
-                finally:
-                    if lock is not None:
-                        lock.release()
-                self._slots.release()
-                return
         self.tasks.add(call)  # the job's own callable marks it in flight
         server.tasks.add(call)
         try:
@@ -298,20 +279,6 @@ class Connection:
                                                                started))
         except Exception as e:  # the pool is shutting down: answered like a failed statement
             self._statement_done(call, frame.stream, kind, started, False, e)
-
-    def _may_run_inline(self, request: M.Execute) -> bool:
-        """Whether a prepared statement may run on the loop thread itself, saving two thread hand-overs.
-
-        Only a bounded statement (``PreparedEntry.inline``: one non-conditional INSERT, UPDATE or
-        DELETE) and only when nothing could be held up or lose group commit by it: no statement is
-        running or queued anywhere in the server, this connection has no further request buffered,
-        and no other connection has sent a statement for ``inline_quiet`` seconds.  It then runs
-        exactly as a worker would run it (it holds the loop for one write and its fsync).  The caller
-        has checked the server-wide conditions (``Server.inline_ok``)."""
-        if self.tasks or self.frames.has_buffered():
-            return False
-        entry = self.server.runner.cache.peek(request.statement_id)
-        return entry is not None and entry.inline
 
     def _statement_done(self, job: Any, stream: int, kind: str, started: float, ok: bool, value: Any) -> None:
         """A statement run by the pool finished: answer it (called on the loop)."""

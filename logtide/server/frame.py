@@ -186,11 +186,6 @@ class FrameReader:
         self.segments: SegmentCodec | None = None
         self._pending = bytearray()
 
-    def has_buffered(self) -> bool:
-        """Whether bytes of a further request are already here (read but not yet made into a frame)."""
-        buffered = getattr(self.reader, "_buffer", None)  # asyncio.StreamReader's; unknown: assume there are
-        return buffered is None or len(buffered) > 0 or len(self._pending) > 0
-
     async def read(self) -> Frame:
         """The next frame; raises FrameError (or IncompleteReadError at end of stream)."""
         if self.segments is not None:

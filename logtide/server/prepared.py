@@ -24,7 +24,6 @@ class PreparedEntry:
     statement: Any  # logtide.session.PreparedStatement
     catalog_version: Any  # the catalog version it was prepared against
     result_metadata_id: bytes
-    inline: bool = False  # a bounded statement the server may run on its event loop (see Connection)
 
     @property
     def id(self) -> bytes:
@@ -45,10 +44,6 @@ class PreparedCache:
             self._entries.move_to_end(entry.id)
             while len(self._entries) > self.capacity:
                 self._entries.popitem(last=False)
-
-    def peek(self, statement_id: bytes) -> PreparedEntry | None:
-        """The entry for ``statement_id`` or None, without marking it used."""
-        return self._entries.get(statement_id)  # one dict lookup: atomic under the GIL
 
     def get(self, statement_id: bytes) -> PreparedEntry:
         """The entry for ``statement_id``; Unprepared (0x2500) if there is none."""

@@ -35,7 +35,7 @@ from collections import deque
 from typing import Any, Callable, Hashable, TypeVar
 
 R = TypeVar("R")
-Job = tuple[Callable[[], Any], Any, "threading.Lock | None"]  # (fn, its future or done callback, finished)
+Job = tuple[Callable[[], Any], Callable[[bool, Any], None], "threading.Lock | None"]  # (fn, done, finished)
 _STOP = None  # the token that tells a worker to leave
 
 
@@ -51,7 +51,7 @@ class WorkerPool:
         self._tokens: queue.SimpleQueue = queue.SimpleQueue()  # one per queued job; _STOP per thread at shutdown
         self._queues: dict[Hashable, deque[Job]] = {}
         self._ring: deque[Hashable] = deque()
-        self._done: list[tuple[asyncio.Future, bool, Any]] = []
+        self._done: list[tuple[Callable[[bool, Any], None], bool, Any]] = []
         self._done_lock = threading.Lock()
         self._loop_waiting = False
         self._queued = 0
@@ -63,29 +63,10 @@ class WorkerPool:
     def pending(self) -> int:
         return self._queued
 
-    def idle(self) -> bool:
-        """Nothing queued and nothing running."""
-        return self._queued == 0 and self.busy == 0
-
-    async def run(self, owner: Hashable, fn: Callable[[], R]) -> R:
-        """Run ``fn()`` on a worker when ``owner``'s turn comes; its result or exception."""
-        return await self.start(owner, fn)
-
-    def start(self, owner: Hashable, fn: Callable[[], R]) -> "asyncio.Future[R]":
-        """Queue ``fn()`` for ``owner`` and return its future (after a brief wait when it starts at once)."""
-        soon = self._queued < len(self._threads)
-        brief = soon and self.handoff_wait > 0
-        finished = threading.Lock() if brief else None
-        if finished is not None:
-            finished.acquire()  # released by the worker when the job is done
-        future = self._submit(owner, fn, finished)
-        if finished is not None:
-            self._wait_briefly(finished)
-        return future
-
     def post(self, owner: Hashable, fn: Callable[[], R], done: Callable[[bool, Any], None]) -> None:
         """Queue ``fn()`` for ``owner``; ``done(True, result)`` or ``done(False, exception)`` is then called
-        on the loop (no future, no task: the cheapest way back).  Waits briefly as ``start`` does."""
+        on the loop (no future, no task: the cheapest way back).  When the job can start at once and
+        ``handoff_wait`` is set, the loop thread first waits that long for it (module docstring)."""
         soon = self._queued < len(self._threads)
         finished = threading.Lock() if soon and self.handoff_wait > 0 else None
         if finished is not None:
@@ -94,13 +75,8 @@ class WorkerPool:
         if finished is not None:
             self._wait_briefly(finished)
 
-    def submit(self, owner: Hashable, fn: Callable[[], R]) -> "asyncio.Future[R]":
-        """Queue ``fn()`` for ``owner``: its future on the loop."""
-        return self._submit(owner, fn, None)
-
     def _submit(self, owner: Hashable, fn: Callable[[], R], finished: "threading.Lock | None",
-                done: Callable[[bool, Any], None] | None = None) -> Any:
-        future: Any = self.loop.create_future() if done is None else done
+                done: Callable[[bool, Any], None]) -> None:
         with self._lock:
             if self._stopping:
                 raise RuntimeError("the worker pool is shut down")
@@ -108,10 +84,9 @@ class WorkerPool:
             if queue_ is None:
                 queue_ = self._queues[owner] = deque()
                 self._ring.append(owner)
-            queue_.append((fn, future, finished))
+            queue_.append((fn, done, finished))
             self._queued += 1
         self._tokens.put(True)
-        return future
 
     def _wait_briefly(self, finished: threading.Lock) -> None:
         """Block the loop thread (GIL released) until the job finishes or ``handoff_wait`` passes."""
@@ -153,11 +128,11 @@ class WorkerPool:
             job = self._next()
             if job is None:
                 return
-            fn, future, finished = job
+            fn, done, finished = job
             try:
-                outcome: tuple[asyncio.Future, bool, Any] = (future, True, fn())
-            except BaseException as e:  # handed to the awaiting coroutine
-                outcome = (future, False, e)
+                outcome: tuple[Callable[[bool, Any], None], bool, Any] = (done, True, fn())
+            except BaseException as e:  # handed to the job's callback
+                outcome = (done, False, e)
             with self._lock:
                 self.busy -= 1
             with self._done_lock:
@@ -176,15 +151,8 @@ class WorkerPool:
     def _deliver(self) -> None:
         with self._done_lock:
             done, self._done = self._done, []
-        for future, ok, value in done:
-            if not isinstance(future, asyncio.Future):
-                try:
-                    future(ok, value)  # a callback given to post
-                except Exception as e:  # one failing callback must not lose the others' results
-                    self.loop.call_exception_handler({"message": "worker pool callback failed", "exception": e})
-            elif future.cancelled():
-                continue
-            elif ok:
-                future.set_result(value)
-            else:
-                future.set_exception(value)
+        for callback, ok, value in done:
+            try:
+                callback(ok, value)
+            except Exception as e:  # one failing callback must not lose the others' results
+                self.loop.call_exception_handler({"message": "worker pool callback failed", "exception": e})

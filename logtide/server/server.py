@@ -11,11 +11,9 @@ closes the Database.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import socket
 import ssl
-import time
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
@@ -63,9 +61,6 @@ class ServerConfig:
     # every commit is fsynced (synchronous=FULL), where a write outlasts the wait and group commit wants
     # the loop free to hand more writes over
     handoff_wait: float | None = None
-    # a bounded prepared write runs on the event loop itself (no thread hand-over) when the server is otherwise
-    # idle and no other connection has sent a statement for this many seconds; negative: never
-    inline_quiet: float = 0.05
     tls: ssl.SSLContext | None = None  # serve over TLS with this context
 
 
@@ -91,9 +86,6 @@ class Server:
         self._login: LoginGuard | None = None
         self.max_connections = 0
         self.metrics = ServerMetrics(self)  # this server's own Prometheus registry
-        self.db_write_lock = getattr(db, "write_lock", None)  # taken (never waited for) by a statement run inline
-        self._last_sender: Connection | None = None  # the connection that sent the latest statement
-        self._sender_since = 0.0  # since when only it has been sending statements
 
     # -- lifecycle ------------------------------------------------------------
     async def start(self) -> tuple[str, int]:
@@ -182,8 +174,6 @@ class Server:
             await conn.run()
         finally:
             self.connections.discard(conn)
-            if self._last_sender is conn:
-                self._last_sender = None
             self._conn_tasks.discard(task)
 
     # -- services for connections -----------------------------------------------
@@ -194,28 +184,11 @@ class Server:
             self._login = LoginGuard(getattr(self.db, "auth", None) or self.auth, self.config.login)
         return self._login
 
-    async def run_blocking(self, owner: Any, fn: Callable[..., R], *args: Any) -> R:
-        """Run ``fn(*args)`` in the worker pool, taking turns with other owners (connections)."""
-        assert self.workers is not None
-        return await self.workers.run(owner, functools.partial(fn, *args))
-
     def post_blocking(self, owner: Any, fn: Callable[[], R], done: Callable[[bool, Any], None]) -> None:
         """Queue ``fn()`` in the worker pool for ``owner`` (a connection); ``done(ok, result or exception)``
         is called on the loop when it finishes."""
         assert self.workers is not None
         self.workers.post(owner, fn, done)
-
-    def inline_ok(self, conn: Connection) -> bool:
-        """Note a statement from ``conn``; whether it may run on the loop: the pool is idle and ``conn``
-        alone has sent statements for ``inline_quiet`` seconds (so no other client is held up, and
-        concurrent writers still share commits in the pool)."""
-        now = time.monotonic()
-        if conn is not self._last_sender:
-            self._last_sender = conn
-            self._sender_since = now
-            return False
-        quiet = self.config.inline_quiet
-        return 0 <= quiet <= now - self._sender_since and self.workers is not None and self.workers.idle()
 
     def supported_options(self) -> dict[str, list[str]]:
         return {

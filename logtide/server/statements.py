@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from logtide.cql import ast
 from logtide.errors import InvalidRequest
 from logtide.result import ColumnSpec, ResultSet, SchemaChange
 
@@ -47,13 +46,6 @@ def bind_values(specs: Sequence[ColumnSpec], values: Sequence[Any], names: Seque
     if len(values) != len(specs):
         raise InvalidRequest(f"There were {len(specs)} markers(?) in CQL but {len(values)} bound variables")
     return [decode_value(raw, spec) for raw, spec in zip(values, specs)]
-
-
-def is_bounded_write(statement: Any) -> bool:
-    """One INSERT, UPDATE or DELETE without conditions: its cost is one row's write, whatever its values."""
-    stmt = statement.parsed.statement
-    return isinstance(stmt, (ast.Insert, ast.Update, ast.Delete)) and not (
-        getattr(stmt, "if_not_exists", False) or getattr(stmt, "if_exists", False) or getattr(stmt, "conditions", ()))
 
 
 def _follow_use(session: Any, result: ResultSet) -> None:
@@ -91,8 +83,7 @@ class StatementRunner:
 
     def _prepare_entry(self, session: Any, query: str) -> PreparedEntry:
         statement = session.prepare(query)
-        entry = PreparedEntry(statement, self.db.catalog.version, self.metadata_id(statement.result_columns),
-                              is_bounded_write(statement))
+        entry = PreparedEntry(statement, self.db.catalog.version, self.metadata_id(statement.result_columns))
         self.cache.put(entry)
         return entry
 
@@ -102,7 +93,7 @@ class StatementRunner:
             return entry
         s = self.session_in(session, entry.statement.keyspace)
         fresh = s.prepare(entry.statement.query_string)
-        entry = PreparedEntry(fresh, self.db.catalog.version, entry.result_metadata_id, is_bounded_write(fresh))
+        entry = PreparedEntry(fresh, self.db.catalog.version, entry.result_metadata_id)
         self.cache.put(entry)
         return entry
 
