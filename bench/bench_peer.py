@@ -234,7 +234,8 @@ class Serve:
     """``logtide serve`` on a free loopback port in a fresh data directory."""
 
     def __init__(self, data_dir: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "logtide", "serve", "--data-dir", data_dir, "--port", "0"],
+        self.proc = subprocess.Popen([sys.executable, "-m", "logtide", "serve", "--data-dir", data_dir, "--port", "0",
+                                      "--kafka-port", "0"],
                                      stderr=subprocess.PIPE, text=True)
         self.port = 0
         assert self.proc.stderr is not None

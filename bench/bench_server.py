@@ -1,6 +1,6 @@
 """Write workload through cassandra-driver against ``logtide serve``, side by side with the embedded session.
 
-    python bench/bench_server.py [--count 100000] [--in-flight 64] [--synchronous FULL] [--json]
+    python bench/bench_server.py [--count 100000] [--in-flight 64] [--batch N] [--synchronous FULL] [--json]
 
 The workload is COUNT single-row writes on one table, generated from a fixed
 seed: inserts (with a set and a map), updates of regular columns, collection
@@ -10,7 +10,11 @@ them one after another on a ``Session``; the server run starts
 ``logtide serve`` in its own process on a free loopback port and sends them
 with ``execute_async`` keeping IN_FLIGHT requests outstanding.  Both use a
 fresh data directory with the same SQLite ``synchronous`` setting.  Reports
-ops/s, p50/p99 latency per statement and the ratio of the two throughputs.
+ops/s, p50/p99 latency per request, the CPU time per statement (of the
+benchmark process embedded, of the ``logtide serve`` process served) and the
+ratio of the two throughputs.  With ``--batch N`` the statements go as LOGGED
+batches of N (``Session.execute_batch`` embedded, a driver ``BatchStatement``
+served), one batch per request.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import random
 import re
 import statistics
@@ -73,12 +78,26 @@ def workload(count: int, seed: int = 7) -> list[tuple[str, tuple]]:
     return ops
 
 
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) used so far by process ``pid`` (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def batches(ops: list[tuple[str, tuple]], size: int) -> list[list[tuple[str, tuple]]]:
+    """The statements in requests: one each, or batches of ``size``."""
+    size = max(size, 1)
+    return [ops[i:i + size] for i in range(0, len(ops), size)]
+
+
 @dataclass
 class Result:
     name: str
     ops: int
     seconds: float
     latencies: list[float]
+    cpu_seconds: float = 0.0  # CPU time of the process doing the work (embedded: this one; served: the server)
 
     @property
     def ops_per_second(self) -> float:
@@ -91,10 +110,11 @@ class Result:
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "ops": self.ops, "seconds": round(self.seconds, 3),
                 "ops_per_second": round(self.ops_per_second, 1), "p50_ms": round(self.percentile(50), 3),
-                "p99_ms": round(self.percentile(99), 3), "mean_ms": round(statistics.fmean(self.latencies) * 1000, 3)}
+                "p99_ms": round(self.percentile(99), 3), "mean_ms": round(statistics.fmean(self.latencies) * 1000, 3),
+                "cpu_ms_per_statement": round(self.cpu_seconds * 1000 / self.ops, 3)}
 
 
-def run_embedded(ops: list[tuple[str, tuple]], synchronous: str) -> Result:
+def run_embedded(ops: list[tuple[str, tuple]], synchronous: str, batch: int = 1) -> Result:
     import logtide
 
     with tempfile.TemporaryDirectory(prefix="bench-embedded-") as d, logtide.open(d, synchronous=synchronous) as db:
@@ -104,12 +124,16 @@ def run_embedded(ops: list[tuple[str, tuple]], synchronous: str) -> Result:
         prepared = {name: session.prepare(text) for name, text in STATEMENTS.items()}
         latencies = []
         clock = time.perf_counter
+        cpu0 = time.process_time()
         started = clock()
-        for name, values in ops:
+        for group in batches(ops, batch):
             t0 = clock()
-            session.execute(prepared[name], values)
+            if batch > 1:
+                session.execute_batch("LOGGED", [(prepared[name], values) for name, values in group])
+            else:
+                session.execute(prepared[group[0][0]], group[0][1])
             latencies.append(clock() - t0)
-        return Result("embedded session", len(ops), clock() - started, latencies)
+        return Result("embedded session", len(ops), clock() - started, latencies, time.process_time() - cpu0)
 
 
 class ServeProcess:
@@ -133,9 +157,10 @@ class ServeProcess:
         self.proc.wait(60)
 
 
-def run_server(ops: list[tuple[str, tuple]], synchronous: str, in_flight: int) -> Result:
+def run_server(ops: list[tuple[str, tuple]], synchronous: str, in_flight: int, batch: int = 1) -> Result:
     from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
     from cassandra.policies import RoundRobinPolicy
+    from cassandra.query import BatchStatement
 
     logging.getLogger("cassandra").setLevel(logging.ERROR)
     with tempfile.TemporaryDirectory(prefix="bench-server-") as d:
@@ -147,10 +172,11 @@ def run_server(ops: list[tuple[str, tuple]], synchronous: str, in_flight: int) -
             for stmt in SCHEMA:
                 session.execute(stmt)
             prepared = {name: session.prepare(text) for name, text in STATEMENTS.items()}
-            latencies = [0.0] * len(ops)
+            requests = batches(ops, batch)
+            latencies = [0.0] * len(requests)
             slots = threading.Semaphore(in_flight)
             finished = threading.Event()
-            remaining = [len(ops)]
+            remaining = [len(requests)]
             errors: list[Exception] = []
             lock = threading.Lock()
             clock = time.perf_counter
@@ -167,18 +193,27 @@ def run_server(ops: list[tuple[str, tuple]], synchronous: str, in_flight: int) -
                 errors.append(exc)
                 done(None, i, t0)
 
+            cpu0 = process_cpu(server.proc.pid)
             started = clock()
-            for i, (name, values) in enumerate(ops):
+            for i, group in enumerate(requests):
                 slots.acquire()
                 t0 = clock()
-                future = session.execute_async(prepared[name], values)
+                if batch > 1:
+                    request: Any = BatchStatement()
+                    for name, values in group:
+                        request.add(prepared[name], values)
+                    future = session.execute_async(request)
+                else:
+                    future = session.execute_async(prepared[group[0][0]], group[0][1])
                 future.add_callbacks(done, failed, callback_args=(i, t0), errback_args=(i, t0))
             finished.wait()
             elapsed = clock() - started
+            cpu = process_cpu(server.proc.pid) - cpu0
             cluster.shutdown()
             if errors:
                 raise RuntimeError(f"{len(errors)} statements failed, first: {errors[0]!r}")
-            return Result(f"logtide serve, cassandra-driver, {in_flight} in flight", len(ops), elapsed, latencies)
+            return Result(f"logtide serve, cassandra-driver, {in_flight} in flight", len(ops), elapsed, latencies,
+                          cpu)
         finally:
             server.stop()
 
@@ -189,22 +224,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--in-flight", type=int, default=64, help="driver requests outstanding (default 64)")
     parser.add_argument("--synchronous", choices=("FULL", "NORMAL", "OFF"), default="FULL",
                         help="SQLite synchronous setting for both runs (default FULL, as logtide serve runs)")
+    parser.add_argument("--batch", type=int, default=1, help="statements per LOGGED batch (default 1: no batches)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     ops = workload(args.count)
-    embedded = run_embedded(ops, args.synchronous)
-    served = run_server(ops, args.synchronous, args.in_flight)
+    embedded = run_embedded(ops, args.synchronous, args.batch)
+    served = run_server(ops, args.synchronous, args.in_flight, args.batch)
     results = [embedded.as_dict(), served.as_dict()]
     ratio = served.ops_per_second / embedded.ops_per_second
     if args.json:
-        print(json.dumps({"count": args.count, "synchronous": args.synchronous, "results": results,
+        print(json.dumps({"count": args.count, "synchronous": args.synchronous, "batch": args.batch, "results": results,
                           "server_to_embedded": round(ratio, 3)}, indent=2))
         return 0
-    print(f"{args.count} writes, synchronous={args.synchronous}")
-    print(f"{'run':<48} {'ops/s':>9} {'p50 ms':>8} {'p99 ms':>8}")
+    per = f", batches of {args.batch}" if args.batch > 1 else ""
+    print(f"{args.count} writes{per}, synchronous={args.synchronous}")
+    print(f"{'run':<48} {'ops/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU ms/stmt':>12}")
     for r in results:
-        print(f"{r['name']:<48} {r['ops_per_second']:>9.0f} {r['p50_ms']:>8.3f} {r['p99_ms']:>8.3f}")
+        print(f"{r['name']:<48} {r['ops_per_second']:>9.0f} {r['p50_ms']:>8.3f} {r['p99_ms']:>8.3f} "
+              f"{r['cpu_ms_per_statement']:>12.3f}")
     print(f"server / embedded throughput: {ratio:.2f}")
     return 0
 

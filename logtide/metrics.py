@@ -108,11 +108,15 @@ class ServerMetrics:
                                  ["kind"], buckets=LATENCY_BUCKETS, registry=self.registry)
         self.registry.register(_ScrapeCollector(server))
         self._http: Any = None
+        self._by_kind: dict[str, tuple[Any, Any]] = {}  # kind -> (its counter, its histogram): looked up once
 
     def request_done(self, kind: str, error: str | None, seconds: float) -> None:
         """Record one answered request (``error``: the error class name, None on success)."""
-        self.requests.labels(kind).inc()
-        self.latency.labels(kind).observe(seconds)
+        children = self._by_kind.get(kind)
+        if children is None:
+            children = self._by_kind[kind] = (self.requests.labels(kind), self.latency.labels(kind))
+        children[0].inc()
+        children[1].observe(seconds)
         if error is not None:
             self.errors.labels(kind, error).inc()
 

@@ -634,7 +634,9 @@ def _dropped_store_ids(old: Catalog, new: Catalog) -> list[int]:
 
 def check_params(params: Any) -> None:
     """Bound values must be None, a sequence (not a string) or a mapping: InvalidRequest otherwise."""
-    if params is None or type(params) is list or type(params) is tuple or isinstance(params, Mapping):
+    if params is None or type(params) in (list, tuple, dict):  # the common cases, without the ABC checks
+        return
+    if isinstance(params, Mapping):
         return
     if not isinstance(params, Sequence) or isinstance(params, (str, bytes, bytearray)):
         raise InvalidRequest(f"Bound values must be a sequence (list, tuple) or a mapping of names, "

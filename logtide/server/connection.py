@@ -2,10 +2,10 @@
 
 The read loop decodes frames in order.  OPTIONS, STARTUP, AUTH_RESPONSE and
 REGISTER are answered in the loop; QUERY, PREPARE, EXECUTE and BATCH each
-become a task that runs the statement in the server's thread pool and writes
-its response when done, so a slow statement holds up neither its neighbours
-on the connection nor other connections.  At most ``max_in_flight`` such
-tasks run per connection; past that the loop stops reading (TCP backpressure).
+run in the server's thread pool, whose callback writes the response when
+done, so a slow statement holds up neither its neighbours on the connection
+nor other connections.  At most ``max_in_flight`` statements run per
+connection; past that the loop stops reading (TCP backpressure).
 
 Frame-level errors (bad header, unsupported version, oversized or corrupt
 frames) are answered with a protocol ERROR and the connection is closed;
@@ -15,6 +15,7 @@ a malformed message body only gets an ERROR on its stream.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 import traceback
@@ -74,7 +75,8 @@ class Connection:
         self.registered: set[str] = set()
         self._out: list[bytes] = []  # encoded frames waiting for the next flush
         self._flush_scheduled = False
-        self.tasks: set[asyncio.Task] = set()
+        self.tasks: set[Any] = set()  # statements running or queued in the pool (each by its job)
+        self._drained: asyncio.Future | None = None  # made when closing with statements in flight
         self._slots = asyncio.Semaphore(server.config.max_in_flight)
         self.closed = False
         peer = writer.get_extra_info("peername")
@@ -128,12 +130,13 @@ class Connection:
         finally:
             if self._watchdog is not None:
                 self._watchdog.cancel()
-            if self.tasks:
-                await asyncio.wait(set(self.tasks), timeout=self.server.config.shutdown_timeout)
+            if self.tasks:  # statements still running: they answer before the socket closes
+                self._drained = loop.create_future()
+                await asyncio.wait([self._drained], timeout=self.server.config.shutdown_timeout)
             await self.close()
 
     async def _dispatch(self, frame: Frame) -> None:
-        """Answer handshake messages inline; start a task for statements."""
+        """Answer handshake messages at once; hand statements to the worker pool."""
         started = time.perf_counter()
         error = None
         try:
@@ -252,42 +255,61 @@ class Connection:
 
     # -- statements -----------------------------------------------------------
     def _start_statement(self, frame: Frame, request: Any) -> None:
+        """Run a statement in the worker pool; no task is made per statement: the pool calls
+        ``_statement_done`` on the loop when it finishes."""
         runner = self.server.runner
         version = self.version
+        session = self.session
         call: Callable[[], Outcome]
-        if isinstance(request, M.Query):
-            call = lambda: runner.query(self.session, request, version)  # noqa: E731
+        if isinstance(request, M.Execute):
+            call = functools.partial(runner.execute, session, request, version)
+        elif isinstance(request, M.Query):
+            call = functools.partial(runner.query, session, request, version)
         elif isinstance(request, M.Prepare):
-            call = lambda: runner.prepare(self.session, request, version)  # noqa: E731
-        elif isinstance(request, M.Execute):
-            call = lambda: runner.execute(self.session, request, version)  # noqa: E731
+            call = functools.partial(runner.prepare, session, request, version)
         else:
-            call = lambda: runner.batch(self.session, request, version)  # noqa: E731
+            call = functools.partial(runner.batch, session, request, version)
         kind = M.OPCODE_NAMES.get(frame.opcode, str(frame.opcode))
-        task = asyncio.get_running_loop().create_task(self._run_statement(frame.stream, call, kind))
-        self.tasks.add(task)
-        self.server.tasks.add(task)
-        task.add_done_callback(self._statement_done)
-
-    def _statement_done(self, task: asyncio.Task) -> None:
-        self.tasks.discard(task)
-        self.server.tasks.discard(task)
-        self._slots.release()
-
-    async def _run_statement(self, stream: int, call: Callable[[], Outcome], kind: str = "QUERY") -> None:
         started = time.perf_counter()
-        error = None
+        server = self.server
+        self.tasks.add(call)  # the job's own callable marks it in flight
+        server.tasks.add(call)
         try:
-            outcome = await self.server.run_blocking(self, call)
-        except StorageFailure as e:  # a full disk fails every write: one log line per kind per interval
-            self.server.failures.warning(e.kind, "%s (a statement from %s)", e.message, self.peer)
-            outcome = Outcome(M.error(e, self.version))
-        except CqlError as e:
-            outcome = Outcome(M.error(e, self.version))
-            error = type(e).__name__
-        except Exception as e:  # a bug: logged with its traceback once per place and interval
-            self.server.failures.error(_bug_kind(e), "error executing a statement from %s", self.peer, exc_info=True)
-            outcome = Outcome(M.error(ServerError(f"Internal error in logtide ({type(e).__name__}: {e}); "
+            server.post_blocking(self, call, functools.partial(self._statement_done, call, frame.stream, kind,
+                                                               started))
+        except Exception as e:  # the pool is shutting down: answered like a failed statement
+            self._statement_done(call, frame.stream, kind, started, False, e)
+
+    def _statement_done(self, job: Any, stream: int, kind: str, started: float, ok: bool, value: Any) -> None:
+        """A statement run by the pool finished: answer it (called on the loop)."""
+        self.tasks.discard(job)
+        self.server.tasks.discard(job)
+        try:
+            if ok:
+                self._statement_finished(stream, kind, started, value, None)
+            else:
+                self._statement_finished(stream, kind, started, None, value)
+        finally:
+            self._slots.release()
+            if not self.tasks and self._drained is not None and not self._drained.done():
+                self._drained.set_result(None)
+
+    def _statement_finished(self, stream: int, kind: str, started: float, outcome: Outcome | None,
+                            exc: BaseException | None) -> None:
+        """Answer a statement with its outcome, or with the ERROR its exception calls for."""
+        error = None
+        if exc is None:
+            assert outcome is not None
+        elif isinstance(exc, StorageFailure):  # a full disk fails every write: one log line per kind per interval
+            self.server.failures.warning(exc.kind, "%s (a statement from %s)", exc.message, self.peer)
+            outcome = Outcome(M.error(exc, self.version))
+        elif isinstance(exc, CqlError):
+            outcome = Outcome(M.error(exc, self.version))
+            error = type(exc).__name__
+        else:  # a bug: logged with its traceback once per place and interval
+            self.server.failures.error(_bug_kind(exc), "error executing a statement from %s", self.peer,
+                                       exc_info=exc)
+            outcome = Outcome(M.error(ServerError(f"Internal error in logtide ({type(exc).__name__}: {exc}); "
                                                   "the server log has the details"), self.version))
             error = "ServerError"
         self._respond_now(stream, outcome.response, outcome.warnings)

@@ -163,7 +163,7 @@ def _query_params(r: BodyReader, version: int) -> QueryParams:
                 p.names.append(r.string())
                 p.values.append(r.value(version >= 4))
         else:
-            p.values = [r.value(version >= 4) for _ in range(n)]
+            p.values = r.values(n, version >= 4)
     p.skip_metadata = bool(flags & Q_SKIP_METADATA)
     if flags & Q_PAGE_SIZE:
         size = r.int()
@@ -241,7 +241,7 @@ def _batch(r: BodyReader, version: int) -> Batch:
             query, sid = None, r.short_bytes()
         else:
             raise ProtocolError(f"Invalid query kind in BATCH messages. Must be 0 or 1 but got {child_kind}")
-        values = [r.value(version >= 4) for _ in range(r.short())]
+        values = r.values(r.short(), version >= 4)
         children.append(BatchChild(query, sid, values))
     b = Batch(BATCH_KINDS[kind], children, consistency=_consistency(r))
     flags = _flags(r, version)
@@ -311,8 +311,11 @@ def supported(options: dict[str, list[str]]) -> Response:
     return SUPPORTED, BodyWriter().string_multimap(options).getvalue()
 
 
+_VOID = (RESULT, BodyWriter().int(VOID).getvalue())
+
+
 def void() -> Response:
-    return RESULT, BodyWriter().int(VOID).getvalue()
+    return _VOID
 
 
 def set_keyspace(keyspace: str) -> Response:

@@ -18,17 +18,25 @@ already long, ``run`` lets the loop thread wait for the job for a short while
 on at once when it finishes in time; a job that takes longer than that runs on
 while the loop serves everybody else.  A slow statement thus delays others by
 at most ``handoff_wait`` (a few times, until the queue is long enough).
+
+The hand-over itself is kept cheap: workers sleep on a C-level
+``queue.SimpleQueue`` of wake-up tokens (one per job) rather than a
+``threading.Condition`` (pure Python, a new lock per wait), the owners' queues
+are guarded by a plain lock, and a brief wait uses a per-job lock only when
+one is made.
 """
 
 from __future__ import annotations
 
 import asyncio
+import queue
 import threading
 from collections import deque
 from typing import Any, Callable, Hashable, TypeVar
 
 R = TypeVar("R")
-Job = tuple[Callable[[], Any], asyncio.Future, list]
+Job = tuple[Callable[[], Any], Callable[[bool, Any], None], "threading.Lock | None"]  # (fn, done, finished)
+_STOP = None  # the token that tells a worker to leave
 
 
 class WorkerPool:
@@ -39,11 +47,12 @@ class WorkerPool:
         self.loop = loop
         self.handoff_wait = handoff_wait
         self.busy = 0
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()  # guards the owners' queues, the ring and the counters
+        self._tokens: queue.SimpleQueue = queue.SimpleQueue()  # one per queued job; _STOP per thread at shutdown
         self._queues: dict[Hashable, deque[Job]] = {}
         self._ring: deque[Hashable] = deque()
-        self._done: list[tuple[asyncio.Future, bool, Any]] = []
-        self._done_cond = threading.Condition()
+        self._done: list[tuple[Callable[[bool, Any], None], bool, Any]] = []
+        self._done_lock = threading.Lock()
         self._loop_waiting = False
         self._queued = 0
         self._stopping = False
@@ -54,59 +63,59 @@ class WorkerPool:
     def pending(self) -> int:
         return self._queued
 
-    async def run(self, owner: Hashable, fn: Callable[[], R]) -> R:
-        """Run ``fn()`` on a worker when ``owner``'s turn comes; its result or exception."""
-        future, finished, soon = self.submit(owner, fn)
-        if soon and self.handoff_wait > 0:
+    def post(self, owner: Hashable, fn: Callable[[], R], done: Callable[[bool, Any], None]) -> None:
+        """Queue ``fn()`` for ``owner``; ``done(True, result)`` or ``done(False, exception)`` is then called
+        on the loop (no future, no task: the cheapest way back).  When the job can start at once and
+        ``handoff_wait`` is set, the loop thread first waits that long for it (module docstring)."""
+        soon = self._queued < len(self._threads)
+        finished = threading.Lock() if soon and self.handoff_wait > 0 else None
+        if finished is not None:
+            finished.acquire()
+        self._submit(owner, fn, finished, done)
+        if finished is not None:
             self._wait_briefly(finished)
-        return await future
 
-    def submit(self, owner: Hashable, fn: Callable[[], R]) -> tuple["asyncio.Future[R]", list, bool]:
-        """Queue ``fn()`` for ``owner``: (its future on the loop, its finished flag, whether it should start soon)."""
-        future: asyncio.Future = self.loop.create_future()
-        finished = [False]
-        with self._cond:
+    def _submit(self, owner: Hashable, fn: Callable[[], R], finished: "threading.Lock | None",
+                done: Callable[[bool, Any], None]) -> None:
+        with self._lock:
             if self._stopping:
                 raise RuntimeError("the worker pool is shut down")
-            soon = self._queued < len(self._threads)
-            queue = self._queues.get(owner)
-            if queue is None:
-                queue = self._queues[owner] = deque()
+            queue_ = self._queues.get(owner)
+            if queue_ is None:
+                queue_ = self._queues[owner] = deque()
                 self._ring.append(owner)
-            queue.append((fn, future, finished))
+            queue_.append((fn, done, finished))
             self._queued += 1
-            self._cond.notify()
-        return future, finished, soon
+        self._tokens.put(True)
 
-    def _wait_briefly(self, finished: list) -> None:
+    def _wait_briefly(self, finished: threading.Lock) -> None:
         """Block the loop thread (GIL released) until the job finishes or ``handoff_wait`` passes."""
-        with self._done_cond:
-            self._loop_waiting = True
-            self._done_cond.wait_for(lambda: finished[0], self.handoff_wait)
+        self._loop_waiting = True
+        try:
+            finished.acquire(timeout=self.handoff_wait)
+        finally:
             self._loop_waiting = False
-            pending = bool(self._done)
-        if pending:
+        if self._done:
             self._deliver()
 
     def shutdown(self, timeout: float | None = None) -> None:
         """Finish the queued jobs, then stop the threads (waiting at most ``timeout`` for each)."""
-        with self._cond:
+        with self._lock:
             self._stopping = True
-            self._cond.notify_all()
+        for _ in self._threads:
+            self._tokens.put(_STOP)  # after every job's token: the queued jobs run first
         for t in self._threads:
             t.join(timeout)
 
     # -- worker side ------------------------------------------------------------
     def _next(self) -> Job | None:
-        with self._cond:
-            while not self._ring:
-                if self._stopping:
-                    return None
-                self._cond.wait()
+        if self._tokens.get() is _STOP:
+            return None
+        with self._lock:
             owner = self._ring.popleft()
-            queue = self._queues[owner]
-            job = queue.popleft()
-            if queue:
+            queue_ = self._queues[owner]
+            job = queue_.popleft()
+            if queue_:
                 self._ring.append(owner)
             else:
                 del self._queues[owner]
@@ -119,20 +128,20 @@ class WorkerPool:
             job = self._next()
             if job is None:
                 return
-            fn, future, finished = job
+            fn, done, finished = job
             try:
-                outcome: tuple[asyncio.Future, bool, Any] = (future, True, fn())
-            except BaseException as e:  # handed to the awaiting coroutine
-                outcome = (future, False, e)
-            with self._cond:
+                outcome: tuple[Callable[[bool, Any], None], bool, Any] = (done, True, fn())
+            except BaseException as e:  # handed to the job's callback
+                outcome = (done, False, e)
+            with self._lock:
                 self.busy -= 1
-            with self._done_cond:
+            with self._done_lock:
                 first = not self._done
                 self._done.append(outcome)
-                finished[0] = True
-                wake = first and not self._loop_waiting
-                self._done_cond.notify_all()
-            if wake:
+            if finished is not None:
+                finished.release()
+            # the loop thread, waiting briefly for this very job, delivers it itself
+            if first and not (finished is not None and self._loop_waiting):
                 try:
                     self.loop.call_soon_threadsafe(self._deliver)
                 except RuntimeError:  # the loop is closed: nobody is waiting any more
@@ -140,12 +149,10 @@ class WorkerPool:
 
     # -- loop side ----------------------------------------------------------------
     def _deliver(self) -> None:
-        with self._done_cond:
+        with self._done_lock:
             done, self._done = self._done, []
-        for future, ok, value in done:
-            if future.cancelled():
-                continue
-            if ok:
-                future.set_result(value)
-            else:
-                future.set_exception(value)
+        for callback, ok, value in done:
+            try:
+                callback(ok, value)
+            except Exception as e:  # one failing callback must not lose the others' results
+                self.loop.call_exception_handler({"message": "worker pool callback failed", "exception": e})

@@ -11,7 +11,6 @@ closes the Database.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import socket
 import ssl
@@ -77,7 +76,7 @@ class Server:
         self.runner = StatementRunner(db, PreparedCache(self.config.prepared_capacity))
         self.connections: set[Connection] = set()
         self.listeners: set[Connection] = set()
-        self.tasks: set[asyncio.Task] = set()
+        self.tasks: set[Any] = set()  # statements in flight on every connection
         self._conn_tasks: set[asyncio.Task] = set()
         self.workers: WorkerPool | None = None
         self._server: asyncio.base_events.Server | None = None
@@ -185,10 +184,11 @@ class Server:
             self._login = LoginGuard(getattr(self.db, "auth", None) or self.auth, self.config.login)
         return self._login
 
-    async def run_blocking(self, owner: Any, fn: Callable[..., R], *args: Any) -> R:
-        """Run ``fn(*args)`` in the worker pool, taking turns with other owners (connections)."""
+    def post_blocking(self, owner: Any, fn: Callable[[], R], done: Callable[[bool, Any], None]) -> None:
+        """Queue ``fn()`` in the worker pool for ``owner`` (a connection); ``done(ok, result or exception)``
+        is called on the loop when it finishes."""
         assert self.workers is not None
-        return await self.workers.run(owner, functools.partial(fn, *args))
+        self.workers.post(owner, fn, done)
 
     def supported_options(self) -> dict[str, list[str]]:
         return {
