@@ -71,6 +71,7 @@ def timed(df) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=50_000)
+    ap.add_argument("--skip-job", action="store_true", help="measure the sources only")
     args = ap.parse_args()
     n = args.rows
     work = Path(tempfile.mkdtemp(prefix="bench-spark-"))
@@ -119,6 +120,8 @@ def main() -> None:
         print(f"logtide-cdc, CQL ({log_rows} rows)  {log_rows / cdc:10.0f} rows/s  "
               f"{(n / ceiling) and (log_rows / cdc) / (n / ceiling):.2f}x ceiling")
 
+        if args.skip_job:
+            return
         t = time.perf_counter()
         q = replicate(spark, f"cql://127.0.0.1:{port}/ks.t", f"cql://127.0.0.1:{port}/ks.copy", work / "ckpt",
                       until_caught_up=True, confidence_window="0s", splits=4)
@@ -129,6 +132,8 @@ def main() -> None:
         spark.stop()
         srv.terminate()
         srv.wait(60)
+    if args.skip_job:
+        return
     t = time.perf_counter()
     out = subprocess.run([sys.executable, "-m", "logtide", "replay", "ks.t", "--data-dir", str(data),
                           "--target-data-dir", str(work / "replayed")], capture_output=True, text=True)
