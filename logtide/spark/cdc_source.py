@@ -21,8 +21,8 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStrea
 
 from ..cdc import log_schema as L
 from . import types as ST
-from .client import Client, open_client
-from .generations import cdc_time_micros, from_micros, load_generations, spans, time_bound
+from .client import Client, open_client, shared_client
+from .generations import GREGORIAN_OFFSET, cdc_time_micros, load_generations, spans, time_bound
 from .options import (Connection, OptionError, check_known, lowered, parse_duration_micros, parse_int,
                       parse_timestamp_micros, quote)
 from .table_info import TableInfo, load_table
@@ -151,41 +151,58 @@ class LogReading:
         return int(time.time() * 1_000_000) - self.settings.confidence
 
     def read(self, partition: VnodeGroupPartition) -> Iterator:
-        log = self.log
-        cols = [c for c in log.columns if c.name in self.names]
-        selected = [c.name for c in cols]
-        convs = {c.name: ST.converter(c.type) for c in cols}
-        arrow = {c.name: ST.arrow_type(c.type) for c in cols}
+        """Executor side: the log rows of one vnode group's streams in ``(lo, hi]`` as Arrow batches,
+        built column by column from the driver's pages (the change columns computed per column)."""
         import pyarrow as pa
 
-        arrow.update({"_change_type": pa.string(), "_commit_version": pa.int64(),
-                      "_commit_timestamp": pa.timestamp("us", tz="UTC")})
-        batcher = ST.ArrowBatcher(self.names, [arrow[n] for n in self.names], 10_000)
-        need = list(dict.fromkeys(selected + [L.TIME, L.OPERATION]))
+        log = self.log
+        cols = {c.name: c for c in log.columns if c.name in self.names}
+        need = list(dict.fromkeys([n for n in self.names if n in cols] + [L.TIME, L.OPERATION]))
         idx = {n: i for i, n in enumerate(need)}
+        t_i, op_i = idx[L.TIME], idx[L.OPERATION]
+        utc = pa.timestamp("us", tz="UTC")
+
+        memo: dict = {}
+
+        def commit_versions(columns: list) -> Any:  # computed once per batch for both columns
+            times = columns[t_i]
+            if memo.get("times") is not times:
+                memo["times"], memo["micros"] = times, pa.array([_micros(u) for u in times], type=pa.int64())
+            return memo["micros"]
+
+        derived = {
+            "_change_type": (pa.string(), lambda columns: pa.array(
+                [CHANGE_TYPES.get(o, "unknown") for o in columns[op_i]], type=pa.string())),
+            "_commit_version": (pa.int64(), commit_versions),
+            "_commit_timestamp": (utc, lambda columns: commit_versions(columns).cast(utc)),
+        }
+        types, picks = [], []
+        for n in self.names:
+            if n in derived:
+                types.append(derived[n][0])
+                picks.append(derived[n][1])
+            else:
+                types.append(ST.arrow_type(cols[n].type))
+                picks.append((idx[n], ST.column_converter(cols[n].type)))
+        batcher = ST.PageBatcher(self.names, types, picks)
         query = (f"SELECT {', '.join(quote(n) for n in need)} FROM {quote(log.keyspace)}.{quote(log.name)} "
                  f'WHERE "{L.STREAM_ID}" = ? AND "{L.TIME}" > ? AND "{L.TIME}" <= ?')
         lo, hi = time_bound(partition.lo), time_bound(partition.hi)
-        with open_client(self.settings.conn) as client:
+        with shared_client(self.settings.conn) as client:
             for stream in partition.streams:
-                for row in client.rows(query, (stream, lo, hi)):
-                    micros = cdc_time_micros(row[idx[L.TIME]])
-                    out = []
-                    for n in self.names:
-                        if n == "_change_type":
-                            out.append(CHANGE_TYPES.get(row[idx[L.OPERATION]], "unknown"))
-                        elif n == "_commit_version":
-                            out.append(micros)
-                        elif n == "_commit_timestamp":
-                            out.append(from_micros(micros))
-                        else:
-                            out.append(convs[n](row[idx[n]]))
-                    batch = batcher.add(out)
+                for page in client.pages(query, (stream, lo, hi)):
+                    batch = batcher.add(page)
                     if batch is not None:
                         yield batch
         batch = batcher.flush()
         if batch is not None:
             yield batch
+
+
+def _micros(u: Any) -> int:
+    """:func:`~.generations.cdc_time_micros` on the UUID's integer (the per-row hot path)."""
+    i = u.int
+    return ((((i >> 64) & 0x0FFF) << 48 | ((i >> 80) & 0xFFFF) << 32 | (i >> 96)) - GREGORIAN_OFFSET) // 10
 
 
 class CdcBatchReader(DataSourceReader):

@@ -7,8 +7,10 @@ executor's ``read()``) and never pickled.
 
 from __future__ import annotations
 
+import atexit
 import logging
-from typing import Any, Iterator, Sequence
+import threading
+from typing import Any, Iterable, Iterator, Sequence
 
 from .options import Connection
 
@@ -18,6 +20,17 @@ class Client:
 
     def rows(self, query: str, params: Sequence[Any] = ()) -> Iterator[tuple]:
         raise NotImplementedError
+
+    def pages(self, query: str, params: Sequence[Any] = ()) -> Iterator[list]:
+        """The rows in pages (lists of tuples): what the executors consume, a page at a time."""
+        page: list = []
+        for row in self.rows(query, params):
+            page.append(row)
+            if len(page) >= 5000:
+                yield page
+                page = []
+        if page:
+            yield page
 
     def execute(self, query: str, params: Sequence[Any] = ()) -> None:
         for _ in self.rows(query, params):
@@ -60,7 +73,8 @@ class CqlClient(Client):
                 ctx.verify_mode = ssl.CERT_NONE
             kwargs["ssl_context"] = ctx
         self.cluster = Cluster(list(conn.hosts), port=conn.port, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
-                               connect_timeout=conn.timeout, control_connection_timeout=conn.timeout, **kwargs)
+                               connect_timeout=conn.timeout, control_connection_timeout=conn.timeout,
+                               idle_heartbeat_timeout=max(30, conn.timeout), **kwargs)
         self.session = self.cluster.connect()
         self.page_size = conn.page_size
         self._prepared: dict[str, Any] = {}
@@ -76,6 +90,23 @@ class CqlClient(Client):
         stmt.fetch_size = self.page_size
         yield from self.session.execute(stmt, tuple(params))
 
+    def pages(self, query: str, params: Sequence[Any] = ()) -> Iterator[list]:
+        """Pages as the driver decodes them; the next page is requested before this one is handed
+        out, so the node produces page N+1 while the executor converts page N."""
+        stmt = self.prepare(query)
+        stmt.fetch_size = self.page_size
+        future = self.session.execute_async(stmt, tuple(params))
+        while True:
+            result = future.result()
+            page = result.current_rows
+            future = None
+            if result.paging_state is not None:
+                future = self.session.execute_async(stmt, tuple(params), paging_state=result.paging_state)
+            if page:
+                yield page
+            if future is None:
+                return
+
     def execute_many(self, statements: list[tuple[str, Sequence[Any]]], concurrency: int = 32) -> None:
         """Run independent writes concurrently; raises the first failure."""
         from cassandra.concurrent import execute_concurrent
@@ -83,6 +114,46 @@ class CqlClient(Client):
         prepared = [(self.prepare(q), tuple(p)) for q, p in statements]
         for ok, result in execute_concurrent(self.session, prepared, concurrency=concurrency,
                                              raise_on_first_error=True):
+            if not ok:
+                raise result
+
+    def execute_partition_batches(self, groups: Iterable[list[tuple[str, Sequence[Any]]]], concurrency: int = 8,
+                                  max_statements: int = 32, max_bytes: int = 24_000) -> None:
+        """Run groups of writes, each group aimed at ONE partition, as UNLOGGED batches (at most
+        ``max_statements`` statements and about ``max_bytes`` of values each, below Cassandra's
+        50 KB batch limit), the batches concurrently; raises the first failure.
+
+        Each statement keeps its own ``USING TIMESTAMP``/``TTL`` (a batch without a timestamp of its
+        own lets its statements carry theirs), so the outcome does not depend on the order the
+        writes arrive in: only for writes whose order does not matter, as timestamped ones."""
+        from cassandra.concurrent import execute_concurrent
+        from cassandra.query import BatchStatement, BatchType
+
+        def requests() -> Iterator[tuple[Any, Any]]:
+            for group in groups:
+                pending: list = []
+                size = 0
+                for q, p in group:
+                    pending.append((self.prepare(q), tuple(p)))
+                    size += sum(len(v) if isinstance(v, (str, bytes, bytearray)) else 16 for v in p)
+                    if len(pending) >= max_statements or size >= max_bytes:
+                        yield _batch(pending)
+                        pending, size = [], 0
+                if pending:
+                    yield _batch(pending)
+
+        def _batch(statements: list) -> tuple[Any, Any]:
+            if len(statements) == 1:
+                return statements[0]
+            batch = BatchStatement(batch_type=BatchType.UNLOGGED)
+            for stmt, params in statements:
+                batch.add(stmt, params)
+            return batch, None
+
+        # prepared here, in the caller's thread: execute_concurrent pulls the next request from the
+        # driver's event-loop thread, where a blocking prepare would wait on itself
+        for ok, result in execute_concurrent(self.session, list(requests()), concurrency=concurrency,
+                                             raise_on_first_error=True, results_generator=True):
             if not ok:
                 raise result
 
@@ -104,6 +175,79 @@ class LocalClient(Client):
 
     def close(self) -> None:
         self.db.close()
+
+
+class _Shared:
+    """The CQL clients of one executor process, one per connection, kept for the process's life.
+
+    Opening a cassandra-driver Cluster (control connection, topology and schema) costs far more
+    than a token range or a micro-batch's writes, and Spark reuses its Python workers, so every
+    task of a worker shares one client per connection (the Spark Cassandra Connector does the same)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.clients: dict[Connection, CqlClient] = {}
+        atexit.register(self.close)
+
+    def get(self, conn: Connection) -> "CqlClient":
+        with self.lock:
+            client = self.clients.get(conn)
+            if client is None:
+                client = self.clients[conn] = open_client(conn)
+            return client
+
+    def drop(self, conn: Connection) -> None:
+        with self.lock:
+            client = self.clients.pop(conn, None)
+        if client is not None:
+            client.close()
+
+    def close(self) -> None:
+        with self.lock:
+            clients, self.clients = list(self.clients.values()), {}
+        for c in clients:
+            try:
+                c.close()
+            except Exception:  # noqa: BLE001 - shutting down at exit
+                pass
+
+
+_SHARED = _Shared()  # per process by design: see _Shared
+
+
+class _Borrowed(Client):
+    """A shared client lent to one task: closing it leaves the connection open for the next task
+    (a failure drops it, so the next task reconnects)."""
+
+    def __init__(self, conn: Connection, client: CqlClient) -> None:
+        self.conn = conn
+        self.client = client
+        self.session = client.session
+
+    def rows(self, query: str, params: Sequence[Any] = ()) -> Iterator[tuple]:
+        return self.client.rows(query, params)
+
+    def pages(self, query: str, params: Sequence[Any] = ()) -> Iterator[list]:
+        return self.client.pages(query, params)
+
+    def execute_many(self, statements: list[tuple[str, Sequence[Any]]], concurrency: int = 32) -> None:
+        self.client.execute_many(statements, concurrency)
+
+    def execute_partition_batches(self, groups: Iterable[list[tuple[str, Sequence[Any]]]],
+                                  concurrency: int = 8) -> None:
+        self.client.execute_partition_batches(groups, concurrency)
+
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        if exc_type is not None and not issubclass(exc_type, GeneratorExit):
+            _SHARED.drop(self.conn)
+
+
+def shared_client(conn: Connection) -> Client:
+    """A client for executor tasks: over CQL, this process's one client for ``conn`` (opened once,
+    kept across tasks); a local data directory is opened afresh (each read sees its current state)."""
+    if conn.path:
+        return open_client(conn)
+    return _Borrowed(conn, _SHARED.get(conn))
 
 
 def open_client(conn: Connection) -> Client:

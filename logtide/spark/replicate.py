@@ -24,12 +24,13 @@ from typing import Any, Callable
 from urllib.parse import unquote, urlsplit
 
 from ..cdc import log_schema as L
-from .client import CqlClient, open_client
+from .client import open_client, shared_client
 from .options import Connection, OptionError, quote
 from .table_info import TableInfo, load_table
 from .table_source import token_ranges
 
 SNAPSHOT_STATE = "snapshot.json"
+HELD_STATEMENTS = 5000  # statements an executor task gathers (and groups by partition) before sending
 Progress = Callable[[str], None]
 
 
@@ -112,11 +113,16 @@ def ensure_target(source: Connection, target: Connection) -> TableInfo:
 
 @dataclass(frozen=True)
 class WriteTask:
-    """What an executor needs to write rows into the target (pickled to executors)."""
+    """What an executor needs to write rows into the target (pickled to executors).
+
+    The statements of one task (a token range of the snapshot, a vnode group of a micro-batch) are
+    grouped by partition and sent as UNLOGGED batches of that partition, many at a time, over the
+    executor process's one connection (:func:`~.client.shared_client`).  Every statement carries its
+    own timestamp and TTL, so neither the grouping nor the order of arrival changes the outcome."""
 
     target: Connection
     source: TableInfo
-    concurrency: int = 64
+    concurrency: int = 8  # batches in flight per task
 
     def writer(self) -> Any:
         from .cql_writes import TargetWriter
@@ -125,7 +131,7 @@ class WriteTask:
 
     def write_snapshot(self, rows: Any) -> None:
         w = self.writer()
-        self._run(st for row in rows for st in w.snapshot_statements(row))
+        self._run((row, w.snapshot_statements(row)) for row in rows)
 
     def write_deltas(self, rows: Any) -> None:
         """Rows of one input partition: writes grouped by (stream, cdc$time), in log order."""
@@ -135,26 +141,37 @@ class WriteTask:
             group: list = []
             for row in rows:
                 if group and (group[0][L.STREAM_ID], group[0][L.TIME]) != (row[L.STREAM_ID], row[L.TIME]):
-                    yield from w.delta_statements(group)
+                    yield from self._per_partition(w, group)
                     group = []
                 group.append(row)
             if group:
-                yield from w.delta_statements(group)
+                yield from self._per_partition(w, group)
         self._run(statements())
 
+    def _per_partition(self, w: Any, group: list) -> Any:
+        """One write's rows split by partition (a batch may touch several partitions of one stream)."""
+        parts: dict[str, list] = {}
+        for row in group:
+            parts.setdefault(self._partition(row), []).append(row)
+        for rows in parts.values():
+            yield rows[0], w.delta_statements(rows)
+
+    def _partition(self, row: Any) -> str:
+        return repr([row[c.name] for c in self.source.partition_key])
+
     def _run(self, statements: Any) -> None:
-        client = CqlClient(self.target)
-        try:
-            chunk: list = []
-            for st in statements:
-                chunk.append(st)
-                if len(chunk) >= 512:
-                    client.execute_many(chunk, self.concurrency)
-                    chunk = []
-            if chunk:
-                client.execute_many(chunk, self.concurrency)
-        finally:
-            client.close()
+        """``statements``: (row, its statements); the rows' partition keys group them into batches."""
+        with shared_client(self.target) as client:
+            by_partition: dict[str, list] = {}
+            held = 0
+            for row, sts in statements:
+                by_partition.setdefault(self._partition(row), []).extend(sts)
+                held += len(sts)
+                if held >= HELD_STATEMENTS:
+                    client.execute_partition_batches(by_partition.values(), self.concurrency)
+                    by_partition, held = {}, 0
+            if by_partition:
+                client.execute_partition_batches(by_partition.values(), self.concurrency)
 
 
 def _load_state(path: Path) -> dict:

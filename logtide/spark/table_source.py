@@ -15,7 +15,7 @@ from typing import Any, Iterator
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from . import types as ST
-from .client import open_client
+from .client import open_client, shared_client
 from .options import Connection, OptionError, check_known, lowered, parse_bool, parse_int, quote
 from .table_info import ColumnInfo, TableInfo, load_table
 
@@ -160,21 +160,23 @@ class PushdownTableReader(TableReader):
 
 
 def read_range(reader: TableReader, partition: TokenRangePartition) -> Iterator:
-    """Executor side: the rows of one token range (or of the pushed-down keys) as Arrow batches."""
-    convs = [ST.converter(t) if t is not None else (lambda v: v) for t in reader.types]
-    batcher = ST.ArrowBatcher(reader.names, [_arrow(t, n) for t, n in zip(reader.types, reader.names)], 10_000)
+    """Executor side: the rows of one token range (or of the pushed-down keys) as Arrow batches.
+
+    Pages of driver rows go to Arrow column by column (:class:`~.types.PageBatcher`); the executor
+    process keeps its CQL connection across tasks (:func:`~.client.shared_client`)."""
+    picks = [(i, ST.column_converter(t) if t is not None else None) for i, t in enumerate(reader.types)]
+    batcher = ST.PageBatcher(reader.names, [_arrow(t, n) for t, n in zip(reader.types, reader.names)], picks)
     pk = ", ".join(quote(c.name) for c in reader.info.partition_key)
     base = f"SELECT {', '.join(reader.selectors)} FROM {reader.conn.qualified}"
-    with open_client(reader.conn) as client:
+    with shared_client(reader.conn) as client:
         if partition.keys:
             where = " AND ".join(f"{quote(c.name)} = ?" for c in reader.info.partition_key)
-            results = itertools.chain.from_iterable(
-                client.rows(f"{base} WHERE {where}", key) for key in partition.keys)
+            pages = itertools.chain.from_iterable(
+                client.pages(f"{base} WHERE {where}", key) for key in partition.keys)
         else:
-            results = client.rows(f"{base} WHERE token({pk}) > ? AND token({pk}) <= ?",
-                                  (partition.lo, partition.hi))
-        for row in results:
-            batch = batcher.add([c(v) for c, v in zip(convs, row)])
+            pages = client.pages(f"{base} WHERE token({pk}) > ? AND token({pk}) <= ?", (partition.lo, partition.hi))
+        for page in pages:
+            batch = batcher.add(page)
             if batch is not None:
                 yield batch
         batch = batcher.flush()

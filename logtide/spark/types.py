@@ -182,3 +182,51 @@ class ArrowBatcher:
         self.columns = [[] for _ in self.columns]
         self.rows = 0
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+def column_converter(t: Any) -> Callable[[Any], Any] | None:
+    """:func:`converter` for a column, or None when Arrow takes the driver's values as they are."""
+    conv = converter(t)
+    return None if conv is _identity else conv
+
+
+class PageBatcher:
+    """Turns pages of driver rows (lists of tuples) into ``pyarrow.RecordBatch`` objects column by column.
+
+    No per-row work in Python beyond what a column needs: the pending rows are transposed once
+    (``zip(*rows)``), columns whose values Arrow takes as they are go to ``pyarrow.array`` directly,
+    the others through their converter in one comprehension.  Output column ``i`` is either the
+    row's value ``picks[i] = (index, converter or None)``, or, when ``picks[i]`` is a callable, what
+    it computes from the transposed columns (an Arrow array: the CDC source's ``_change_type`` ...)."""
+
+    def __init__(self, names: list[str], types: list[Any], picks: list[Any], batch_rows: int = 50_000) -> None:
+        import pyarrow as pa
+
+        self._pa = pa
+        self.schema = pa.schema([pa.field(n, t) for n, t in zip(names, types)])
+        self.picks = picks
+        self.batch_rows = batch_rows
+        self.pending: list = []
+
+    def add(self, page: list) -> Any:
+        """Add one page of rows; returns a batch once ``batch_rows`` rows are pending, else None."""
+        self.pending.extend(page)
+        if len(self.pending) >= self.batch_rows:
+            return self.flush()
+        return None
+
+    def flush(self) -> Any:
+        """The pending rows as one batch (None when there are none)."""
+        if not self.pending:
+            return None
+        pa = self._pa
+        rows, self.pending = self.pending, []
+        columns = list(zip(*rows))
+        arrays = []
+        for pick, f in zip(self.picks, self.schema):
+            if callable(pick):
+                arrays.append(pick(columns))
+                continue
+            col, conv = columns[pick[0]], pick[1]
+            arrays.append(pa.array(col if conv is None else [conv(v) for v in col], type=f.type))
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)

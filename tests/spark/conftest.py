@@ -32,6 +32,7 @@ def spark() -> Iterator[object]:
                .config("spark.driver.memory", "1g")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.python.worker.reuse", "true")
+               .config("spark.python.daemon.module", "logtide.spark.daemon")  # workers fork with logtide imported
                .config("spark.python.authenticate.socketTimeout", "300s")  # a loaded machine starts workers slowly
                .config("spark.sql.python.filterPushdown.enabled", "true")
                .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=error")

@@ -66,7 +66,10 @@ class Job:
     """``logtide pipeline replicate`` in its own process group (the Spark JVM with it)."""
 
     def __init__(self, port: int, checkpoint) -> None:
-        env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+        conf = checkpoint.parent / "spark-conf"  # workers fork from a daemon with logtide imported
+        conf.mkdir(exist_ok=True)
+        (conf / "spark-defaults.conf").write_text("spark.python.daemon.module logtide.spark.daemon\n")
+        env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_CONF_DIR": str(conf)}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "logtide", "pipeline", "replicate", "--source", f"cql://127.0.0.1:{port}/src.t",
              "--target", f"cql://127.0.0.1:{port}/dst.t", "--checkpoint", str(checkpoint), "--until-caught-up",
@@ -124,7 +127,7 @@ def test_replicate_converges_cell_for_cell_with_the_job_killed_three_times(tmp_p
         try:
             while not stop.is_set():
                 write_randomly(s, wrng, 5)
-                time.sleep(0.3)
+                time.sleep(1.0)
         except BaseException as e:  # noqa: BLE001 - reported by the test
             failures.append(e)
 
