@@ -97,7 +97,8 @@ class KafkaAccess:
         deadline = time.monotonic() + self.settings.timeout
         try:
             while True:
-                msgs = self.consumer.consume(10000, 1.0)
+                # ask for exactly what is left: consume() returns once it has that many (or after 1 s)
+                msgs = self.consumer.consume(max(1, min(10000, end - start)), 1.0)
                 if not msgs:
                     if time.monotonic() > deadline:
                         raise TimeoutError(f"topic {self.topic} partition {partition}: no record at offset "
