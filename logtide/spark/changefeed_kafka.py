@@ -24,6 +24,7 @@ def client_config(settings: KafkaSettings, group: str) -> dict[str, Any]:
     conf: dict[str, Any] = {
         "bootstrap.servers": settings.bootstrap, "group.id": group, "enable.auto.commit": False,
         "enable.auto.offset.store": False, "auto.offset.reset": "earliest", "fetch.max.bytes": 52428800,
+        "fetch.wait.max.ms": 50,
         "socket.timeout.ms": int(settings.timeout * 1000), "logger": _QuietLogger(),
     }
     if settings.username is not None:
