@@ -222,11 +222,11 @@ def test_stream_restarts_from_its_checkpoint_and_delivers_each_record_once_commi
     env = events
     opts = env.opts("ks.events.ev", kafka=True)
     out, ckpt = tmp_path / "out", tmp_path / "ckpt"
-    q = run_stream(spark, opts, out, ckpt, maxRecordsPerTrigger="10", consumer="sparky")
+    q = run_stream(spark, opts, out, ckpt, maxRecordsPerTrigger="12", consumer="sparky")
     sizes = [p["numInputRows"] for p in q.recentProgress if p["numInputRows"]]
-    assert sum(sizes) == 30 and max(sizes) <= 10 and len(sizes) >= 3  # admission control cut the batches
+    assert sum(sizes) == 30 and max(sizes) <= 12 and len(sizes) >= 3  # admission control cut the batches
     write_events(env, 30, 20)
-    run_stream(spark, opts, out, ckpt, maxRecordsPerTrigger="10", consumer="sparky")
+    run_stream(spark, opts, out, ckpt, maxRecordsPerTrigger="12", consumer="sparky")
     rows = spark.read.parquet(str(out)).collect()
     assert sorted(r.id for r in rows) == list(range(50))
     assert len({(r._partition, r._offset) for r in rows}) == 50
@@ -237,7 +237,7 @@ def test_stream_restarts_from_its_checkpoint_and_delivers_each_record_once_commi
         committed = dict(reader.committed("ks/events/ev", "sparky"))
     end = ends(env, "ks/events/ev")
     assert set(committed) == set(end) and all(committed[p] <= end[p] for p in end)
-    assert sum(committed.values()) >= 50 - 10
+    assert sum(committed.values()) >= 50 - 12
     # the path form streams the same rows
     local = tmp_path / "local"
     run_stream(spark, env.opts("ks/events/ev", kafka=False), local, tmp_path / "ckpt2")
@@ -319,7 +319,7 @@ def test_consistent_micro_batches_hold_whole_transactions_at_global_barriers(spa
     w.start()
     try:
         deadline = time.monotonic() + 120
-        while len([b for b in batches if b]) < 4 and time.monotonic() < deadline and q.exception() is None:
+        while len([b for b in batches if b]) < 3 and time.monotonic() < deadline and q.exception() is None:
             time.sleep(0.2)
         assert q.exception() is None
     finally:
