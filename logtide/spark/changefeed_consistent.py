@@ -95,17 +95,29 @@ def capped_cut(access: TopicAccess, start: Mapping[int, int], cut: Mapping[int, 
                max_records: int) -> dict[int, int]:
     """A cut at an earlier global barrier when ``cut`` (the latest one) holds more than ``max_records`` messages.
 
-    Reads each partition forwards from its start, at most ``max_records`` messages, and picks the
-    latest barrier seen in every partition whose cut holds at most ``max_records`` messages in all;
-    when even the first such barrier holds more (or none is seen), the first barrier seen in every
-    partition, else ``cut`` itself: a batch always moves on by at least one global barrier.
+    Reads each partition forwards from its start (``max_records`` messages, doubling while no barrier
+    common to every partition moves the batch on) and picks the latest barrier seen in every partition
+    whose cut holds at most ``max_records`` messages in all; when even the first one holds more, that
+    first one: a batch always moves on by at least one global barrier, and never splits a transaction.
     """
     if sum(cut[p] - start[p] for p in start) <= max_records:
         return dict(cut)
+    window = max_records
+    while True:
+        best = _best_barrier_cut(access, start, cut, window, max_records)
+        if best is not None:
+            return best
+        if all(start[p] + window >= cut[p] for p in start):
+            return dict(cut)
+        window *= 2
+
+
+def _best_barrier_cut(access: TopicAccess, start: Mapping[int, int], cut: Mapping[int, int], window: int,
+                      max_records: int) -> dict[int, int] | None:
     seen: dict[int, list[tuple[int, bool, int]]] = {}
     for p in sorted(start):
         seen[p] = []
-        for off, _ms, _key, value in access.read(p, start[p], min(cut[p], start[p] + max_records)):
+        for off, _ms, _key, value in access.read(p, start[p], min(cut[p], start[p] + window)):
             barrier, step = record_step(value)
             if step is None:
                 raise MissingTimestamp(f"option consistent: record {off} of partition {p} has no virtual timestamp")
@@ -120,4 +132,4 @@ def capped_cut(access: TopicAccess, start: Mapping[int, int], cut: Mapping[int, 
             best = c
         else:
             break
-    return best if best is not None else dict(cut)
+    return best
