@@ -455,6 +455,7 @@ class Session:
                batch: ast.Batch | None) -> ResultSet:
         """Build and commit the mutation of one statement or batch (``evs``: one evaluator per statement)."""
         db = self.db
+        catalog = db.catalog
         tables = [self._table(s.table) for s in stmts]
         conditional = [s for s in stmts if _is_conditional(s)]
         for s in conditional:
@@ -465,6 +466,8 @@ class Session:
         now_override = getattr(self._call, "now", None)
 
         def work(txn: Txn) -> ResultSet | None:
+            # the tables as of this commit: a DDL may have committed while this write waited for the lock
+            current = tables if db.catalog is catalog else [self._table(s.table) for s in stmts]
             now = db.now_seconds() if now_override is None else now_override
             ts = client_ts if client_ts is not None else db.timestamps.next()
             if batch is not None and batch.using.timestamp is not None:
@@ -477,10 +480,10 @@ class Session:
             mutation = Mutation()
             if conditional:
                 from .lwt import check_conditions
-                result = check_conditions(stmts, tables, contexts, batch is not None)
+                result = check_conditions(stmts, current, contexts, batch is not None)
                 if result is not None:
                     return result
-            for s, t, ctx in zip(stmts, tables, contexts):
+            for s, t, ctx in zip(stmts, current, contexts):
                 build(s, t, ctx, mutation)
             db.commit_mutation(mutation, txn, now, reader)
             return None
