@@ -18,4 +18,14 @@ def register(spark: Any) -> None:
     spark.dataSource.register(LogtideCdcDataSource)
 
 
-__all__ = ["register"]
+def lakehouse(spark: Any, source: str, target: Any, format: str = "delta", **kwargs: Any) -> Any:
+    """Stream a changefeed into a Delta replica or a parquet change table; returns the StreamingQuery.
+
+    See :func:`logtide.spark.lakehouse_job.lakehouse` for the keyword arguments (``checkpoint``,
+    ``until_caught_up``, ``data_dir``, ``trigger_interval``, ``max_records_per_trigger``, ``options``)."""
+    from .lakehouse_job import lakehouse as start
+
+    return start(spark, source, target, format, **kwargs)
+
+
+__all__ = ["lakehouse", "register"]
