@@ -180,7 +180,8 @@ class DeltaReplica:
             return {"num_source_rows": 0}
         folded = folded.cast(_merge_schema(_arrow(dt.schema().to_arrow()), folded.schema))
         q = sql_name
-        on = " AND ".join(f"t.{q(k)} = s.{q(k)}" for k in self.shape.keys)
+        # null-safe: the row of a partition's static columns has null clustering columns (docs/changefeeds.md)
+        on = " AND ".join(f"(t.{q(k)} IS NOT DISTINCT FROM s.{q(k)})" for k in self.shape.keys)
         update = {q(c): f"CASE WHEN s.{SET}{j} THEN s.{q(c)} ELSE t.{q(c)} END"
                   for j, c in enumerate(self.shape.values)}
         insert = {q(c): f"s.{q(c)}" for c in self.shape.columns}

@@ -257,8 +257,7 @@ class Job:
         env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "logtide", "pipeline", "lakehouse", *source, "--target", str(target),
-             "--format", "delta", "--checkpoint", str(checkpoint), "--trigger-interval", "0.5 seconds",
-             "--max-records-per-trigger", "40", *extra],
+             "--format", "delta", "--checkpoint", str(checkpoint), "--trigger-interval", "0.5 seconds", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
 
     def kill_when(self, ready, timeout: float = 300) -> bool:
@@ -293,9 +292,9 @@ def test_delta_job_killed_three_times_equals_the_base_table(tmp_path):
     def writer() -> None:
         wrng = random.Random(5)
         try:
-            while not stop.is_set():
-                write_randomly(s, wrng, 4)
-                time.sleep(0.2)
+            while not stop.is_set():  # slower than the job reads, so that it keeps up between restarts
+                write_randomly(s, wrng, 2)
+                time.sleep(0.4)
         except BaseException as e:  # noqa: BLE001 - reported by the test
             failures.append(e)
 
@@ -307,12 +306,13 @@ def test_delta_job_killed_three_times_equals_the_base_table(tmp_path):
     try:
         killed = -1
         for _ in range(3):  # each time in the middle of a later micro-batch (planned, not committed)
-            assert Job(source, target, ckpt).kill_when(lambda: mid_batch(job) > killed)
+            assert Job(source, target, ckpt, "--max-records-per-trigger", "60").kill_when(
+                lambda: mid_batch(job) > killed)
             killed = mid_batch(job)
         stop.set()
         t.join(60)
         assert not failures
-        status, out, err = Job(source, target, ckpt, "--until-caught-up").finish()
+        status, out, err = Job(source, target, ckpt, "--until-caught-up").finish()  # the rest in one batch
         assert status == 0, err[-3000:]
         assert "caught up" in out and "Traceback" not in err
         cols, want = base_rows(s, "ks.t")
