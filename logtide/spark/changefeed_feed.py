@@ -1,0 +1,117 @@
+"""What the driver learns about a changefeed before reading it: its table's columns, MODE, FORMAT, barriers.
+
+From the local catalog (``path``), else over CQL (``system_schema`` and ``system_logtide.changefeeds``
+on ``cqlHost:cqlPort``), else from the ``tableSchema``, ``mode`` and ``format`` options (a topic on a
+foreign Kafka cluster).  docs/spark.md "Source 3".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..schema import types as T
+from .changefeed_options import ChangefeedSettings
+from .changefeed_rows import FeedShape
+from .options import Connection, OptionError
+from .table_info import ColumnInfo, TableInfo
+
+_KIND_ORDER = {"partition_key": 0, "clustering": 1}
+
+
+@dataclass(frozen=True)
+class FeedInfo:
+    """The feed's shape, and whether its records carry virtual timestamps and barriers (None: unknown)."""
+
+    shape: FeedShape
+    virtual_timestamps: bool | None
+    barriers: bool | None
+
+
+def table_info(keyspace: str, name: str, columns: list[ColumnInfo]) -> TableInfo:
+    cols = sorted(columns, key=lambda c: (_KIND_ORDER.get(c.kind, 2),
+                                          c.position if c.kind in _KIND_ORDER else 0, c.name))
+    return TableInfo(keyspace, name, tuple(cols))
+
+
+def load_feed(s: ChangefeedSettings) -> FeedInfo:
+    """The feed's info from wherever the options say (see the module docstring)."""
+    if s.address.path is not None:
+        return _local(s)
+    if s.table_schema is not None:
+        return _given(s)
+    return _over_cql(s)
+
+
+def _with_overrides(s: ChangefeedSettings, table: TableInfo, mode: str, fmt: str, vts: bool | None,
+                    barriers: bool | None) -> FeedInfo:
+    return FeedInfo(FeedShape(table, s.mode or mode, s.format or fmt), vts, barriers)
+
+
+def _local(s: ChangefeedSettings) -> FeedInfo:
+    from ..changefeed.api import UnknownTopic
+    from ..changefeed.reader import DirectoryTopicReader
+
+    try:
+        reader = DirectoryTopicReader(s.address.path)
+    except Exception as e:  # noqa: BLE001 (a missing or unreadable directory)
+        raise OptionError(f"option path: cannot open the logtide data directory {s.address.path}: {e}") from None
+    try:
+        table, feed = reader.feed(s.address.topic)
+    except UnknownTopic as e:
+        raise OptionError(f"option topic: {e}") from None
+    finally:
+        reader.close()
+    cols = [ColumnInfo(c.name, c.kind, c.position, c.type) for c in table.columns]
+    o = feed.options
+    return _with_overrides(s, table_info(table.keyspace, table.name, cols), o.mode, o.format,
+                           bool(o.virtual_timestamps), bool(o.barriers_interval_ms))
+
+
+def _given(s: ChangefeedSettings) -> FeedInfo:
+    from ..cql.parser import parse
+    from ..errors import CqlError
+
+    if s.mode is None or s.format is None:
+        raise OptionError("options mode and format are required with tableSchema (the changefeed's MODE and FORMAT)")
+    ddl = f"CREATE TABLE x.y ({s.table_schema})"
+    try:
+        stmt = parse(ddl).statement
+        cols = []
+        for c in stmt.columns:
+            t = T.resolve_type(c.type, s.keyspace, lambda ks, n: None)
+            if c.name in stmt.partition_key:
+                cols.append(ColumnInfo(c.name, "partition_key", stmt.partition_key.index(c.name), t))
+            elif c.name in stmt.clustering_key:
+                cols.append(ColumnInfo(c.name, "clustering", stmt.clustering_key.index(c.name), t))
+            else:
+                cols.append(ColumnInfo(c.name, "static" if c.static else "regular", -1, t))
+    except (CqlError, ValueError, AttributeError, TypeError) as e:
+        raise OptionError(f"option tableSchema: expected CQL column definitions with a PRIMARY KEY, such as "
+                          f"'pk int, ck int, a text, PRIMARY KEY ((pk), ck)': {e}") from None
+    if not stmt.partition_key:
+        raise OptionError("option tableSchema: no PRIMARY KEY")
+    return FeedInfo(FeedShape(table_info(s.keyspace, s.table, cols), s.mode, s.format), None, None)
+
+
+def _over_cql(s: ChangefeedSettings) -> FeedInfo:
+    from .client import open_client
+    from .table_info import load_table
+
+    kafka = s.address.kafka
+    assert kafka is not None and s.cql_host is not None
+    conn = Connection(s.keyspace, s.table, (s.cql_host,), s.cql_port, None, kafka.username, kafka.password,
+                      kafka.ssl, kafka.ssl_ca_file, timeout=kafka.timeout)
+    try:
+        client = open_client(conn)
+    except ConnectionError as e:
+        raise OptionError(f"options cqlHost/cqlPort: the table's schema is read over CQL ({e}); give cqlHost and "
+                          f"cqlPort, or tableSchema, mode and format for a topic without a CQL endpoint") from None
+    with client:
+        table = load_table(client, s.keyspace, s.table)
+        rows = list(client.rows("SELECT mode, format, virtual_timestamps, barriers_interval_ms "
+                                "FROM system_logtide.changefeeds WHERE keyspace_name = ? AND table_name = ? "
+                                "AND changefeed_name = ?", (s.keyspace, s.table, s.feed)))
+    if not rows:
+        raise OptionError(f"option topic: table {s.keyspace}.{s.table} has no changefeed {s.feed!r}")
+    mode, fmt, vts, barriers = rows[0]
+    return _with_overrides(s, table, mode, fmt, bool(vts), bool(barriers))

@@ -1,0 +1,183 @@
+"""``logtide-changefeed``: changefeed topics into Spark, over Kafka and from a data directory (docs/spark.md "Source 3")."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import json
+import re
+import threading
+import time
+
+import pytest
+
+from logtide.changefeed.reader import DirectoryTopicReader
+from logtide.changefeed.render import hash_partition
+
+from .conftest import KEYSPACE_DDL, cluster, serve
+
+KAFKA = re.compile(r"Kafka endpoint on (\S+):(\d+)")
+UTC = datetime.timezone.utc
+
+TYPED_DDL = ("CREATE TABLE ks.typed (pk int, ck text, a text, b bigint, d decimal, v varint, bl blob, ts timestamp, "
+             "dt date, tm time, du duration, u uuid, ip inet, f float, db double, bo boolean, l list<int>, "
+             "s set<text>, m map<int, text>, tu tuple<int, text>, ad frozen<addr>, st text static, "
+             "PRIMARY KEY (pk, ck))")
+# name -> (MODE, FORMAT, extra settings)
+FEEDS = {
+    "j_nao": ("NEW_AND_OLD_IMAGES", "JSON", ", VIRTUAL_TIMESTAMPS = TRUE, TOPIC_MIN_ACTIVE_PARTITIONS = 2"),
+    "j_upd": ("UPDATES", "JSON", ""),
+    "j_new": ("NEW_IMAGE", "JSON", ""),
+    "j_old": ("OLD_IMAGE", "JSON", ""),
+    "j_keys": ("KEYS_ONLY", "JSON", ""),
+    "dbz_nao": ("NEW_AND_OLD_IMAGES", "DEBEZIUM_JSON", ", TOPIC_MIN_ACTIVE_PARTITIONS = 2"),
+    "dbz_keys": ("KEYS_ONLY", "DEBEZIUM_JSON", ""),
+    "ddb_nao": ("NEW_AND_OLD_IMAGES", "DYNAMODB_STREAMS_JSON", ""),
+    "ddb_new": ("NEW_IMAGE", "DYNAMODB_STREAMS_JSON", ""),
+}
+FULL = {
+    "a": "text é", "b": 9223372036854775807, "d": "12.340", "v": 123456789012345678901234567890, "bl": b"\x00\x01\xff",
+    "ts": datetime.datetime(2022, 12, 12, 1, 2, 3, 456000), "dt": datetime.date(2022, 2, 22),
+    "tm": 3723000000001, "u": "5bd4d7ce-6a1e-4f5c-9c4a-3a2f0e0f6b11", "ip": "127.0.0.1", "f": 0.5, "db": 0.1,
+    "bo": True, "l": [3, 1, 2], "s": ["x", "y"], "m": {1: "one", 2: "two"}, "tu": (7, "seven"),
+    "ad": {"street": "Main", "zip": 12345},
+}
+INSERT_FULL = ("INSERT INTO ks.typed (pk, ck, a, b, d, v, bl, ts, dt, tm, du, u, ip, f, db, bo, l, s, m, tu, ad) "
+               "VALUES (1, 'one', 'text é', 9223372036854775807, 12.340, 123456789012345678901234567890, 0x0001ff, "
+               "'2022-12-12T01:02:03.456Z', '2022-02-22', '01:02:03.000000001', 1y2mo3d4h5m6s7ms8us9ns, "
+               "5bd4d7ce-6a1e-4f5c-9c4a-3a2f0e0f6b11, '127.0.0.1', 0.5, 0.1, true, [3, 1, 2], {'x', 'y'}, "
+               "{1: 'one', 2: 'two'}, (7, 'seven'), {street: 'Main', zip: 12345})")
+DURATION = {"months": 14, "days": 3, "nanoseconds": ((4 * 60 + 5) * 60 + 6) * 10**9 + 7008009}
+
+
+def kafka_port(srv) -> int:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        m = next((KAFKA.search(x) for x in srv.lines if KAFKA.search(x)), None)
+        if m:
+            return int(m.group(2))
+        time.sleep(0.05)
+    raise AssertionError("no Kafka endpoint log line")
+
+
+class Env:
+    """One ``logtide serve`` (CQL + Kafka) for the module, with its typed table's feeds written once."""
+
+    def __init__(self, data) -> None:
+        self.data = data
+        self.srv = serve(data, "--kafka-port", "auto")
+        self.kafka = f"127.0.0.1:{kafka_port(self.srv)}"
+        self.cluster = cluster(self.srv.port)
+        self.s = self.cluster.connect()
+
+    def opts(self, topic: str, kafka: bool) -> dict:
+        if kafka:
+            return {"topic": topic, "bootstrap": self.kafka, "cqlPort": str(self.srv.port)}
+        return {"topic": topic, "path": str(self.data)}
+
+    def close(self) -> None:
+        self.cluster.shutdown()
+        self.srv.stop()
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    e = Env(tmp_path_factory.mktemp("cf-serve"))
+    s = e.s
+    s.execute(KEYSPACE_DDL.format("ks"))
+    s.execute("CREATE TYPE ks.addr (street text, zip int)")
+    s.execute(TYPED_DDL)
+    for name, (mode, fmt, extra) in FEEDS.items():
+        s.execute(f"ALTER TABLE ks.typed ADD CHANGEFEED {name} WITH (MODE = '{mode}', FORMAT = '{fmt}'{extra})")
+    s.execute(INSERT_FULL)                                                          # 1: insert, every column
+    s.execute("UPDATE ks.typed SET a = 'changed', b = null WHERE pk = 1 AND ck = 'one'")  # 2: update, b -> null
+    s.execute("INSERT INTO ks.typed (pk, ck, a) VALUES (2, 'two', 'only a')")       # 3: insert, nulls elsewhere
+    s.execute("DELETE FROM ks.typed WHERE pk = 1 AND ck = 'one'")                   # 4: delete
+    yield e
+    e.close()
+
+
+def read(spark, opts: dict, **more):
+    r = spark.read.format("logtide-changefeed")
+    for k, v in {**opts, **more}.items():
+        r = r.option(k, v)
+    return r.load()
+
+
+def by_change(rows) -> list:
+    """Rows in commit order (the virtual timestamp when there is one, else partition/offset order suffices
+    because the test writes keys 1 and 2 only)."""
+    return sorted(rows, key=lambda r: (r._commit_timestamp, r._partition, r._offset))
+
+
+def check_full(r, spark_row_values: bool = True) -> None:
+    for name, want in FULL.items():
+        got = r[name]
+        if name == "m":
+            got = dict(got)
+        if name == "tu":
+            got = (got["_1"], got["_2"])
+        if name == "ad":
+            got = got.asDict()
+        if name == "v":
+            assert got == decimal.Decimal(want)
+            continue
+        if name == "d":
+            assert decimal.Decimal(got) == decimal.Decimal(want)
+            continue
+        if name == "bl":
+            got = bytes(got)
+        assert got == want, name
+    assert r.du.asDict() == DURATION
+
+
+@pytest.mark.parametrize("feed", sorted(FEEDS))
+def test_every_format_and_mode_is_parsed_into_typed_columns(spark, env, feed):
+    mode, fmt, _ = FEEDS[feed]
+    rows = read(spark, env.opts(f"ks/typed/{feed}", kafka=False)).collect()
+    rows = [r for r in rows if r.pk == 1] + [r for r in rows if r.pk == 2]
+    assert [(r.pk, r.ck) for r in rows] == [(1, "one")] * 3 + [(2, "two")]
+    ins, upd, dele, ins2 = rows[0], rows[1], rows[2], rows[3]
+    kinds = [r._change_type for r in (ins, upd, dele, ins2)]
+    value_cols = sorted(FULL) + ["du", "st"]
+    if fmt == "JSON" and mode in ("UPDATES", "NEW_IMAGE", "KEYS_ONLY"):
+        assert kinds == ["upsert", "upsert", "delete", "upsert"]
+    elif fmt == "JSON" and mode == "OLD_IMAGE":
+        assert kinds == ["insert", "update", "delete", "insert"]
+    elif mode == "KEYS_ONLY" or (fmt != "JSON" and mode == "NEW_IMAGE"):
+        assert kinds == ["update", "update", "delete", "update"]
+    else:
+        assert kinds == ["insert", "update", "delete", "insert"]
+    if mode in ("NEW_IMAGE", "NEW_AND_OLD_IMAGES"):
+        check_full(ins)
+        assert ins._changed_columns == sorted(c for c in value_cols if c != "st")
+        assert upd.a == "changed" and upd.b is None and upd.l == [3, 1, 2]
+        assert ins2.a == "only a" and ins2.b is None and ins2.l is None
+    elif mode == "UPDATES":
+        check_full(ins)
+        assert upd.a == "changed" and upd.b is None and upd.l is None  # not written: null
+        assert set(upd._changed_columns) == {"a", "b"}
+        assert ins2._changed_columns == ["a"]
+    else:
+        assert all(r[c] is None for r in rows for c in value_cols) and not ins._changed_columns
+    assert dele._changed_columns == [] and all(dele[c] is None for c in value_cols)
+    if mode in ("OLD_IMAGE", "NEW_AND_OLD_IMAGES"):
+        assert ins._old is None and ins2._old is None
+        check_full(upd._old)
+        assert dele._old.a == "changed" and dele._old.b is None
+    else:
+        assert all(r._old is None for r in rows)
+    if fmt == "DEBEZIUM_JSON" or feed == "j_nao":
+        vts = [(r._virtual_timestamp.step, r._virtual_timestamp.tx_id) for r in rows[:3]]
+        assert vts == sorted(vts) and len(set(vts)) == 3
+    else:
+        assert all(r._virtual_timestamp is None for r in rows)
+    assert all(r._commit_timestamp.year >= 2026 for r in rows)
+
+
+def test_the_kafka_form_reads_what_the_path_form_reads_with_raw_records(spark, env):
+    for feed in ("j_nao", "dbz_nao", "ddb_nao"):
+        local = read(spark, env.opts(f"ks/typed/{feed}", kafka=False), raw="true").collect()
+        over_kafka = read(spark, env.opts(f"ks.typed.{feed}", kafka=True), raw="true").collect()
+        assert sorted(map(tuple, over_kafka), key=repr) == sorted(map(tuple, local), key=repr)
+        assert len(local) == 4 and all(json.loads(r._raw) for r in local)
