@@ -1,4 +1,4 @@
-"""logtide on Apache Spark: PySpark Python data sources and the replication job (docs/spark.md).
+"""logtide on Apache Spark: PySpark Python data sources, the replication job and the lakehouse job (docs/spark.md).
 
 ``logtide.spark.register(spark)`` registers ``logtide`` (a table, batch), ``logtide-cdc`` (the
 ScyllaDB CDC log of a table, batch and streaming) and ``logtide-changefeed`` (a changefeed topic, over

@@ -193,7 +193,7 @@ def test_parquet_change_table_holds_every_change_record_once(spark, db, tmp_path
     for q in FIRST + SECOND:
         s.execute(q.format(t="changes"))
     run_until_caught_up(spark, source="ks/changes/f", data_dir=db.data_dir, target=target, format="parquet",
-                        max_records_per_trigger=10)  # several micro-batches, each a commit in _spark_metadata
+                        max_records_per_trigger=20)  # several micro-batches, each a commit in _spark_metadata
     records = spark.read.format("logtide-changefeed").option("path", db.data_dir).option("topic", "ks/changes/f").load()
     table = spark.read.parquet(str(target))
     assert table.columns == records.columns + ["commit_date"]
