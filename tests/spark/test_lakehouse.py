@@ -4,10 +4,8 @@ parquet change table; the Delta table checked against the base table with polars
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import threading
@@ -22,6 +20,8 @@ from logtide.spark.lakehouse_job import DeltaBatches, lakehouse, query_id, sourc
 from logtide.spark.options import OptionError
 
 from .conftest import KEYSPACE_DDL, cluster, serve
+from .test_changefeed_source import kafka_port
+from .test_replicate import Job as ReplicateJob
 from .test_replicate import mid_batch
 
 pytest.importorskip("deltalake")
@@ -250,7 +250,7 @@ def write_randomly(session, rng: random.Random, n: int) -> None:
         session.execute(*random_statement(rng))
 
 
-class Job:
+class Job(ReplicateJob):
     """``logtide pipeline lakehouse`` (delta) in its own process group, the Spark JVM with it."""
 
     def __init__(self, source: list[str], target: Path, checkpoint: Path, *extra: str) -> None:
@@ -260,24 +260,10 @@ class Job:
              "--format", "delta", "--checkpoint", str(checkpoint), "--trigger-interval", "0.5 seconds", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
 
-    def kill_when(self, ready, timeout: float = 300) -> bool:
-        """SIGKILL the job (and its JVM) as soon as ``ready()`` holds; False if it never did."""
-        deadline = time.monotonic() + timeout
-        while not ready() and self.proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        hit = ready()
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(60)
-        return hit
 
-    def finish(self, timeout: float = 600) -> tuple[int, str, str]:
-        out, err = self.proc.communicate(timeout=timeout)
-        return self.proc.returncode, out, err
-
-
-def test_delta_job_killed_three_times_equals_the_base_table(tmp_path):
+def test_delta_job_over_kafka_killed_three_times_equals_the_base_table(tmp_path):
     data = tmp_path / "d"
-    srv = serve(data)
+    srv = serve(data, "--kafka-port", "auto")
     c = cluster(srv.port)
     s = c.connect()
     s.execute(KEYSPACE_DDL.format("ks"))
@@ -300,7 +286,7 @@ def test_delta_job_killed_three_times_equals_the_base_table(tmp_path):
 
     t = threading.Thread(target=writer, daemon=True)
     t.start()
-    source = ["--data-dir", str(data), "--source", "ks/t/f"]
+    source = ["--source", f"kafka://127.0.0.1:{kafka_port(srv)}/ks/t/f", "--cql-port", str(srv.port)]
     target, job = tmp_path / "delta", tmp_path / "job"
     ckpt = job / "cdc"  # mid_batch() looks for the streaming checkpoint under <dir>/cdc
     try:
