@@ -24,6 +24,7 @@ def client_config(settings: KafkaSettings, group: str) -> dict[str, Any]:
     conf: dict[str, Any] = {
         "bootstrap.servers": settings.bootstrap, "group.id": group, "enable.auto.commit": False,
         "enable.auto.offset.store": False, "auto.offset.reset": "earliest", "fetch.max.bytes": 52428800,
+        "fetch.wait.max.ms": 50,
         "socket.timeout.ms": int(settings.timeout * 1000), "logger": _QuietLogger(),
     }
     if settings.username is not None:
@@ -97,7 +98,8 @@ class KafkaAccess:
         deadline = time.monotonic() + self.settings.timeout
         try:
             while True:
-                msgs = self.consumer.consume(10000, 1.0)
+                # ask for exactly what is left: consume() returns once it has that many (or after 1 s)
+                msgs = self.consumer.consume(max(1, min(10000, end - start)), 1.0)
                 if not msgs:
                     if time.monotonic() > deadline:
                         raise TimeoutError(f"topic {self.topic} partition {partition}: no record at offset "

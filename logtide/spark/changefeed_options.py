@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .changefeed_topic import KafkaSettings, TopicAddress
-from .options import OptionError, check_known, lowered, parse_bool, parse_int
+from .options import OptionError, check_known, lowered, parse_bool, parse_int, parse_login
 
 KEYS = {"topic", "bootstrap", "path", "cqlhost", "cqlport", "username", "password", "ssl", "sslcafile",
         "tableschema", "mode", "format", "startingoffsets", "startingtimestamp", "endingoffsets",
@@ -78,13 +78,7 @@ class ChangefeedSettings:
         if bool(path) == bool(bootstrap):
             raise OptionError("exactly one of the options bootstrap (Kafka bootstrap servers host:port[,host:port]) "
                               "and path (a local logtide data directory) is required")
-        username, password = opts.get("username"), opts.get("password")
-        if (username is None) != (password is None):
-            raise OptionError("options username and password go together")
-        try:
-            timeout = float(opts.get("timeout", "60"))
-        except ValueError:
-            raise OptionError(f"option timeout: expected seconds, got {opts['timeout']!r}") from None
+        username, password, timeout = parse_login(opts)
         kafka = None
         if bootstrap:
             hosts = [h.strip() for h in bootstrap.split(",") if h.strip()]

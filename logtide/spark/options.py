@@ -86,6 +86,18 @@ def parse_timestamp_micros(opts: Mapping[str, str], name: str) -> int | None:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
+def parse_login(opts: Mapping[str, str]) -> tuple[str | None, str | None, float]:
+    """``username`` and ``password`` (together or neither) and ``timeout`` (seconds, default 60)."""
+    username, password = opts.get("username"), opts.get("password")
+    if (username is None) != (password is None):
+        raise OptionError("options username and password go together")
+    try:
+        timeout = float(opts.get("timeout", "60"))
+    except ValueError:
+        raise OptionError(f"option timeout: expected seconds, got {opts['timeout']!r}") from None
+    return username, password, timeout
+
+
 @dataclass(frozen=True)
 class Connection:
     """Where a table lives: CQL contact points (``host``) or a local data directory (``path``)."""
@@ -135,13 +147,7 @@ class Connection:
         if consistency not in CONSISTENCY_LEVELS:
             raise OptionError(f"option consistency: expected one of {', '.join(CONSISTENCY_LEVELS)}, "
                               f"got {opts['consistency']!r}")
-        username, password = opts.get("username"), opts.get("password")
-        if (username is None) != (password is None):
-            raise OptionError("options username and password go together")
-        try:
-            timeout = float(opts.get("timeout", "60"))
-        except ValueError:
-            raise OptionError(f"option timeout: expected seconds, got {opts['timeout']!r}") from None
+        username, password, timeout = parse_login(opts)
         return cls(ks, t, hosts, port, path or None, username, password, parse_bool(opts, "ssl", False),
                    opts.get("sslcafile"), parse_bool(opts, "sslVerify", True), opts.get("localdc"), consistency,
                    parse_int(opts, "pageSize", 5000), timeout)

@@ -181,3 +181,166 @@ def test_the_kafka_form_reads_what_the_path_form_reads_with_raw_records(spark, e
         over_kafka = read(spark, env.opts(f"ks.typed.{feed}", kafka=True), raw="true").collect()
         assert sorted(map(tuple, over_kafka), key=repr) == sorted(map(tuple, local), key=repr)
         assert len(local) == 4 and all(json.loads(r._raw) for r in local)
+
+
+# -- streaming, offsets, consumers ----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def events(env):
+    """ks.events with a 3-partition NEW_IMAGE feed; rows 0..29 written."""
+    env.s.execute("CREATE TABLE ks.events (id int PRIMARY KEY, v int)")
+    env.s.execute("ALTER TABLE ks.events ADD CHANGEFEED ev WITH (MODE = 'NEW_IMAGE', FORMAT = 'JSON', "
+                  "TOPIC_MIN_ACTIVE_PARTITIONS = 3)")
+    write_events(env, 0, 30)
+    return env
+
+
+def write_events(env, start: int, n: int) -> None:
+    ins = env.s.prepare("INSERT INTO ks.events (id, v) VALUES (?, ?)")
+    for i in range(start, start + n):
+        env.s.execute(ins, (i, i * 10))
+
+
+def ends(env, topic: str) -> dict[int, int]:
+    with DirectoryTopicReader(env.data) as r:
+        return {p.partition: p.end_offset for p in r.partitions(topic)}
+
+
+def run_stream(spark, opts: dict, out, checkpoint, **more):
+    r = spark.readStream.format("logtide-changefeed")
+    for k, v in {**opts, "startingOffsets": "earliest", **more}.items():
+        r = r.option(k, v)
+    q = (r.load().writeStream.format("parquet").option("path", str(out)).option("checkpointLocation", str(checkpoint))
+         .trigger(availableNow=True).start())
+    q.awaitTermination(600)
+    assert q.exception() is None
+    return q
+
+
+def test_stream_restarts_from_its_checkpoint_and_delivers_each_record_once_committing_the_consumer(
+        spark, events, tmp_path):
+    env = events
+    opts = env.opts("ks.events.ev", kafka=True)
+    out, ckpt = tmp_path / "out", tmp_path / "ckpt"
+    q = run_stream(spark, opts, out, ckpt, maxRecordsPerTrigger="12", consumer="sparky")
+    sizes = [p["numInputRows"] for p in q.recentProgress if p["numInputRows"]]
+    assert sum(sizes) == 30 and max(sizes) <= 12 and len(sizes) >= 3  # admission control cut the batches
+    write_events(env, 30, 20)
+    run_stream(spark, opts, out, ckpt, maxRecordsPerTrigger="12", consumer="sparky")
+    rows = spark.read.parquet(str(out)).collect()
+    assert sorted(r.id for r in rows) == list(range(50))
+    assert len({(r._partition, r._offset) for r in rows}) == 50
+    assert all(r.v == r.id * 10 and r._change_type == "upsert" for r in rows)
+    # Spark calls commit(end) of a batch when it starts the next one: the consumer (what `logtide topic
+    # consumer list` shows) holds every batch but the last of this run
+    with DirectoryTopicReader(env.data) as reader:
+        committed = dict(reader.committed("ks/events/ev", "sparky"))
+    end = ends(env, "ks/events/ev")
+    assert set(committed) == set(end) and all(committed[p] <= end[p] for p in end)
+    assert sum(committed.values()) >= 50 - 12
+    # the path form streams the same rows
+    local = tmp_path / "local"
+    run_stream(spark, env.opts("ks/events/ev", kafka=False), local, tmp_path / "ckpt2")
+    assert sorted(map(tuple, spark.read.parquet(str(local)).collect())) == sorted(map(tuple, rows))
+
+
+def test_starting_and_ending_offsets_and_timestamps_choose_the_records(spark, events):
+    env = events
+    total = sum(ends(env, "ks/events/ev").values())
+    for kafka in (False, True):
+        opts = env.opts("ks/events/ev", kafka=kafka)
+        assert read(spark, opts).count() == total
+        assert read(spark, opts, startingOffsets="latest").count() == 0
+        assert read(spark, opts, startingOffsets='{"0": 2, "2": 1}').count() == total - 3
+        got = read(spark, opts, startingOffsets='{"0": 1, "1": -2, "2": -1}', endingOffsets='{"0": 3, "1": 2}')
+        assert sorted((r._partition, r._offset) for r in got.collect()) == [(0, 1), (0, 2), (1, 0), (1, 1)]
+    first = read(spark, env.opts("ks/events/ev", kafka=False)).orderBy("_commit_timestamp").collect()
+    cut = first[len(first) // 2]._commit_timestamp.replace(tzinfo=UTC)
+    ms = int(cut.timestamp() * 1000)
+    for kafka in (False, True):
+        later = read(spark, env.opts("ks/events/ev", kafka=kafka), startingTimestamp=str(ms)).collect()
+        assert {r.id for r in later} == {r.id for r in first if r._commit_timestamp.replace(tzinfo=UTC) >= cut}
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"topic": "ks/events/ev"}, "exactly one of the options bootstrap"),
+    ({"topic": "ks/events", "path": "."}, "option topic: expected keyspace/table/changefeed"),
+    ({"topic": "ks/events/ev", "path": "@", "startingOffsets": "first"}, "option startingOffsets"),
+    ({"topic": "ks/events/ev", "path": "@", "maxRecordsPerTrigger": "0"}, "option maxRecordsPerTrigger"),
+    ({"topic": "ks/events/ev", "path": "@", "colour": "red"}, "unknown option 'colour'"),
+    ({"topic": "ks/events/nope", "path": "@"}, "option topic"),
+    ({"topic": "ks/typed/dbz_nao", "path": "@", "consistent": "true"}, "option consistent: needs FORMAT = 'JSON'"),
+    ({"topic": "ks/typed/j_nao", "path": "@", "consistent": "true"}, "option consistent: the changefeed has no barriers"),
+])
+def test_bad_options_fail_with_a_message_naming_the_option(spark, events, options, message):
+    opts = {k: (str(events.data) if v == "@" else v) for k, v in options.items()}
+    with pytest.raises(Exception) as e:
+        read(spark, opts).schema
+    assert message in str(e.value)
+
+
+# -- barrier-consistent micro-batches --------------------------------------------------------------
+
+def pairs_in_two_partitions(n: int, partitions: int) -> list[tuple[int, int]]:
+    """(a, b) keys whose records land in different partitions."""
+    out, k = [], 1000
+    while len(out) < n:
+        a, b = k, k + 1
+        if hash_partition(f"[{a}]", partitions) != hash_partition(f"[{b}]", partitions):
+            out.append((a, b))
+        k += 2
+    return out
+
+
+def test_consistent_micro_batches_hold_whole_transactions_at_global_barriers(spark, env):
+    s = env.s
+    s.execute("CREATE TABLE ks.acct (id int PRIMARY KEY, v int)")
+    s.execute("ALTER TABLE ks.acct ADD CHANGEFEED cf WITH (MODE = 'NEW_AND_OLD_IMAGES', FORMAT = 'JSON', "
+              "VIRTUAL_TIMESTAMPS = TRUE, BARRIERS_INTERVAL = Interval('PT1S'), TOPIC_MIN_ACTIVE_PARTITIONS = 4)")
+    pairs = pairs_in_two_partitions(200, 4)
+    stop = threading.Event()
+
+    def writer() -> None:  # until the stream has cut enough micro-batches
+        i = 0
+        while not stop.is_set():
+            a, b = pairs[i % len(pairs)]
+            i += 1
+            s.execute(f"BEGIN BATCH INSERT INTO ks.acct (id, v) VALUES ({a}, {i}); "
+                      f"INSERT INTO ks.acct (id, v) VALUES ({b}, {i}); APPLY BATCH")
+            time.sleep(0.01)
+    batches: list[list] = []
+
+    def collect(df, batch_id) -> None:
+        batches.append([(r.id, r.v, r._virtual_timestamp.step, r._virtual_timestamp.tx_id) for r in df.collect()])
+    q = (spark.readStream.format("logtide-changefeed").options(**env.opts("ks.acct.cf", kafka=True))
+         .option("consistent", "true").option("startingOffsets", "earliest").load()
+         .writeStream.foreachBatch(collect).trigger(processingTime="300 milliseconds").start())
+    w = threading.Thread(target=writer)
+    w.start()
+    try:
+        deadline = time.monotonic() + 120
+        while len([b for b in batches if b]) < 3 and time.monotonic() < deadline and q.exception() is None:
+            time.sleep(0.2)
+        assert q.exception() is None
+    finally:
+        stop.set()
+        w.join()
+        q.stop()
+    seen: dict[int, int] = {}
+    for n, rows in enumerate(batches):
+        txs: dict[int, list] = {}
+        for id_, v, step, tx in rows:
+            txs.setdefault(tx, []).append((id_, v))
+        for tx, members in txs.items():
+            assert len(members) == 2, f"micro-batch {n} holds a part of transaction {tx}: {members}"
+            assert tx not in seen, f"transaction {tx} in micro-batches {seen[tx]} and {n}"
+            seen[tx] = n
+        if rows and n:  # every row of a later batch is newer than every row of an earlier one
+            assert min(r[2:] for r in rows) > max(r[2:] for b in batches[:n] for r in b)
+    assert len([b for b in batches if b]) >= 3
+    # a batch read stops at the global barrier too: whole transactions only
+    rows = read(spark, env.opts("ks/acct/cf", kafka=False), consistent="true").collect()
+    per_tx: dict[int, int] = {}
+    for r in rows:
+        per_tx[r._virtual_timestamp.tx_id] = per_tx.get(r._virtual_timestamp.tx_id, 0) + 1
+    assert rows and set(per_tx.values()) == {2}
