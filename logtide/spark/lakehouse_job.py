@@ -102,11 +102,12 @@ def lakehouse(spark: Any, source: str, target: str | os.PathLike, format: str = 
         opts["maxRecordsPerTrigger"] = str(max_records_per_trigger)
     target = str(target)
     ckpt = str(checkpoint) if checkpoint is not None else os.path.join(target, CHECKPOINT_DIR)
+    mode = feed_mode(opts)  # bad options and unknown topics fail here, with the source's own message
     register(spark)
     stream = spark.readStream.format("logtide-changefeed").options(**opts).load()
     name = f"logtide-lakehouse-{opts['topic'].strip('/').replace('/', '.')}"
     if fmt == "delta":
-        shape = ReplicaShape.of(stream.schema, feed_mode(opts))
+        shape = ReplicaShape.of(stream.schema, mode)
         replica = DeltaReplica(target, shape)
         replica.ensure(shape.arrow_schema(stream.schema))
         writer = stream.writeStream.foreachBatch(DeltaBatches(replica, ckpt)).option("checkpointLocation", ckpt)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from typing import Any, Callable
 
@@ -89,14 +90,14 @@ def run_job(job: str, master: str, start: Callable[[Any, Say], Any], status: Cal
             if line is not None:
                 say(line)
         if query.exception() is not None:
-            raise RuntimeError(str(query.exception()).strip().splitlines()[0])
+            raise RuntimeError(error_line(query.exception()))
     except KeyboardInterrupt:
         return 130
     except (OptionError, ConnectionError, RuntimeError) as e:
         print(f"\n{name}: {e}" if tty else f"{name}: {e}", file=sys.stderr)
         return 1
-    except Exception as e:  # a Spark failure: its first line, never a traceback
-        print(f"{name}: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}", file=sys.stderr)
+    except Exception as e:  # a Spark failure: one line, never a traceback
+        print(f"{name}: {error_line(e)}", file=sys.stderr)
         return 1
     finally:
         spark.stop()
@@ -104,6 +105,21 @@ def run_job(job: str, master: str, start: Callable[[Any, Say], Any], status: Cal
         print(file=sys.stderr)
     print(done)
     return 0
+
+
+def error_line(e: Any) -> str:
+    """One line for a Spark failure: the Python error a data source or foreachBatch raised when Spark's message
+    carries its traceback (the message alone for our own OptionError/ConnectionError), else the first line."""
+    text = str(e).strip()
+    lines = text.splitlines()
+    if "Traceback (most recent call last)" in text:
+        start = next(i for i, line in enumerate(lines) if "Traceback (most recent call last)" in line)
+        end = next((i for i, line in enumerate(lines) if line.startswith("JVM stacktrace")), len(lines))
+        for line in reversed(lines[start:end]):
+            m = re.match(r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.+)$", line)
+            if m:
+                return m.group(2) if m.group(1) in ("OptionError", "ConnectionError") else f"{m.group(1)}: {m.group(2)}"
+    return lines[0] if lines else type(e).__name__
 
 
 def run_replicate(ns: argparse.Namespace) -> int:

@@ -308,3 +308,15 @@ def test_delta_job_over_kafka_killed_three_times_equals_the_base_table(tmp_path)
         stop.set()
         c.shutdown()
         srv.stop()
+
+
+def test_the_command_names_a_bad_source_in_one_line(tmp_path):
+    run = [sys.executable, "-m", "logtide", "pipeline", "lakehouse", "--target", str(tmp_path / "t"), "--format", "delta"]
+    bad_url = subprocess.run(run + ["--source", "cql://h/ks.t"], capture_output=True, text=True, timeout=120)
+    assert bad_url.returncode == 2 and "--source: expected kafka://" in bad_url.stderr
+    missing = subprocess.run(run + ["--data-dir", str(tmp_path / "none"), "--source", "ks/t/f"],
+                             capture_output=True, text=True, timeout=600,
+                             env={**os.environ, "PYSPARK_PYTHON": sys.executable})
+    assert missing.returncode == 1
+    assert "logtide pipeline lakehouse: option path: cannot open the logtide data directory" in missing.stderr
+    assert "Traceback" not in missing.stderr
