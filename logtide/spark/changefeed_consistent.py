@@ -89,3 +89,47 @@ def consistent_cut(access: TopicAccess, start: Mapping[int, int], end: Mapping[i
         barriers[p] = b
     g = min(barriers.values())
     return {p: max(start[p], tail.cut_below(g)) for p, tail in tails.items()}
+
+
+def capped_cut(access: TopicAccess, start: Mapping[int, int], cut: Mapping[int, int],
+               max_records: int) -> dict[int, int]:
+    """A cut at an earlier global barrier when ``cut`` (the latest one) holds more than ``max_records`` messages.
+
+    Reads each partition forwards from its start (``max_records`` messages, doubling while no barrier
+    common to every partition moves the batch on) and picks the latest barrier seen in every partition
+    whose cut holds at most ``max_records`` messages in all; when even the first one holds more, that
+    first one: a batch always moves on by at least one global barrier, and never splits a transaction.
+    """
+    if sum(cut[p] - start[p] for p in start) <= max_records:
+        return dict(cut)
+    window = max_records
+    while True:
+        best = _best_barrier_cut(access, start, cut, window, max_records)
+        if best is not None:
+            return best
+        if all(start[p] + window >= cut[p] for p in start):
+            return dict(cut)
+        window *= 2
+
+
+def _best_barrier_cut(access: TopicAccess, start: Mapping[int, int], cut: Mapping[int, int], window: int,
+                      max_records: int) -> dict[int, int] | None:
+    seen: dict[int, list[tuple[int, bool, int]]] = {}
+    for p in sorted(start):
+        seen[p] = []
+        for off, _ms, _key, value in access.read(p, start[p], min(cut[p], start[p] + window)):
+            barrier, step = record_step(value)
+            if step is None:
+                raise MissingTimestamp(f"option consistent: record {off} of partition {p} has no virtual timestamp")
+            seen[p].append((off, barrier, step))
+    common = set.intersection(*({s for _o, b, s in recs if b} for recs in seen.values())) if seen else set()
+    best = None
+    for g in sorted(common):
+        c = {p: next((o + 1 for o, _b, s in reversed(recs) if s < g), start[p]) for p, recs in seen.items()}
+        if c == dict(start):  # a barrier below every new record: no progress
+            continue
+        if best is None or sum(c[p] - start[p] for p in start) <= max_records:
+            best = c
+        else:
+            break
+    return best

@@ -17,7 +17,7 @@ from typing import Any, Iterator, Mapping
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from .cdc_source import _STREAM_BASES
-from .changefeed_consistent import consistent_cut
+from .changefeed_consistent import capped_cut, consistent_cut
 from .changefeed_feed import FeedInfo, load_feed
 from .changefeed_options import ChangefeedSettings
 from .changefeed_rows import RowParser, arrow_types, output_ddl, output_names
@@ -141,9 +141,6 @@ def check_consistent(settings: ChangefeedSettings, info: FeedInfo) -> None:
     if info.virtual_timestamps is False:
         raise OptionError("option consistent: the changefeed has no virtual timestamps (add it WITH "
                           "VIRTUAL_TIMESTAMPS = TRUE)")
-    if settings.max_records is not None:
-        raise OptionError("options consistent and maxRecordsPerTrigger exclude each other: a consistent "
-                          "micro-batch always ends at the latest global barrier")
 
 
 class LogtideChangefeedDataSource(DataSource):
@@ -251,10 +248,12 @@ class ChangefeedStreamReader(*_STREAM_BASES):  # type: ignore[misc]
             target = {p: min(hi, self.available_now.get(p, hi)) for p, hi in target.items()}
         target = {p: max(begin.get(p, 0), hi) for p, hi in target.items()}
         begin = {p: begin.get(p, 0) for p in target}
+        max_rows = self.settings.max_records if limit is None else getattr(limit, "max_rows", None)
         if self.settings.consistent:
             target = consistent_cut(self.access(), begin, target) or begin
-        max_rows = self.settings.max_records if limit is None else getattr(limit, "max_rows", None)
-        if max_rows:
+            if max_rows:
+                target = capped_cut(self.access(), begin, target, max_rows)
+        elif max_rows:
             target = cap(begin, target, max_rows)
         if start is None:
             self.last = target

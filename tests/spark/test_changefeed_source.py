@@ -326,6 +326,33 @@ def test_consistent_micro_batches_hold_whole_transactions_at_global_barriers(spa
         stop.set()
         w.join()
         q.stop()
+    assert len([b for b in batches if b]) >= 3
+    check_whole_transactions(batches)
+    # with maxRecordsPerTrigger a micro-batch ends at an earlier global barrier (one barrier interval at least)
+    capped: list[list] = []
+
+    def collect_capped(df, batch_id) -> None:
+        capped.append([(r.id, r.v, r._virtual_timestamp.step, r._virtual_timestamp.tx_id) for r in df.collect()])
+    q = (spark.readStream.format("logtide-changefeed").options(**env.opts("ks/acct/cf", kafka=False))
+         .option("consistent", "true").option("startingOffsets", "earliest").option("maxRecordsPerTrigger", "20")
+         .load().writeStream.foreachBatch(collect_capped).trigger(availableNow=True).start())
+    q.awaitTermination(600)
+    assert q.exception() is None
+    check_whole_transactions(capped)
+    sizes = [len(b) for b in capped if b]
+    assert len(sizes) >= 3 and max(sizes) < sum(sizes)
+    # each batch holds at most 20 records, or else the records up to the first global barrier (1 s apart)
+    assert all(len(b) <= 20 or max(r[2] for r in b) - min(r[2] for r in b) < 2000 for b in capped if b)
+    # a batch read stops at the global barrier too: whole transactions only
+    rows = read(spark, env.opts("ks/acct/cf", kafka=False), consistent="true").collect()
+    per_tx: dict[int, int] = {}
+    for r in rows:
+        per_tx[r._virtual_timestamp.tx_id] = per_tx.get(r._virtual_timestamp.tx_id, 0) + 1
+    assert rows and set(per_tx.values()) == {2}
+
+
+def check_whole_transactions(batches: list[list]) -> None:
+    """Each transaction is in one micro-batch, whole; batches follow each other in virtual-timestamp order."""
     seen: dict[int, int] = {}
     for n, rows in enumerate(batches):
         txs: dict[int, list] = {}
@@ -335,12 +362,57 @@ def test_consistent_micro_batches_hold_whole_transactions_at_global_barriers(spa
             assert len(members) == 2, f"micro-batch {n} holds a part of transaction {tx}: {members}"
             assert tx not in seen, f"transaction {tx} in micro-batches {seen[tx]} and {n}"
             seen[tx] = n
-        if rows and n:  # every row of a later batch is newer than every row of an earlier one
-            assert min(r[2:] for r in rows) > max(r[2:] for b in batches[:n] for r in b)
-    assert len([b for b in batches if b]) >= 3
-    # a batch read stops at the global barrier too: whole transactions only
-    rows = read(spark, env.opts("ks/acct/cf", kafka=False), consistent="true").collect()
-    per_tx: dict[int, int] = {}
-    for r in rows:
-        per_tx[r._virtual_timestamp.tx_id] = per_tx.get(r._virtual_timestamp.tx_id, 0) + 1
-    assert rows and set(per_tx.values()) == {2}
+        earlier = [r[2:] for b in batches[:n] for r in b]
+        if rows and earlier:  # every row of a later batch is newer than every row of an earlier one
+            assert min(r[2:] for r in rows) > max(earlier)
+
+
+# -- values: the inverse of docs/changefeeds.md "CQL to JSON", without Spark ------------------------
+
+def _values():
+    import uuid
+    from cassandra.util import Date, Duration, SortedSet, Time
+
+    d = datetime.datetime(2022, 12, 12, 1, 2, 3, 456000)
+    return [
+        ("text", "é ü"), ("int", -5), ("bigint", 2**63 - 1), ("varint", 10**30), ("decimal", decimal.Decimal("-0.0500")),
+        ("double", 0.1), ("double", float("inf")), ("float", float("-inf")), ("boolean", False), ("blob", b"\x00\xff"),
+        ("timestamp", d), ("date", Date(datetime.date(2022, 2, 22))),
+        ("time", Time(3723000000001)), ("duration", Duration(-14, -3, -1500000000)), ("uuid", uuid.UUID(int=7)),
+        ("inet", "::1"), ("list<int>", [3, 1]),
+        ("set<text>", SortedSet(["a", "b"])), ("set<int>", SortedSet([1, 2])), ("set<blob>", SortedSet([b"x"])),
+        ("set<boolean>", SortedSet([True])), ("set<double>", SortedSet([float("nan")])),
+        ("map<int, text>", {1: "one", 2: "two"}), ("map<date, int>", {Date(datetime.date(2022, 2, 22)): 1}),
+        ("map<frozen<tuple<int, text>>, int>", {(1, "a"): 5}), ("tuple<int, text, double>", (1, None, 2.5)),
+        ("frozen<list<frozen<map<text, bigint>>>>", [{"a": 1}, {}]),
+    ]
+
+
+@pytest.mark.parametrize("dynamo", [False, True])
+def test_record_values_convert_back_to_the_spark_values_of_their_cql_types(dynamo):
+    from logtide.changefeed.values import dumps, to_attribute_value, to_json_value
+    from logtide.schema import types as T
+    from logtide.spark import types as ST
+    from logtide.spark.changefeed_values import from_attribute, from_json
+
+    def same(a, b) -> bool:
+        if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+            return True
+        if isinstance(a, list) and isinstance(b, list):
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        if isinstance(a, tuple) and isinstance(b, tuple):
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        if isinstance(a, dict) and isinstance(b, dict):
+            return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+        return a == b
+
+    for type_text, value in _values():
+        t = T.parse_type_string(type_text)
+        want = ST.converter(t)(value)
+        if dynamo:
+            got = from_attribute(t)(json.loads(dumps(to_attribute_value(t, value))))
+        else:
+            got = from_json(t)(json.loads(dumps(to_json_value(t, value))))
+        if type_text == "decimal":  # records drop trailing fractional zeros
+            got, want = decimal.Decimal(got), decimal.Decimal(want)
+        assert same(got, want), (type_text, got, want)
