@@ -1,4 +1,4 @@
-"""logtide on Apache Spark: PySpark Python data sources and the replication job (docs/spark.md).
+"""logtide on Apache Spark: PySpark Python data sources, the replication job and the lakehouse job (docs/spark.md).
 
 ``logtide.spark.register(spark)`` registers ``logtide`` (a table, batch), ``logtide-cdc`` (the
 ScyllaDB CDC log of a table, batch and streaming) and ``logtide-changefeed`` (a changefeed topic, over
@@ -21,4 +21,14 @@ def register(spark: Any) -> None:
     spark.dataSource.register(LogtideChangefeedDataSource)
 
 
-__all__ = ["register"]
+def lakehouse(spark: Any, source: str, target: Any, format: str = "delta", **kwargs: Any) -> Any:
+    """Stream a changefeed into a Delta replica or a parquet change table; returns the StreamingQuery.
+
+    See :func:`logtide.spark.lakehouse_job.lakehouse` for the keyword arguments (``checkpoint``,
+    ``until_caught_up``, ``data_dir``, ``trigger_interval``, ``max_records_per_trigger``, ``options``)."""
+    from .lakehouse_job import lakehouse as start
+
+    return start(spark, source, target, format, **kwargs)
+
+
+__all__ = ["lakehouse", "register"]

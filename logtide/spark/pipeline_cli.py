@@ -1,15 +1,17 @@
-"""``logtide pipeline replicate``: the replication job on a local Spark (or any master), from the command line."""
+"""``logtide pipeline replicate`` and ``logtide pipeline lakehouse``: the Spark jobs on a local Spark (or any master),
+from the command line."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
-from typing import Any
+from typing import Any, Callable
 
 
 def add_pipeline(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Register ``logtide pipeline`` and its ``replicate`` job."""
+    """Register ``logtide pipeline`` and its ``replicate`` and ``lakehouse`` jobs."""
     p = subparsers.add_parser("pipeline", parents=[parent], help="data pipelines on Apache Spark (needs the spark extra)",
                               description="Data pipelines on Apache Spark (pip install 'logtide[spark]').")
     jobs = p.add_subparsers(dest="job", metavar="JOB", required=True)
@@ -32,10 +34,14 @@ def add_pipeline(subparsers: "argparse._SubParsersAction", parent: argparse.Argu
     r.add_argument("--master", default=os.environ.get("SPARK_MASTER", "local[2]"),
                    help="Spark master (default $SPARK_MASTER, else local[2])")
     r.set_defaults(run=run_replicate)
+    from .lakehouse_cli import add_lakehouse
+
+    add_lakehouse(jobs)
     return p
 
 
-def _spark(master: str) -> Any:
+def spark_session(master: str, app: str = "logtide pipeline replicate") -> Any:
+    """A SparkSession for a pipeline job: quiet logs, no UI, UTC."""
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -44,7 +50,7 @@ def _spark(master: str) -> Any:
     if " " not in log4j:
         os.environ.setdefault("PYSPARK_SUBMIT_ARGS",
                               f"--driver-java-options -Dlog4j2.configurationFile=file:{log4j} pyspark-shell")
-    spark = (SparkSession.builder.master(master).appName("logtide pipeline replicate")
+    spark = (SparkSession.builder.master(master).appName(app)
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.python.authenticate.socketTimeout", "300s")  # workers start slowly on a loaded host
@@ -53,50 +59,87 @@ def _spark(master: str) -> Any:
     return spark
 
 
-def run_replicate(ns: argparse.Namespace) -> int:
+Say = Callable[[str], None]
+
+
+def run_job(job: str, master: str, start: Callable[[Any, Say], Any], status: Callable[[Any], str | None],
+            done: str) -> int:
+    """Run a pipeline job to its end: ``start(spark, say)`` returns its StreamingQuery (raising OptionError for
+    bad input, exit 2 when no Spark is started yet, else 1); ``status(query)`` is its progress line, shown only
+    on a terminal; ``done`` is printed when the query ends well. Errors are one line, never a traceback."""
     try:
         import pyspark  # noqa: F401
     except ImportError:
         print("logtide pipeline: pyspark is not installed (pip install 'logtide[spark]')", file=sys.stderr)
         return 2
     from .options import OptionError
-    from .replicate import lag_seconds, parse_url, replicate
 
     tty = sys.stderr.isatty()
+    name = f"logtide pipeline {job}"
 
     def say(msg: str) -> None:
         if tty:
             print(f"\r\033[K{msg}", end="", file=sys.stderr, flush=True)
+
+    spark = spark_session(master, name)
+    try:
+        query = start(spark, say)
+        while query.isActive:
+            query.awaitTermination(2)
+            line = status(query)
+            if line is not None:
+                say(line)
+        if query.exception() is not None:
+            raise RuntimeError(error_line(query.exception()))
+    except KeyboardInterrupt:
+        return 130
+    except (OptionError, ConnectionError, RuntimeError) as e:
+        print(f"\n{name}: {e}" if tty else f"{name}: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # a Spark failure: one line, never a traceback
+        print(f"{name}: {error_line(e)}", file=sys.stderr)
+        return 1
+    finally:
+        spark.stop()
+    if tty:
+        print(file=sys.stderr)
+    print(done)
+    return 0
+
+
+def error_line(e: Any) -> str:
+    """One line for a Spark failure: the Python error a data source or foreachBatch raised when Spark's message
+    carries its traceback (the message alone for our own OptionError/ConnectionError), else the first line."""
+    text = str(e).strip()
+    lines = text.splitlines()
+    if "Traceback (most recent call last)" in text:
+        start = next(i for i, line in enumerate(lines) if "Traceback (most recent call last)" in line)
+        end = next((i for i, line in enumerate(lines) if line.startswith("JVM stacktrace")), len(lines))
+        for line in reversed(lines[start:end]):
+            m = re.match(r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.+)$", line)
+            if m:
+                return m.group(2) if m.group(1) in ("OptionError", "ConnectionError") else f"{m.group(1)}: {m.group(2)}"
+    return lines[0] if lines else type(e).__name__
+
+
+def run_replicate(ns: argparse.Namespace) -> int:
+    from .options import OptionError
+    from .replicate import lag_seconds, parse_url, replicate
 
     try:
         source, target = parse_url(ns.source, "source"), parse_url(ns.target, "target")
     except OptionError as e:
         print(f"logtide pipeline replicate: {e}", file=sys.stderr)
         return 2
-    spark = _spark(ns.master)
-    try:
-        query = replicate(spark, source, target, ns.checkpoint, until_caught_up=ns.until_caught_up,
-                          confidence_window=ns.confidence_window, splits=ns.splits,
-                          max_rows_per_trigger=ns.max_rows_per_trigger, progress=say)
-        while query.isActive:
-            query.awaitTermination(2)
-            lag = lag_seconds(query)
-            if lag is not None:
-                say(f"cdc: lag {lag:.1f}s")
-        if query.exception() is not None:
-            raise RuntimeError(str(query.exception()).splitlines()[0])
-    except KeyboardInterrupt:
-        return 130
-    except (OptionError, ConnectionError, RuntimeError) as e:
-        print(f"\nlogtide pipeline replicate: {e}" if tty else f"logtide pipeline replicate: {e}", file=sys.stderr)
-        return 1
-    except Exception as e:  # a Spark failure: its first line, never a traceback
-        print(f"logtide pipeline replicate: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}",
-              file=sys.stderr)
-        return 1
-    finally:
-        spark.stop()
-    if tty:
-        print(file=sys.stderr)
-    print(f"replicated {ns.source} into {ns.target}" + (" (caught up)" if ns.until_caught_up else ""))
-    return 0
+
+    def start(spark: Any, say: Say) -> Any:
+        return replicate(spark, source, target, ns.checkpoint, until_caught_up=ns.until_caught_up,
+                         confidence_window=ns.confidence_window, splits=ns.splits,
+                         max_rows_per_trigger=ns.max_rows_per_trigger, progress=say)
+
+    def status(query: Any) -> str | None:
+        lag = lag_seconds(query)
+        return None if lag is None else f"cdc: lag {lag:.1f}s"
+
+    return run_job("replicate", ns.master, start, status,
+                   f"replicated {ns.source} into {ns.target}" + (" (caught up)" if ns.until_caught_up else ""))

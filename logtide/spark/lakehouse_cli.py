@@ -1,0 +1,89 @@
+"""``logtide pipeline lakehouse``: a changefeed into a Delta replica or a parquet change table (docs/spark.md)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+
+def add_lakehouse(jobs: "argparse._SubParsersAction") -> None:
+    """Register the ``lakehouse`` job under ``logtide pipeline``."""
+    p = jobs.add_parser(
+        "lakehouse", help="stream a changefeed into a Delta table (a replica) or parquet files (a change table)",
+        description="Stream a changefeed topic, read with the logtide-changefeed source, into --target: with "
+                    "--format delta a replica of the changefeed's table (one MERGE by primary key per micro-batch, "
+                    "each recorded in the table as an idempotent transaction, the table's change data feed on); "
+                    "with --format parquet an append-only change table partitioned by commit_date. Checkpointed "
+                    "in --checkpoint: run it again to resume.")
+    p.add_argument("--source", required=True, metavar="URL",
+                   help="kafka://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...]/KEYSPACE/TABLE/CHANGEFEED, or "
+                        "KEYSPACE/TABLE/CHANGEFEED with --data-dir")
+    p.add_argument("--data-dir", metavar="DIR", help="read the topic from this local logtide data directory")
+    p.add_argument("--target", required=True, metavar="DIR", help="the Delta table or parquet directory")
+    p.add_argument("--format", required=True, choices=("delta", "parquet"), help="delta (a replica) or parquet")
+    p.add_argument("--checkpoint", metavar="DIR", help="directory for the job's progress (default TARGET/_checkpoint)")
+    p.add_argument("--until-caught-up", action="store_true",
+                   help="stop once every record present at the start is in the target")
+    p.add_argument("--trigger-interval", default="10 seconds", metavar="DURATION",
+                   help="time between micro-batches (default '10 seconds')")
+    p.add_argument("--max-records-per-trigger", type=int, metavar="N", help="at most N records per micro-batch")
+    p.add_argument("--starting-offsets", metavar="WHERE",
+                   help='earliest (default), latest or JSON {"PARTITION": OFFSET, ...}')
+    p.add_argument("--consistent", action="store_true",
+                   help="barrier-consistent micro-batches (changefeeds with BARRIERS_INTERVAL)")
+    p.add_argument("--consumer", metavar="NAME", help="commit the offsets of each finished micro-batch to this consumer")
+    p.add_argument("--cql-port", type=int, metavar="PORT",
+                   help="CQL port of the Kafka host, where the table's schema is read (default 9042)")
+    p.add_argument("--ssl-ca-file", metavar="PEM", help="TLS to the Kafka endpoint, trusting this CA bundle")
+    p.add_argument("--option", "-o", action="append", default=[], metavar="KEY=VALUE",
+                   help="any other logtide-changefeed source option (repeatable)")
+    p.add_argument("--master", default=os.environ.get("SPARK_MASTER", "local[2]"),
+                   help="Spark master (default $SPARK_MASTER, else local[2])")
+    p.set_defaults(run=run_lakehouse)
+
+
+def source_extras(ns: argparse.Namespace) -> dict[str, str]:
+    """The source options the command line sets beyond the topic and where it is."""
+    from .options import OptionError
+
+    opts: dict[str, str] = {}
+    for kv in ns.option:
+        key, eq, value = kv.partition("=")
+        if not eq or not key.strip():
+            raise OptionError(f"--option: expected KEY=VALUE, got {kv!r}")
+        opts[key.strip()] = value
+    if ns.starting_offsets:
+        opts["startingOffsets"] = ns.starting_offsets
+    if ns.consistent:
+        opts["consistent"] = "true"
+    if ns.consumer:
+        opts["consumer"] = ns.consumer
+    if ns.cql_port:
+        opts["cqlPort"] = str(ns.cql_port)
+    if ns.ssl_ca_file:
+        opts.update(ssl="true", sslCaFile=ns.ssl_ca_file)
+    return opts
+
+
+def run_lakehouse(ns: argparse.Namespace) -> int:
+    from .lakehouse_job import lakehouse, progress_line, source_options
+    from .options import OptionError
+    from .pipeline_cli import run_job
+
+    try:
+        source_options(ns.source, ns.data_dir)
+        extras = source_extras(ns)
+    except OptionError as e:
+        print(f"logtide pipeline lakehouse: {e}", file=sys.stderr)
+        return 2
+
+    def start(spark: Any, say: Any) -> Any:
+        return lakehouse(spark, ns.source, ns.target, ns.format, checkpoint=ns.checkpoint,
+                         until_caught_up=ns.until_caught_up, data_dir=ns.data_dir,
+                         trigger_interval=ns.trigger_interval, max_records_per_trigger=ns.max_records_per_trigger,
+                         options=extras)
+
+    return run_job("lakehouse", ns.master, start, progress_line,
+                   f"streamed {ns.source} into {ns.target} ({ns.format})" + (" (caught up)" if ns.until_caught_up else ""))
