@@ -11,8 +11,9 @@ from __future__ import annotations
 
 
 def preload() -> None:
-    """Import what the executors of ``logtide`` and ``logtide-cdc`` and the replication job run."""
-    from . import cdc_source, client, cql_writes, replicate, table_source, types  # noqa: F401
+    """Import what the executors of every logtide source and of the pipeline jobs run."""
+    from . import (cdc_source, changefeed_source, client, cql_writes, replicate, table_source,  # noqa: F401
+                   types)
 
 
 if __name__ == "__main__":

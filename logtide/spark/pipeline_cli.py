@@ -54,6 +54,7 @@ def spark_session(master: str, app: str = "logtide pipeline replicate") -> Any:
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.python.authenticate.socketTimeout", "300s")  # workers start slowly on a loaded host
+             .config("spark.python.daemon.module", "logtide.spark.daemon")  # workers fork with logtide imported
              .config("spark.sql.session.timeZone", "UTC").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     return spark
