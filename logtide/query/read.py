@@ -11,7 +11,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from ..mutation.cells import Cell, Deletion, PartitionData, RowData, reconcile_deletion
+from ..mutation.cells import Cell, Deletion, Liveness, PartitionData, RowData, reconcile_deletion
 from ..schema import types as T
 from ..schema.model import Column, Table
 from ..storage.damage import corrupt, partition_record
@@ -28,12 +28,13 @@ class LiveRow:
     (SELECT reads ``values`` directly, see ``docs/performance.md``, "Reading the CDC log")."""
 
     __slots__ = ("key", "clustering", "ck", "_cells", "complex", "static", "marker_live", "values", "liveness",
-                 "_table")
+                 "_table", "marker")
 
     def __init__(self, key: tuple[bytes, ...], clustering: tuple[bytes, ...], ck: bytes,
                  cells: dict[str, Cell] | None = None, complex: dict[str, list[tuple[bytes, Cell]]] | None = None,
                  static: bool = False, marker_live: bool = False, values: dict[str, bytes | None] | None = None,
-                 liveness: tuple[int, int, int] | None = None, table: Table | None = None) -> None:
+                 liveness: tuple[int, int, int] | None = None, table: Table | None = None,
+                 marker: Liveness | None = None) -> None:
         self.key = key
         self.clustering = clustering
         self.ck = ck
@@ -44,6 +45,7 @@ class LiveRow:
         self.values = values
         self.liveness = liveness
         self._table = table
+        self.marker = marker  # the live row marker (its write time and TTL), when marker_live
 
     @property
     def cells(self) -> dict[str, Cell]:
@@ -82,7 +84,8 @@ def live_row(table: Table, row: RowData, outer: Deletion | None, now: int, key: 
     deletion = reconcile_deletion(row.deletion, outer)
     marker_live = (row.marker is not None and row.marker.is_live(now)
                    and not (deletion is not None and deletion.shadows(row.marker.timestamp)))
-    out = LiveRow(key, row.clustering, ck, static=static, marker_live=marker_live)
+    out = LiveRow(key, row.clustering, ck, static=static, marker_live=marker_live,
+                  marker=row.marker if marker_live else None)
     for name, cell in row.cells.items():
         if not cell.is_live(now) or (deletion is not None and deletion.shadows(cell.timestamp)):
             continue
@@ -117,7 +120,7 @@ def uniform_live_row(table: Table, record: tuple, outer: Deletion | None, now: i
     clustering, ts, ttl, ldt, values = record
     if (ttl and now >= ldt) or (outer is not None and ts <= outer.timestamp):
         return None
-    return LiveRow(key, clustering, ck, None, None, False, True, values, (ts, ttl, ldt), table)
+    return LiveRow(key, clustering, ck, None, None, False, True, values, (ts, ttl, ldt), table, Liveness(ts, ttl, ldt))
 
 
 def assemble_complex(ctype: Any, elems: list[tuple[bytes, Cell]]) -> bytes:

@@ -19,6 +19,7 @@ from ..result import ColumnSpec, ResultSet, Row
 from ..schema import types as T
 from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table
 from ..storage.keys import partition_token, serialize_partition_key, token_of
+from . import cell_meta
 from .evaluate import TermEvaluator, arg_text, call_text
 from .functions import AGGREGATES, Aggregate
 from .projection import row_projector
@@ -129,39 +130,10 @@ def compile_selector(sel: Any, table: Table, ctx: SelectContext) -> Selected:
     raise InvalidRequest("Constant selectors need a type hint: use (type)value")
 
 
-def _column_arg(fc: ast.FunctionCall, table: Table, fname: str) -> Column:
-    if len(fc.args) != 1 or not isinstance(fc.args[0], ast.ColumnRef):
-        raise InvalidRequest(f"{fname} requires exactly one column argument")
-    col = table.column(fc.args[0].name)
-    if col is None:
-        raise InvalidRequest(f"Undefined column name {fc.args[0].name}")
-    return col
-
-
 def _compile_call(fc: ast.FunctionCall, table: Table, ctx: SelectContext) -> Selected:
     name = fc.name
-    if name in ("writetime", "ttl"):
-        col = _column_arg(fc, table, name)
-        label = "writeTime" if name == "writetime" else "ttl"
-        if col.is_primary_key:
-            raise InvalidRequest(f"Cannot use selection function {label} on PRIMARY KEY part {col.name}")
-        if col.type.is_multicell:
-            raise InvalidRequest(f"Cannot use selection function {label} on non-frozen collection {col.name}")
-        if col.type.is_counter:
-            raise InvalidRequest(f"Cannot use selection function {label} on counter column {col.name}")
-        if name == "writetime":
-            def wt(r: CqlRow, c=col) -> Any:
-                cell = r.cell_of(c)
-                return None if cell is None else cell.timestamp
-            return Selected(f"writetime({col.name})", T.BIGINT, wt, columns=(col.name,))
-        now = ctx.now
-
-        def ttl(r: CqlRow, c=col) -> Any:
-            cell = r.cell_of(c)
-            if cell is None or not cell.ttl:
-                return None
-            return cell.ldt - now
-        return Selected(f"ttl({col.name})", T.INT, ttl, columns=(col.name,))
+    if name in cell_meta.FUNCTIONS:
+        return cell_meta.compile_meta(fc, table, ctx, compile_selector)
     if name == "token":
         names = [a.name if isinstance(a, ast.ColumnRef) else None for a in fc.args]
         pk_names = [c.name for c in table.partition_key]

@@ -1,0 +1,105 @@
+"""WRITETIME / MAXWRITETIME / TTL on non-frozen collections and UDTs (Cassandra 5.0), and logtide's
+LOGTIDE_ORIGINAL_TTL, LOGTIDE_LIST_KEYS and LOGTIDE_MARKER_* selectors (docs/semantics.md)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from logtide.errors import InvalidRequest
+
+from ..conftest import rows
+
+
+@pytest.fixture
+def t(session):
+    session.execute("CREATE TYPE addr (street text, num int, zip text)")
+    session.execute("CREATE TABLE t (pk int, ck int, v int, s set<int>, m map<text, int>, l list<text>, "
+                    "u addr, fl frozen<list<int>>, st int static, PRIMARY KEY (pk, ck))")
+    return session
+
+
+def test_writetime_of_a_non_frozen_set_is_one_entry_per_element_in_element_order(t):
+    t.execute("UPDATE t USING TIMESTAMP 20 SET s = s + {3} WHERE pk = 0 AND ck = 0")
+    t.execute("UPDATE t USING TIMESTAMP 10 SET s = s + {1, 5} WHERE pk = 0 AND ck = 0")
+    r = t.execute("SELECT writetime(s), maxwritetime(s), ttl(s) FROM t")
+    assert r.column_names == ["writetime(s)", "maxwritetime(s)", "ttl(s)"]
+    assert rows(r) == [([10, 20, 10], 20, [None, None, None])]
+
+
+def test_ttl_of_map_elements_is_remaining_and_original_ttl_is_as_written(t, clock):
+    t.execute("UPDATE t USING TIMESTAMP 5 AND TTL 100 SET m['b'] = 2 WHERE pk = 0 AND ck = 0")
+    t.execute("UPDATE t USING TIMESTAMP 6 SET m['a'] = 1 WHERE pk = 0 AND ck = 0")
+    clock.advance(seconds=30)
+    assert rows(t.execute("SELECT m, writetime(m), ttl(m), logtide_original_ttl(m) FROM t")) == [
+        ({"a": 1, "b": 2}, [6, 5], [None, 70], [None, 100])]
+    assert rows(t.execute("SELECT writetime(m['b']), ttl(m['b']), ttl(m['a']), writetime(m['zz']) FROM t")) == [
+        (5, 70, None, None)]
+
+
+def test_udt_fields_give_one_entry_per_declared_field_null_where_unset(t):
+    t.execute("UPDATE t USING TIMESTAMP 7 SET u.num = 4 WHERE pk = 0 AND ck = 0")
+    t.execute("UPDATE t USING TIMESTAMP 8 AND TTL 50 SET u.zip = 'z' WHERE pk = 0 AND ck = 0")
+    assert rows(t.execute("SELECT writetime(u), maxwritetime(u), logtide_original_ttl(u), writetime(u.zip), "
+                          "writetime(u.street) FROM t")) == [([None, 7, 8], 8, [None, None, 50], 8, None)]
+
+
+def test_list_write_times_and_keys_follow_the_elements(t):
+    t.execute("UPDATE t USING TIMESTAMP 1 SET l = l + ['x'] WHERE pk = 0 AND ck = 0")
+    t.execute("UPDATE t USING TIMESTAMP 2 SET l = l + ['y'] WHERE pk = 0 AND ck = 0")
+    t.execute("UPDATE t USING TIMESTAMP 3 SET l = ['w'] + l WHERE pk = 0 AND ck = 0")
+    (l, wts, keys), = rows(t.execute("SELECT l, writetime(l), logtide_list_keys(l) FROM t"))
+    assert l == ["w", "x", "y"] and wts == [3, 1, 2]
+    assert all(isinstance(k, uuid.UUID) and k.version == 1 for k in keys) and len(set(keys)) == 3
+    t.execute("UPDATE t USING TIMESTAMP 9 SET l[SCYLLA_TIMEUUID_LIST_INDEX(?)] = 'X' WHERE pk = 0 AND ck = 0",
+              (keys[1],))
+    assert rows(t.execute("SELECT l, writetime(l), logtide_list_keys(l) FROM t")) == [(["w", "X", "y"], [3, 9, 2], keys)]
+
+
+def test_empty_collections_and_missing_rows_give_null(t):
+    t.execute("INSERT INTO t (pk, ck, v) VALUES (0, 0, 1) USING TIMESTAMP 4")
+    assert rows(t.execute("SELECT writetime(s), maxwritetime(m), ttl(u), logtide_list_keys(l), writetime(fl) FROM t")) == [
+        (None, None, None, None, None)]
+
+
+def test_atomic_and_frozen_columns_keep_one_value(t, clock):
+    t.execute("INSERT INTO t (pk, ck, v, fl) VALUES (0, 0, 1, [1, 2]) USING TIMESTAMP 4 AND TTL 60")
+    clock.advance(seconds=10)
+    assert rows(t.execute("SELECT writetime(v), maxwritetime(v), ttl(v), logtide_original_ttl(v), writetime(fl), "
+                          "ttl(fl) FROM t")) == [(4, 4, 50, 60, 4, 50)]
+
+
+def test_row_marker_write_time_and_original_ttl(t, clock):
+    t.execute("INSERT INTO t (pk, ck, v) VALUES (0, 0, 1) USING TIMESTAMP 4 AND TTL 60")
+    t.execute("UPDATE t USING TIMESTAMP 5 SET v = 2 WHERE pk = 0 AND ck = 1")
+    t.execute("UPDATE t USING TIMESTAMP 6 SET st = 3 WHERE pk = 1")
+    clock.advance(seconds=10)
+    assert sorted(rows(t.execute("SELECT pk, ck, logtide_marker_writetime(), logtide_marker_ttl() FROM t"))) == [
+        (0, 0, 4, 60), (0, 1, None, None), (1, None, None, None)]
+
+
+def test_static_collections_read_the_static_row(t):
+    t.execute("CREATE TABLE ss (pk int, ck int, s set<int> static, PRIMARY KEY (pk, ck))")
+    t.execute("UPDATE ss USING TIMESTAMP 11 SET s = s + {1} WHERE pk = 0")
+    t.execute("INSERT INTO ss (pk, ck) VALUES (0, 0) USING TIMESTAMP 12")
+    assert rows(t.execute("SELECT ck, writetime(s) FROM ss")) == [(0, [11])]
+
+
+def test_metadata_functions_refuse_keys_counters_and_wrong_arguments(t):
+    t.execute("CREATE TABLE c (pk int PRIMARY KEY, n counter)")
+    for query, message in [
+        ("SELECT writetime(pk) FROM t", "Cannot use selection function writeTime on PRIMARY KEY part pk"),
+        ("SELECT ttl(ck) FROM t", "Cannot use selection function ttl on PRIMARY KEY part ck"),
+        ("SELECT maxwritetime(pk) FROM t", "maxwritetime on PRIMARY KEY part pk"),
+        ("SELECT writetime(n) FROM c", "Cannot use selection function writeTime on counter column n"),
+        ("SELECT writetime(l[0]) FROM t", "Element selection is only allowed on sets and maps"),
+        ("SELECT writetime(u.nope) FROM t", "addr has no field nope"),
+        ("SELECT writetime(v, v) FROM t", "writeTime requires exactly one column argument"),
+        ("SELECT logtide_list_keys(s) FROM t", "logtide_list_keys on s: it takes a non-frozen list column"),
+        ("SELECT logtide_list_keys(fl) FROM t", "it takes a non-frozen list column"),
+        ("SELECT logtide_marker_ttl(v) FROM t", "logtide_marker_ttl takes no arguments"),
+        ("SELECT writetime(nope) FROM t", "Undefined column name nope"),
+    ]:
+        with pytest.raises(InvalidRequest, match=message.replace("(", r"\(").replace("[", r"\[")):
+            t.execute(query)
