@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable
 
 from ..cdc import log_schema as L
 from ..schema import types as T
+from .cell_meta import LIST_KEYS_PREFIX, MARKER_TTL, MARKER_WRITETIME, TTL_PREFIX, WRITETIME_PREFIX
 from .options import quote
 from .table_info import ColumnInfo, TableInfo
 
@@ -66,9 +67,10 @@ def _items(v: Any) -> Iterable:
 class TargetWriter:
     """Builds the statements for one target table from rows of the source table or of its CDC log."""
 
-    def __init__(self, source: TableInfo, target: str) -> None:
+    def __init__(self, source: TableInfo, target: str, exact: bool = False) -> None:
         self.source = source
         self.target = target
+        self.exact = exact  # snapshot rows carry per-element write times, original TTLs, list keys, markers
         self.convert = {c.name: to_cql(c.type) for c in source.columns}
 
     def _key(self, row: Any, prefix_only: bool = False) -> tuple[list[str], list[Any]]:
@@ -196,6 +198,8 @@ class TargetWriter:
     # -- snapshot rows -----------------------------------------------------
     def snapshot_statements(self, row: Any) -> list[Statement]:
         """Statements that copy one row read with ``writetime`` and ``ttl`` columns (docs/spark.md)."""
+        if self.exact:
+            return self._exact_snapshot(row)
         where, key = self._key(row)
         w = " AND ".join(where)
         out: list[Statement] = []
@@ -235,6 +239,69 @@ class TargetWriter:
             out.append((f"UPDATE {self.target} {using} SET {', '.join(a for a, _ in cells)} WHERE {cwhere}",
                         (*[v for _, v in cells], *ckey)))
         return out
+
+
+    def _exact_snapshot(self, row: Any) -> list[Statement]:
+        """A row read with ``writetime=elements``, ``ttl=original``, ``listKeys`` and ``rowMarker``: every
+        cell, element, field and the row marker with its own write time and original TTL."""
+        where, key = self._key(row)
+        pk = len(self.source.partition_key)
+        out: list[Statement] = []
+        marker = row[MARKER_WRITETIME] if self._full_clustering(row) else None
+        if marker is not None:
+            cols = [quote(c.name) for c in self.source.partition_key + self.source.clustering]
+            ttl = row[MARKER_TTL]
+            out.append((f"INSERT INTO {self.target} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)}) "
+                        f"USING TIMESTAMP {marker}" + (f" AND TTL {ttl}" if ttl else ""), tuple(key)))
+        groups: dict[tuple[int, int, bool], tuple[list[str], list[Any]]] = {}  # (timestamp, TTL, static)
+        merged: dict[tuple[tuple[int, int, bool], str], Any] = {}  # set/map elements of one group, merged
+
+        def put(ts: int, ttl: int | None, static: bool, clause: str, *params: Any) -> None:
+            sets, ps = groups.setdefault((ts, ttl or 0, static), ([], []))
+            sets.append(clause)
+            ps.extend(params)
+
+        for c in self._regular(row):
+            value = row[c.name]
+            if value is None:
+                continue
+            t, q, static = c.type, quote(c.name), c.kind == "static"
+            stamps, ttls = row[WRITETIME_PREFIX + c.name], row[TTL_PREFIX + c.name]
+            if not t.is_multicell:
+                put(stamps, ttls, static, f"{q} = ?", self.convert[c.name](value))
+            elif isinstance(t, T.ListType):
+                el = to_cql(t.element)
+                for k, v, ts, ttl in zip(row[LIST_KEYS_PREFIX + c.name], value, stamps, ttls):
+                    put(ts, ttl, static, f"{q}[SCYLLA_TIMEUUID_LIST_INDEX(?)] = ?", uuid.UUID(k), el(v))
+            elif isinstance(t, T.UserType):
+                for i, (fname, ftype) in enumerate(zip(t.field_names, t.field_types)):
+                    v = _field(value, fname, i)
+                    if v is not None:
+                        put(stamps[i], ttls[i], static, f"{q}.{quote(fname)} = ?", to_cql(ftype)(v))
+            else:
+                for (k, v), ts, ttl in zip(_in_cql_order(t, value), stamps, ttls):
+                    part = merged.setdefault(((ts, ttl or 0, static), c.name), {} if isinstance(t, T.MapType) else set())
+                    if isinstance(part, dict):
+                        part[k] = v
+                    else:
+                        part.add(k)
+        for (group, name), part in merged.items():
+            put(*group, f"{quote(name)} = {quote(name)} + ?", part)
+        for (ts, ttl, static), (sets, params) in groups.items():
+            using = f"USING TIMESTAMP {ts}" + (f" AND TTL {ttl}" if ttl else "")
+            ckey = key[:pk] if static else key
+            cwhere = " AND ".join(where[:pk] if static else where)
+            out.append((f"UPDATE {self.target} {using} SET {', '.join(sets)} WHERE {cwhere}", (*params, *ckey)))
+        return out
+
+
+def _in_cql_order(t: Any, value: Any) -> list[tuple[Any, Any]]:
+    """A set's or map's (key, value) pairs as driver values, in CQL's element order (the order
+    ``WRITETIME`` lists its elements in); Spark's order is not CQL's for every type."""
+    kt = t.element if isinstance(t, T.SetType) else t.key
+    key, val = to_cql(kt), (to_cql(t.value) if isinstance(t, T.MapType) else None)
+    pairs = [(key(k), val(v)) for k, v in _items(value)] if val else [(key(k), None) for k in value]
+    return sorted(pairs, key=lambda kv: kt.comparable(kt.serialize(kv[0])))
 
 
 def _field(value: Any, name: str, index: int) -> Any:

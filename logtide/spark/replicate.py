@@ -24,6 +24,7 @@ from typing import Any, Callable
 from urllib.parse import unquote, urlsplit
 
 from ..cdc import log_schema as L
+from .cell_meta import server_support
 from .client import open_client, shared_client
 from .options import Connection, OptionError, quote
 from .table_info import TableInfo, load_table
@@ -123,11 +124,12 @@ class WriteTask:
     target: Connection
     source: TableInfo
     concurrency: int = 8  # batches in flight per task
+    exact: bool = False  # snapshot rows carry every cell's write time, original TTL, list keys and markers
 
     def writer(self) -> Any:
         from .cql_writes import TargetWriter
 
-        return TargetWriter(self.source, f"{quote(self.target.keyspace)}.{quote(self.target.table)}")
+        return TargetWriter(self.source, f"{quote(self.target.keyspace)}.{quote(self.target.table)}", self.exact)
 
     def write_snapshot(self, rows: Any) -> None:
         w = self.writer()
@@ -187,6 +189,17 @@ def _save_state(path: Path, state: dict) -> None:
     os.replace(tmp, path)
 
 
+EXACT_OPTIONS = {"writetime": "elements", "ttl": "original", "listKeys": "true", "rowMarker": "true"}
+APPROXIMATE_OPTIONS = {"writetime": "true", "ttl": "true"}
+
+
+def exact_snapshot(source: Connection, info: TableInfo) -> bool:
+    """Whether the source server gives every cell's write time and original TTL, list keys and row
+    markers (logtide does; ScyllaDB and Cassandra do not: docs/spark.md, "What the snapshot copies")."""
+    with open_client(source) as client:
+        return server_support(client, info).logtide
+
+
 def snapshot(spark: Any, source: Connection, task: WriteTask, checkpoint: Path, splits: int,
              progress: Progress) -> None:
     """Copy the table range by range; ranges already done (per the checkpoint) are skipped."""
@@ -202,7 +215,7 @@ def snapshot(spark: Any, source: Connection, task: WriteTask, checkpoint: Path, 
     for i in range(0, len(todo), step):
         chunk = todo[i:i + step]
         df = (spark.read.format("logtide").options(**connection_options(source))
-              .option("writetime", "true").option("ttl", "true")
+              .options(**(EXACT_OPTIONS if task.exact else APPROXIMATE_OPTIONS))
               .option("tokenRanges", ",".join(f"{lo}:{hi}" for lo, hi in chunk)).load())
         df.foreachPartition(task.write_snapshot)
         done.update(chunk)
@@ -234,7 +247,11 @@ def replicate(spark: Any, source: str | Connection, target: str | Connection, ch
     ckpt.mkdir(parents=True, exist_ok=True)
     register(spark)
     info = ensure_target(src, tgt)
-    task = WriteTask(replace(tgt, page_size=src.page_size), info)
+    exact = exact_snapshot(src, info)
+    if not exact:
+        say("snapshot: the source server gives no per-element write times, original TTLs or list keys; "
+            "rows older than the CDC log are copied approximately (docs/spark.md)")
+    task = WriteTask(replace(tgt, page_size=src.page_size), info, exact=exact)
     snapshot(spark, src, task, ckpt, splits, say)
 
     def apply_batch(df: Any, batch_id: int) -> None:

@@ -15,15 +15,15 @@ from typing import Any, Iterator
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from . import types as ST
+from .cell_meta import (OPTION_KEYS, WRITETIME_PREFIX, MetaColumn, MetaOptions, Support, legacy_columns,
+                        server_support)
 from .client import open_client, shared_client
 from .options import Connection, OptionError, check_known, lowered, parse_bool, parse_int, quote
 from .table_info import ColumnInfo, TableInfo, load_table
 
 MIN_TOKEN = -(1 << 63)
 MAX_TOKEN = (1 << 63) - 1
-WRITETIME_PREFIX = "_writetime_"
-TTL_PREFIX = "_ttl_"
-TABLE_KEYS = Connection.KEYS | {"splits", "writetime", "ttl", "tokenranges", "filterpushdown"}
+TABLE_KEYS = Connection.KEYS | OPTION_KEYS | {"splits", "tokenranges", "filterpushdown"}
 _PUSHABLE = {"ascii", "text", "varchar", "int", "bigint", "smallint", "tinyint", "boolean", "uuid", "timeuuid"}
 
 
@@ -58,16 +58,13 @@ class TokenRangePartition(InputPartition):
     keys: tuple = ()
 
 
-def table_schema_ddl(info: TableInfo, writetime: bool, ttl: bool) -> str:
-    """The Spark schema of a table (plus ``_writetime_<c>`` and ``_ttl_<c>`` for each atomic regular column)."""
+def table_schema_ddl(info: TableInfo, meta: list[MetaColumn]) -> str:
+    """The Spark schema of a table, then its metadata columns (``cell_meta``)."""
     fields = [f"{ST.quote_ident(c.name)} {ST.spark_ddl(c.type)}" for c in info.columns]
-    for c in info.regular:
-        if c.type.is_multicell:
-            continue
-        if writetime:
-            fields.append(f"{ST.quote_ident(WRITETIME_PREFIX + c.name)} bigint")
-        if ttl:
-            fields.append(f"{ST.quote_ident(TTL_PREFIX + c.name)} int")
+    for m in meta:
+        ddl = ST.spark_ddl(m.type) if m.type is not None else (
+            "bigint" if m.name.startswith(WRITETIME_PREFIX) else "int")
+        fields.append(f"{ST.quote_ident(m.name)} {ddl}")
     return ", ".join(fields)
 
 
@@ -78,41 +75,45 @@ class LogtideDataSource(DataSource):
     def name(cls) -> str:
         return "logtide"
 
-    def _setup(self) -> tuple[Connection, TableInfo, dict[str, str]]:
+    def _setup(self) -> tuple[Connection, TableInfo, dict[str, str], list[MetaColumn]]:
         cached = getattr(self, "_cached", None)
         if cached is None:
             opts = lowered(self.options)
             check_known(opts, TABLE_KEYS, "logtide")
             conn = Connection.parse(opts)
+            meta = MetaOptions.parse(opts)
             with open_client(conn) as client:
                 info = load_table(client, conn.keyspace, conn.table)
-            cached = self._cached = (conn, info, opts)
+                if meta.needs() != Support(False, False):
+                    meta.check(server_support(client, info), conn.path or ",".join(conn.hosts))
+            cached = self._cached = (conn, info, opts, meta.columns(info))
         return cached
 
     def schema(self) -> str:
-        conn, info, opts = self._setup()
-        return table_schema_ddl(info, parse_bool(opts, "writetime", False), parse_bool(opts, "ttl", False))
+        conn, info, opts, meta = self._setup()
+        return table_schema_ddl(info, meta)
 
     def reader(self, schema: Any) -> "TableReader":
-        conn, info, opts = self._setup()
+        conn, info, opts, meta = self._setup()
         ranges = (parse_token_ranges(opts["tokenranges"]) if "tokenranges" in opts
                   else token_ranges(parse_int(opts, "splits", 16)))
         # Spark refuses a reader with pushFilters() unless spark.sql.python.filterPushdown.enabled is true,
         # so the pushing reader is opt-in (option filterPushdown=true, with that setting)
         cls = PushdownTableReader if parse_bool(opts, "filterPushdown", False) else TableReader
-        return cls(conn, info, [f.name for f in schema.fields], ranges)
+        return cls(conn, info, [f.name for f in schema.fields], ranges, meta)
 
 
 class TableReader(DataSourceReader):
     """Plans token ranges (or pushed-down keys) and reads them as Arrow batches."""
 
-    def __init__(self, conn: Connection, info: TableInfo, names: list[str], ranges: list[tuple[int, int]]) -> None:
+    def __init__(self, conn: Connection, info: TableInfo, names: list[str], ranges: list[tuple[int, int]],
+                 meta: list[MetaColumn] = ()) -> None:
         self.conn = conn
         self.info = info
         self.names = names
         self.ranges = ranges
         self.keys: tuple | None = None
-        self.selectors, self.types = _selectors(info, names)
+        self.selectors, self.types = _selectors(info, names, meta)
 
     def partitions(self) -> list:
         if self.keys is not None:
@@ -192,27 +193,21 @@ def _arrow(t: Any, name: str) -> Any:
     return pa.int64() if name.startswith(WRITETIME_PREFIX) else pa.int32()
 
 
-def _selectors(info: TableInfo, names: list[str]) -> tuple[list[str], list[Any]]:
-    """CQL selectors and CQL types (None for write times and TTLs) of the requested Spark columns."""
+def _selectors(info: TableInfo, names: list[str], meta: Any = ()) -> tuple[list[str], list[Any]]:
+    """CQL selectors and CQL types (None for atomic write times and TTLs) of the requested Spark columns."""
+    extra = legacy_columns(info) | {m.name: m for m in meta}
     selectors, types = [], []
     for n in names:
         col = info.column(n)
         if col is not None:
             selectors.append(quote(n))
             types.append(col.type)
-            continue
-        for prefix, fn in ((WRITETIME_PREFIX, "WRITETIME"), (TTL_PREFIX, "TTL")):
-            if n.startswith(prefix) and _atomic(info.column(n[len(prefix):])):
-                selectors.append(f"{fn}({quote(n[len(prefix):])})")
-                types.append(None)
-                break
+        elif n in extra:
+            selectors.append(extra[n].selector)
+            types.append(extra[n].type)
         else:
             raise OptionError(f"column {n!r} of the given schema is not a column of {info.keyspace}.{info.name}")
     return selectors, types
-
-
-def _atomic(col: ColumnInfo | None) -> bool:
-    return col is not None and not col.is_primary_key and not col.type.is_multicell
 
 
 def _to_cql(col: ColumnInfo, v: Any) -> Any:
