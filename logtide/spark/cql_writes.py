@@ -24,7 +24,13 @@ from .table_info import ColumnInfo, TableInfo
 Statement = tuple[str, tuple]
 UPDATE, INSERT, ROW_DELETE, PARTITION_DELETE = 1, 2, 3, 4
 LEFT_INCLUSIVE, LEFT_EXCLUSIVE, RIGHT_INCLUSIVE, RIGHT_EXCLUSIVE = 5, 6, 7, 8
-SNAPSHOT_COLLECTION_TIMESTAMP = 1  # see docs/spark.md, "What the snapshot cannot copy"
+SNAPSHOT_COLLECTION_TIMESTAMP = 1  # see docs/spark.md, "What the snapshot copies"
+APPROXIMATE, ELEMENTS, EXACT = "approximate", "elements", "exact"
+SNAPSHOT_OPTIONS = {  # the table source's options for each snapshot mode (what the source server answers)
+    EXACT: {"writetime": "elements", "ttl": "original", "listKeys": "true", "rowMarker": "true"},
+    ELEMENTS: {"writetime": "elements", "ttl": "elements"},
+    APPROXIMATE: {"writetime": "true", "ttl": "true"},
+}
 
 
 def to_cql(t: Any) -> Callable[[Any], Any]:
@@ -67,10 +73,10 @@ def _items(v: Any) -> Iterable:
 class TargetWriter:
     """Builds the statements for one target table from rows of the source table or of its CDC log."""
 
-    def __init__(self, source: TableInfo, target: str, exact: bool = False) -> None:
+    def __init__(self, source: TableInfo, target: str, snapshot_mode: str = APPROXIMATE) -> None:
         self.source = source
         self.target = target
-        self.exact = exact  # snapshot rows carry per-element write times, original TTLs, list keys, markers
+        self.snapshot_mode = snapshot_mode  # what the snapshot rows carry: see SNAPSHOT_OPTIONS
         self.convert = {c.name: to_cql(c.type) for c in source.columns}
 
     def _key(self, row: Any, prefix_only: bool = False) -> tuple[list[str], list[Any]]:
@@ -198,8 +204,8 @@ class TargetWriter:
     # -- snapshot rows -----------------------------------------------------
     def snapshot_statements(self, row: Any) -> list[Statement]:
         """Statements that copy one row read with ``writetime`` and ``ttl`` columns (docs/spark.md)."""
-        if self.exact:
-            return self._exact_snapshot(row)
+        if self.snapshot_mode != APPROXIMATE:
+            return self._per_element_snapshot(row)
         where, key = self._key(row)
         w = " AND ".join(where)
         out: list[Statement] = []
@@ -241,18 +247,26 @@ class TargetWriter:
         return out
 
 
-    def _exact_snapshot(self, row: Any) -> list[Statement]:
-        """A row read with ``writetime=elements``, ``ttl=original``, ``listKeys`` and ``rowMarker``: every
-        cell, element, field and the row marker with its own write time and original TTL."""
+    def _per_element_snapshot(self, row: Any) -> list[Statement]:
+        """A row read with per-element write times and TTLs: every cell, element and field with its own.
+
+        ``EXACT`` rows (a logtide source) also carry original TTLs, list keys and the row marker;
+        ``ELEMENTS`` rows (Cassandra 5.0) carry remaining TTLs, and lists and markers are copied as
+        the approximate snapshot copies them (docs/spark.md, "What the snapshot copies")."""
         where, key = self._key(row)
         pk = len(self.source.partition_key)
         out: list[Statement] = []
-        marker = row[MARKER_WRITETIME] if self._full_clustering(row) else None
-        if marker is not None:
-            cols = [quote(c.name) for c in self.source.partition_key + self.source.clustering]
+        exact = self.snapshot_mode == EXACT
+        cols = [quote(c.name) for c in self.source.partition_key + self.source.clustering]
+        insert = f"INSERT INTO {self.target} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)}) "
+        regular = self._regular(row)
+        full = self._full_clustering(row)
+        if full and exact and row[MARKER_WRITETIME] is not None:
             ttl = row[MARKER_TTL]
-            out.append((f"INSERT INTO {self.target} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)}) "
-                        f"USING TIMESTAMP {marker}" + (f" AND TTL {ttl}" if ttl else ""), tuple(key)))
+            out.append((insert + f"USING TIMESTAMP {row[MARKER_WRITETIME]}" + (f" AND TTL {ttl}" if ttl else ""),
+                        tuple(key)))
+        elif full and not exact and all(row[c.name] is None for c in regular if c.kind != "static"):
+            out.append((insert + f"USING TIMESTAMP {SNAPSHOT_COLLECTION_TIMESTAMP}", tuple(key)))
         groups: dict[tuple[int, int, bool], tuple[list[str], list[Any]]] = {}  # (timestamp, TTL, static)
         merged: dict[tuple[tuple[int, int, bool], str], Any] = {}  # set/map elements of one group, merged
 
@@ -261,10 +275,10 @@ class TargetWriter:
             sets.append(clause)
             ps.extend(params)
 
-        for c in self._regular(row):
+        for c in regular:
             value = row[c.name]
-            if value is None:
-                continue
+            if value is None or (not exact and isinstance(c.type, T.ListType) and c.type.is_multicell):
+                continue  # without their keys, lists come from the CDC log only
             t, q, static = c.type, quote(c.name), c.kind == "static"
             stamps, ttls = row[WRITETIME_PREFIX + c.name], row[TTL_PREFIX + c.name]
             if not t.is_multicell:
@@ -280,7 +294,8 @@ class TargetWriter:
                         put(stamps[i], ttls[i], static, f"{q}.{quote(fname)} = ?", to_cql(ftype)(v))
             else:
                 for (k, v), ts, ttl in zip(_in_cql_order(t, value), stamps, ttls):
-                    part = merged.setdefault(((ts, ttl or 0, static), c.name), {} if isinstance(t, T.MapType) else set())
+                    part = merged.setdefault(((ts, ttl or 0, static), c.name),
+                                             {} if isinstance(t, T.MapType) else set())
                     if isinstance(part, dict):
                         part[k] = v
                     else:

@@ -25,6 +25,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..cdc import log_schema as L
 from .cell_meta import server_support
+from .cql_writes import APPROXIMATE, ELEMENTS, EXACT, SNAPSHOT_OPTIONS
 from .client import open_client, shared_client
 from .options import Connection, OptionError, quote
 from .table_info import TableInfo, load_table
@@ -124,12 +125,13 @@ class WriteTask:
     target: Connection
     source: TableInfo
     concurrency: int = 8  # batches in flight per task
-    exact: bool = False  # snapshot rows carry every cell's write time, original TTL, list keys and markers
+    snapshot_mode: str = "approximate"  # what the snapshot rows carry (cql_writes.SNAPSHOT_OPTIONS)
 
     def writer(self) -> Any:
         from .cql_writes import TargetWriter
 
-        return TargetWriter(self.source, f"{quote(self.target.keyspace)}.{quote(self.target.table)}", self.exact)
+        return TargetWriter(self.source, f"{quote(self.target.keyspace)}.{quote(self.target.table)}",
+                            self.snapshot_mode)
 
     def write_snapshot(self, rows: Any) -> None:
         w = self.writer()
@@ -189,15 +191,13 @@ def _save_state(path: Path, state: dict) -> None:
     os.replace(tmp, path)
 
 
-EXACT_OPTIONS = {"writetime": "elements", "ttl": "original", "listKeys": "true", "rowMarker": "true"}
-APPROXIMATE_OPTIONS = {"writetime": "true", "ttl": "true"}
-
-
-def exact_snapshot(source: Connection, info: TableInfo) -> bool:
-    """Whether the source server gives every cell's write time and original TTL, list keys and row
-    markers (logtide does; ScyllaDB and Cassandra do not: docs/spark.md, "What the snapshot copies")."""
+def snapshot_mode(source: Connection, info: TableInfo) -> str:
+    """What the source server lets the snapshot copy (docs/spark.md, "What the snapshot copies"):
+    ``exact`` (logtide: every cell's write time and original TTL, list keys, row markers),
+    ``elements`` (Cassandra 5.0: per-element write times and remaining TTLs) or ``approximate``."""
     with open_client(source) as client:
-        return server_support(client, info).logtide
+        support = server_support(client, info)
+    return EXACT if support.logtide else ELEMENTS if support.elements else APPROXIMATE
 
 
 def snapshot(spark: Any, source: Connection, task: WriteTask, checkpoint: Path, splits: int,
@@ -215,7 +215,7 @@ def snapshot(spark: Any, source: Connection, task: WriteTask, checkpoint: Path, 
     for i in range(0, len(todo), step):
         chunk = todo[i:i + step]
         df = (spark.read.format("logtide").options(**connection_options(source))
-              .options(**(EXACT_OPTIONS if task.exact else APPROXIMATE_OPTIONS))
+              .options(**SNAPSHOT_OPTIONS[task.snapshot_mode])
               .option("tokenRanges", ",".join(f"{lo}:{hi}" for lo, hi in chunk)).load())
         df.foreachPartition(task.write_snapshot)
         done.update(chunk)
@@ -247,11 +247,11 @@ def replicate(spark: Any, source: str | Connection, target: str | Connection, ch
     ckpt.mkdir(parents=True, exist_ok=True)
     register(spark)
     info = ensure_target(src, tgt)
-    exact = exact_snapshot(src, info)
-    if not exact:
-        say("snapshot: the source server gives no per-element write times, original TTLs or list keys; "
+    mode = snapshot_mode(src, info)
+    if mode != EXACT:
+        say(f"snapshot: the source server gives no original TTLs, list keys or row markers ({mode} copy): "
             "rows older than the CDC log are copied approximately (docs/spark.md)")
-    task = WriteTask(replace(tgt, page_size=src.page_size), info, exact=exact)
+    task = WriteTask(replace(tgt, page_size=src.page_size), info, snapshot_mode=mode)
     snapshot(spark, src, task, ckpt, splits, say)
 
     def apply_batch(df: Any, batch_id: int) -> None:

@@ -89,3 +89,39 @@ def test_bad_options_get_clear_errors(spark, server, table):
         with pytest.raises(PySparkException) as e:
             reader.options(**opts).load().collect()
         assert message in str(e.value)
+
+
+META = ("pk, ck, writetime(l), writetime(s), writetime(m), writetime(a), writetime(v), logtide_original_ttl(v), "
+        "logtide_original_ttl(s), logtide_list_keys(l), logtide_marker_writetime(), logtide_marker_ttl()")
+
+
+def _meta_rows(df) -> list[tuple]:
+    got = df.select("pk", "ck", "_writetime_l", "_writetime_s", "_writetime_m", "_writetime_a", "_writetime_v",
+                    "_ttl_v", "_ttl_s", "_listkeys_l", "_marker_writetime", "_marker_ttl").collect()
+    return sorted((r[0], r[1], *[list(x) if isinstance(x, list) else x for x in r[2:9]],
+                   [uuid.UUID(k) for k in r[9]], r[10], r[11]) for r in got)
+
+
+def test_per_element_write_times_original_ttls_list_keys_and_markers_over_cql_and_from_a_directory(
+        spark, server, cql, table):
+    want = sorted((*r[:9], list(r[9]), r[10], r[11]) for r in cql.execute(f"SELECT {META} FROM {table}"))
+    for where in ({"host": "127.0.0.1", "port": str(server.port)}, {"path": str(server.data_dir)}):
+        df = (spark.read.format("logtide").options(**where).option("table", table).option("writetime", "elements")
+              .option("ttl", "original").option("listKeys", "true").option("rowMarker", "true").load())
+        types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+        assert (types["_writetime_l"], types["_ttl_s"], types["_listkeys_l"], types["_marker_ttl"]) == (
+            "array<bigint>", "array<int>", "array<string>", "int")
+        assert _meta_rows(df) == want
+    assert any(r[7] == 3600 for r in want) and any(r[10] is not None for r in want)
+
+
+def test_metadata_option_values_are_checked(spark, server, table):
+    from pyspark.errors import PySparkException
+
+    for opts, message in [({"writetime": "some"}, "option writetime: expected false, true or elements"),
+                          ({"ttl": "elements!"}, "option ttl: expected false, true, elements or original"),
+                          ({"listKeys": "maybe"}, "option listKeys: expected true or false")]:
+        with pytest.raises(PySparkException) as e:
+            spark.read.format("logtide").option("host", "127.0.0.1").option("port", server.port) \
+                .option("table", table).options(**opts).load().collect()
+        assert message in str(e.value)
