@@ -4,7 +4,8 @@
 
 1. creates the target keyspace, user types and table with the source's schema when missing;
 2. copies the table token range by token range (``<checkpoint>/snapshot.json`` records the ranges
-   done, so a restart resumes);
+   done, so a restart resumes), every cell, element and row marker with its own write time and
+   original TTL when the source is logtide (:func:`snapshot_mode`);
 3. starts a streaming query over the source's CDC log from its earliest row, writing each delta
    through :class:`~.cql_writes.TargetWriter` (every cell keeps its write timestamp and TTL) with
    Spark's checkpoint in ``<checkpoint>/cdc``; it returns that ``StreamingQuery``.
