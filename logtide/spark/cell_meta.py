@@ -121,12 +121,25 @@ def server_support(client: Any, info: TableInfo) -> Support:
     table = f"{quote(info.keyspace)}.{quote(info.name)}"
     multicell = next((c for c in info.regular if c.type.is_multicell), None)
 
+    refused = _refusals()
+
     def answers(selector: str) -> bool:
         try:
             list(client.rows(f"SELECT {selector} FROM {table} LIMIT 1"))
             return True
-        except Exception:  # an InvalidRequest (unknown function, refused selection) from either client
+        except refused:  # unknown function, refused selection; anything else (a lost connection) propagates
             return False
     logtide = answers("LOGTIDE_MARKER_WRITETIME()")
     elements = logtide or multicell is None or answers(f"WRITETIME({quote(multicell.name)})")
     return Support(elements, logtide)
+
+
+def _refusals() -> tuple[type[BaseException], ...]:
+    """The errors with which a server (cassandra-driver) or the embedded engine refuses a query."""
+    import cassandra
+    import cassandra.protocol
+
+    from .. import errors
+
+    return (errors.InvalidRequest, errors.SyntaxException, cassandra.RequestValidationException,
+            cassandra.protocol.RequestValidationException)

@@ -32,3 +32,20 @@ def test_a_server_without_the_selectors_is_refused_naming_the_option():
     with pytest.raises(OptionError, match="option rowMarker: cassandra-5 is not logtide"):
         MetaOptions(writetime="elements", row_marker=True).check(Support(True, False), "cassandra-5")
     MetaOptions("elements", "elements").check(Support(True, False), "cassandra-5")
+
+
+def test_server_support_asks_the_server_and_takes_a_refusal_as_no(tmp_path):
+    import logtide
+    from logtide.spark.cell_meta import server_support
+    from logtide.spark.client import open_client
+    from logtide.spark.options import Connection
+
+    db = logtide.open(tmp_path / "d", synchronous="OFF")
+    s = db.session()
+    s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+    s.execute("CREATE TABLE ks.t (pk int, ck int, l list<text>, v int, PRIMARY KEY (pk, ck))")
+    db.close()
+    with open_client(Connection.parse({"path": str(tmp_path / "d"), "table": "ks.t"})) as client:
+        assert server_support(client, INFO) == Support(True, True)
+        # a table the server refuses every selector on stands in for ScyllaDB refusing LOGTIDE_* and WRITETIME(l)
+        assert server_support(client, TableInfo("ks", "gone", INFO.columns)) == Support(False, False)
