@@ -2,8 +2,8 @@
 
 Two producers: a CDC delta row (:func:`delta_statements`, the way ScyllaDB's CDC replicator and
 ``logtide replay`` read spec 000/002), and a snapshot row read with write times and TTLs
-(:func:`snapshot_statements`, in the mode the source server allows: :data:`SNAPSHOT_OPTIONS`).  Every statement carries ``USING TIMESTAMP``, so applying any of them
-again changes nothing; non-frozen list elements keep their timeuuid keys through
+(:func:`snapshot_statements`, in the mode the source server allows: :data:`SNAPSHOT_OPTIONS`).
+Every statement carries ``USING TIMESTAMP``, so applying any of them again changes nothing; non-frozen list elements keep their timeuuid keys through
 ``SCYLLA_TIMEUUID_LIST_INDEX(?)``.  Values arrive as Spark hands them over and go back to the
 Python values cassandra-driver binds.
 """

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import uuid
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
@@ -107,7 +107,7 @@ class TableReader(DataSourceReader):
     """Plans token ranges (or pushed-down keys) and reads them as Arrow batches."""
 
     def __init__(self, conn: Connection, info: TableInfo, names: list[str], ranges: list[tuple[int, int]],
-                 meta: list[MetaColumn] = ()) -> None:
+                 meta: Sequence[MetaColumn] = ()) -> None:
         self.conn = conn
         self.info = info
         self.names = names
@@ -193,7 +193,7 @@ def _arrow(t: Any, name: str) -> Any:
     return pa.int64() if name.startswith(WRITETIME_PREFIX) else pa.int32()
 
 
-def _selectors(info: TableInfo, names: list[str], meta: Any = ()) -> tuple[list[str], list[Any]]:
+def _selectors(info: TableInfo, names: list[str], meta: Sequence[MetaColumn] = ()) -> tuple[list[str], list[Any]]:
     """CQL selectors and CQL types (None for atomic write times and TTLs) of the requested Spark columns."""
     extra = legacy_columns(info) | {m.name: m for m in meta}
     selectors, types = [], []

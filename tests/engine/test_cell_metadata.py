@@ -54,13 +54,14 @@ def test_list_write_times_and_keys_follow_the_elements(t):
     assert all(isinstance(k, uuid.UUID) and k.version == 1 for k in keys) and len(set(keys)) == 3
     t.execute("UPDATE t USING TIMESTAMP 9 SET l[SCYLLA_TIMEUUID_LIST_INDEX(?)] = 'X' WHERE pk = 0 AND ck = 0",
               (keys[1],))
-    assert rows(t.execute("SELECT l, writetime(l), logtide_list_keys(l) FROM t")) == [(["w", "X", "y"], [3, 9, 2], keys)]
+    assert rows(t.execute("SELECT l, writetime(l), logtide_list_keys(l) FROM t")) == [
+        (["w", "X", "y"], [3, 9, 2], keys)]
 
 
 def test_empty_collections_and_missing_rows_give_null(t):
     t.execute("INSERT INTO t (pk, ck, v) VALUES (0, 0, 1) USING TIMESTAMP 4")
-    assert rows(t.execute("SELECT writetime(s), maxwritetime(m), ttl(u), logtide_list_keys(l), writetime(fl) FROM t")) == [
-        (None, None, None, None, None)]
+    assert rows(t.execute("SELECT writetime(s), maxwritetime(m), ttl(u), logtide_list_keys(l), writetime(fl) "
+                          "FROM t")) == [(None, None, None, None, None)]
 
 
 def test_atomic_and_frozen_columns_keep_one_value(t, clock):
