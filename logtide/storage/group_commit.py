@@ -75,7 +75,11 @@ class GroupCommitter:
             else:
                 self._leading = True
         if follow:
-            wake.acquire()  # released by a leader: our function has run, or we lead next
+            try:
+                wake.acquire()  # released by a leader: our function has run, or we lead next
+            except BaseException:  # interrupted (KeyboardInterrupt in the main thread): leave the queue
+                self._abandon(item)
+                raise
             if not item.leads:
                 return _outcome(item)
             takes_lead = True
@@ -116,6 +120,18 @@ class GroupCommitter:
                     wake.release()
                     return
             self._leading = False
+
+    def _abandon(self, item: _Pending) -> None:
+        """A follower stops waiting: its write leaves the queue (or, already taken by a leader, runs
+        unanswered), and if it was just woken to lead, the lead passes on so that nobody waits for ever."""
+        with self._queue_lock:
+            try:
+                self._queue.remove(item)
+            except ValueError:
+                pass
+            woken_to_lead = item.leads
+        if woken_to_lead:
+            self._hand_over()
 
     def _owned(self) -> bool:
         owned = getattr(self.lock, "_is_owned", None)

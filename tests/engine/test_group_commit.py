@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
+import time
 
 import pytest
 
@@ -116,3 +119,62 @@ def test_a_failed_commit_fails_each_member_of_its_group_and_the_next_writes_comm
     run_threads(6, writer)
     assert len(errors) == 60
     assert len(list(s.execute("SELECT * FROM t"))) == 60
+
+
+
+class Interrupted(Exception):
+    pass
+
+
+def test_a_follower_interrupted_while_waiting_leaves_the_queue(db):
+    """Ctrl-C reaches the main thread while it waits for another writer's group: its write never runs
+    and the writes after it are not left waiting for it."""
+    committer = db.committer
+    leading, finish = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    def slow(txn):
+        leading.set()
+        finish.wait(30)
+        return "slow"
+
+    def on_sigint(signum, frame):
+        raise Interrupted
+
+    def interrupt_when_following() -> None:
+        leading.wait(30)
+        while not any(p.wake is not None for p in list(committer._queue)):
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    leader = threading.Thread(target=committer.run, args=(slow,))
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        leader.start()
+        threading.Thread(target=interrupt_when_following).start()
+        leading.wait(30)
+        with pytest.raises(Interrupted):
+            committer.run(lambda txn: ran.append("interrupted"))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        finish.set()
+        leader.join(30)
+    assert not leader.is_alive() and not committer._queue and not committer._leading
+    assert committer.run(lambda txn: "next") == "next" and ran == []
+
+
+def test_a_follower_woken_to_lead_that_leaves_passes_the_lead_on(db):
+    """The same interruption racing with the hand-over: the lead it was given goes to the next writer."""
+    from logtide.storage.group_commit import _Pending
+
+    committer = db.committer
+    first, second = _Pending(lambda txn: None), _Pending(lambda txn: None)
+    for item in (first, second):
+        item.wake = threading.Lock()
+        item.wake.acquire()
+        committer._queue.append(item)
+    committer._leading = True
+    committer._hand_over()  # wakes ``first`` to lead ...
+    assert first.leads and not second.leads
+    committer._abandon(first)  # ... but it was interrupted: ``second`` leads instead
+    assert second.leads and list(committer._queue) == [second] and committer._leading
