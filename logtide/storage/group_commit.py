@@ -19,7 +19,10 @@ writers whose work is done wake, and the next group's leader wakes once,
 instead of every waiting writer taking the lock in turn only to find its work
 already done.  A thread that already holds the write lock (DDL, a changefeed's
 initial scan) runs as a leader at once, whoever else leads: the lock is
-reentrant, and the designated leader waits for it anyway.
+reentrant, and the designated leader waits for it anyway.  A follower
+interrupted while it waits (KeyboardInterrupt in the main thread) takes its
+write out of the queue (unless a leader has taken it: then it runs, unanswered)
+and passes on the lead if it was just woken to take it.
 
 Alone, a writer pays the same as a plain transaction (no savepoint: the
 transaction itself is rolled back if its one function raises).
