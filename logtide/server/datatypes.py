@@ -9,7 +9,7 @@ types' own protocol-v4 codecs, which are also those of v3 and v5.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from logtide.errors import InvalidRequest
 from logtide.result import ColumnSpec
@@ -93,14 +93,25 @@ def encode_row(w: BodyWriter, row: Sequence[Any], columns: Sequence[ColumnSpec])
 
 def decode_value(raw: bytes | None | int, spec: ColumnSpec) -> Any:
     """A bound value from the wire: None for null, ``T.UNSET`` for unset, else decoded with the spec's type."""
-    if raw is None:
-        return None
-    if raw == WIRE_UNSET and not isinstance(raw, (bytes, bytearray)):
-        return T.UNSET
-    try:
-        return spec.type.deserialize(raw)
-    except InvalidRequest:
-        raise
-    except Exception as e:  # struct.error, UnicodeDecodeError, ValueError ... from a malformed value
-        raise InvalidRequest(f"Invalid value for {spec.name} of type {spec.type.cql()}: "
-                             f"{type(e).__name__}: {e}") from None
+    return value_decoder(spec)(raw)
+
+
+def value_decoder(spec: ColumnSpec) -> Callable[[bytes | None | int], Any]:
+    """``decode_value`` for one bind marker, with its type's deserializer looked up once: a prepared
+    statement keeps one per marker (``prepared.PreparedEntry``)."""
+    deserialize = spec.type.deserialize
+
+    def decode(raw: bytes | None | int) -> Any:
+        if raw is None:
+            return None
+        if type(raw) is int:  # the wire reader's only int is WIRE_UNSET
+            if raw == WIRE_UNSET:
+                return T.UNSET
+        try:
+            return deserialize(raw)
+        except InvalidRequest:
+            raise
+        except Exception as e:  # struct.error, UnicodeDecodeError, ValueError ... from a malformed value
+            raise InvalidRequest(f"Invalid value for {spec.name} of type {spec.type.cql()}: "
+                                 f"{type(e).__name__}: {e}") from None
+    return decode

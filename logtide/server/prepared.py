@@ -9,21 +9,28 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from logtide.errors import Unprepared
+
+from .datatypes import value_decoder
 
 DEFAULT_CAPACITY = 20_000
 
 
 @dataclass
 class PreparedEntry:
-    """A prepared statement and what the server told the client about it."""
+    """A prepared statement, what the server told the client about it, and what each EXECUTE of it
+    needs that does not depend on the values (one decoder per bind marker)."""
 
     statement: Any  # logtide.session.PreparedStatement
     catalog_version: Any  # the catalog version it was prepared against
     result_metadata_id: bytes
+    decoders: tuple[Callable[[Any], Any], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.decoders = tuple(value_decoder(spec) for spec in self.statement.bind_specs)
 
     @property
     def id(self) -> bytes:

@@ -10,7 +10,7 @@ statement's bind markers; results are encoded with their column types.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from logtide.errors import InvalidRequest
 from logtide.result import ColumnSpec, ResultSet, SchemaChange
@@ -30,8 +30,13 @@ class Outcome:
     implied_changes: list[SchemaChange] = field(default_factory=list)  # e.g. a CDC log table created with its base
 
 
-def bind_values(specs: Sequence[ColumnSpec], values: Sequence[Any], names: Sequence[str] | None) -> list[Any]:
-    """Decode raw bound values (positional, or named when ``names`` is given) with the markers' types."""
+_VOID = Outcome(M.void())  # the answer to most writes, shared (outcomes are never changed once made)
+
+
+def bind_values(specs: Sequence[ColumnSpec], values: Sequence[Any], names: Sequence[str] | None,
+                decoders: Sequence[Callable[[Any], Any]] | None = None) -> list[Any]:
+    """Decode raw bound values (positional, or named when ``names`` is given) with the markers' types
+    (``decoders``: a prepared statement's own, one per marker)."""
     if names is not None:
         by_name = dict(zip(names, values))
         ordered = []
@@ -45,6 +50,8 @@ def bind_values(specs: Sequence[ColumnSpec], values: Sequence[Any], names: Seque
         values = ordered
     if len(values) != len(specs):
         raise InvalidRequest(f"There were {len(specs)} markers(?) in CQL but {len(values)} bound variables")
+    if decoders is not None:
+        return [decode(raw) for decode, raw in zip(decoders, values)]
     return [decode_value(raw, spec) for raw, spec in zip(values, specs)]
 
 
@@ -126,6 +133,8 @@ class StatementRunner:
         if kind == "schema_change" and result.schema_change is not None:
             return Outcome(M.schema_change(result.schema_change), warnings, result.schema_change,
                            list(result.implied_changes))
+        if not warnings:
+            return _VOID
         return Outcome(M.void(), warnings)
 
     # -- requests -------------------------------------------------------------
@@ -154,7 +163,7 @@ class StatementRunner:
         p = req.params
         entry = self._current(session, self.cache.get(req.statement_id))
         statement = entry.statement
-        values = bind_values(statement.bind_specs, p.values, p.names)
+        values = bind_values(statement.bind_specs, p.values, p.names, entry.decoders)
         s = self.session_in(session, statement.keyspace if p.keyspace is None else p.keyspace)
         result = s.execute(statement, values, timestamp=p.timestamp, page_size=p.page_size,
                            paging_state=p.paging_state, now_in_seconds=p.now_in_seconds)
@@ -167,8 +176,9 @@ class StatementRunner:
         children: list[tuple[Any, Any]] = []
         for child in req.children:
             if child.statement_id is not None:
-                statement = self._current(session, self.cache.get(child.statement_id)).statement
-                children.append((statement, bind_values(statement.bind_specs, child.values, None)))
+                entry = self._current(session, self.cache.get(child.statement_id))
+                statement = entry.statement
+                children.append((statement, bind_values(statement.bind_specs, child.values, None, entry.decoders)))
             elif child.values:
                 statement = s.prepare(child.query)
                 children.append((statement, bind_values(statement.bind_specs, child.values, None)))
