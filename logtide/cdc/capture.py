@@ -82,6 +82,8 @@ def capture(mutation: Mutation, catalog: Catalog, generations: Generations, read
     out: list[LogAppend] = []
     for pu in list(mutation):
         base = pu.table
+        if base.cdc is None:
+            continue
         target = log_target(catalog, base) if targets is None else targets.of(catalog, base)
         if target is None:
             continue
