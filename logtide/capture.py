@@ -12,18 +12,56 @@ from __future__ import annotations
 
 from typing import Callable
 
+from .mutation.cells import Deletion, RowData
 from .mutation.model import PartitionUpdate
-from .query.read import LiveRow, stored_partition
+from .query.read import LiveRow, live_row, stored_partition
 from .schema.model import Table
 from .storage.sqlite import Txn
 
+RowKey = tuple[int, bytes, bytes, bool]  # (store id, partition key, clustering key, static)
+
 
 class TouchedRows:
-    """Memoized reads of the live rows a mutation touches, taken before it is applied."""
+    """Memoized reads of the live rows a mutation touches, taken before it is applied; and, when
+    ``record_after`` is set, the rows as the write leaves them, recorded by ``mutation.apply`` as it merges
+    them, so that a changefeed's new image needs no read after the write."""
 
-    def __init__(self, read_row: Callable[[Table, bytes, int, bytes, bool], "LiveRow | None"]) -> None:
+    def __init__(self, read_row: Callable[[Table, bytes, int, bytes, bool], "LiveRow | None"],
+                 now: int = 0) -> None:
         self._read_row = read_row
-        self._memo: dict[tuple[int, bytes, bytes, bool], LiveRow | None] = {}
+        self._memo: dict[RowKey, LiveRow | None] = {}
+        self.now = now
+        self.record_after = False
+        self._after: dict[RowKey, tuple[RowData | None, Deletion | None, tuple[bytes, ...]]] = {}
+        # stored row records (not live views) before and after the write, of rows no deletion in the partition
+        # touched: (row before, its outer deletion, row after, its outer deletion)
+        self.records: dict[RowKey, tuple[RowData | None, Deletion | None, RowData | None, Deletion | None]] = {}
+
+    def wrote(self, k: RowKey, row: RowData | None, outer: Deletion | None, key: tuple[bytes, ...]) -> None:
+        """The write left row ``k`` as ``row`` (None: removed) under the partition's ``outer`` deletion."""
+        self._after[k] = (row, outer, key)
+
+    def merged(self, k: RowKey, old: RowData | None, old_outer: Deletion | None, row: RowData | None,
+               outer: Deletion | None) -> None:
+        """The stored record of row ``k`` before the write (``old``, None if there was none) and after it
+        (``row``, None if removed), when the write deleted nothing else in its partition."""
+        self.records[k] = (old, old_outer, row, outer)
+
+    def purged(self, tid: int, pk: bytes) -> None:
+        """A partition or range deletion rewrote rows of a partition: forget what was recorded there."""
+        for k in [k for k in self._after if k[0] == tid and k[1] == pk]:
+            del self._after[k]
+        for k in [k for k in self.records if k[0] == tid and k[1] == pk]:
+            del self.records[k]
+
+    def after(self, table: Table, pk: bytes, token: int, ck: bytes, static: bool,
+              read_row: Callable[[Table, bytes, int, bytes, bool], "LiveRow | None"]) -> "LiveRow | None":
+        """The live row after the write: from what the write recorded, else read (``read_row``)."""
+        hit = self._after.get((table.store_id, pk, ck, static))
+        if hit is None:
+            return read_row(table, pk, token, ck, static)
+        row, outer, key = hit
+        return None if row is None else live_row(table, row, outer, self.now, key, ck, static)
 
     def row(self, table: Table, pk: bytes, token: int, ck: bytes, static: bool) -> "LiveRow | None":
         """The live row (or static row) before the write, or None (same signature as ``TxnRowReader.row``)."""

@@ -26,7 +26,7 @@ from .errors import CqlError, InvalidRequest
 from .failures import open_failure, storage_failure
 from .cdc import log_schema
 from .capture import TouchedRows
-from .cdc.capture import CdcTimeuuids, capture
+from .cdc.capture import CdcTimeuuids, LogTargets, capture
 from .query.timeout import check_timeout
 from .cdc.streams import FIRST_GENERATION_START, Generation, Generations, Topology, build_generation, node_tokens
 from .mutation.apply import apply_mutation, read_partition, read_row
@@ -147,6 +147,7 @@ class Database:
                 wtxn.put_meta(HOST_ID_KEY, host)
         self.host_id = uuid.UUID(bytes=host)
         self.cdc_timeuuids = CdcTimeuuids()
+        self.log_targets = LogTargets()
         self.generations = self._load_generations(topology)
         self._closed = False
         from .changefeed.feeds import Feeds
@@ -222,11 +223,12 @@ class Database:
 
     def commit_mutation(self, mutation: Mutation, txn: Txn, now: int, reader: TxnRowReader) -> None:
         """Write a mutation and its CDC log rows in ``txn`` (the caller holds the write lock)."""
-        touched = TouchedRows(reader.row)  # read once, shared by the CDC log and the changefeeds
+        touched = TouchedRows(reader.row, now)  # read once, shared by the CDC log and the changefeeds
         feed_rows = self.feeds.capture_before(mutation, touched, txn, now)
         log_updates = capture(mutation, self.catalog, self.generations, touched.row, self.cdc_timeuuids, now,
-                              self.clock.now_micros())
-        apply_mutation(mutation, txn, now, log_updates)
+                              self.clock.now_micros(), self.log_targets)
+        touched.record_after = feed_rows is not None  # a changefeed's new images: no read after the write
+        apply_mutation(mutation, txn, now, log_updates, touched)
         self.counters.committed(sum(len(lu.rows) for lu in log_updates))
         if feed_rows is not None:
             self.feeds.capture_after(feed_rows, touched, reader.row, txn)

@@ -16,6 +16,7 @@ from typing import Callable
 from ..errors import InvalidRequest
 from ..mutation.model import Mutation
 from ..schema.catalog import Catalog
+from ..schema.model import Table
 from ..storage.keys import cdc_token
 from . import log_schema as L
 from .log import LogAppend, LogRow, PreState, derive, log_update, touched_rows
@@ -42,23 +43,51 @@ def _options(items: tuple[tuple[str, str], ...]) -> CdcOptions:
     return CdcOptions.parse(dict(items))
 
 
+def log_target(catalog: Catalog, base: Table) -> tuple[CdcOptions, Table] | None:
+    """The CDC options and log table of a base table whose changes are logged (None if they are not)."""
+    if base.cdc is None or base.cdc_base is not None:
+        return None
+    opts = _options(tuple(sorted(base.cdc.items())))
+    if not opts.enabled:
+        return None
+    log = catalog.find_table(base.keyspace, L.log_name(base.name))
+    return None if log is None else (opts, log)
+
+
+class LogTargets:
+    """:func:`log_target` of each table, looked up once per catalog (a schema change makes a new catalog)."""
+
+    def __init__(self) -> None:
+        self._catalog: Catalog | None = None
+        self._targets: dict[int, tuple[Table, tuple[CdcOptions, Table] | None]] = {}
+
+    def of(self, catalog: Catalog, base: Table) -> tuple[CdcOptions, Table] | None:
+        if catalog is not self._catalog:
+            self._catalog = catalog
+            self._targets = {}
+        hit = self._targets.get(id(base))
+        if hit is None or hit[0] is not base:
+            hit = self._targets[id(base)] = (base, log_target(catalog, base))
+        return hit[1]
+
+
 def capture(mutation: Mutation, catalog: Catalog, generations: Generations, read_row: Callable,
-            timeuuid: Callable[[int], bytes], now: int, now_micros: int) -> list[LogAppend]:
+            timeuuid: Callable[[int], bytes], now: int, now_micros: int,
+            targets: LogTargets | None = None) -> list[LogAppend]:
     """The log partition updates for every CDC-enabled table that ``mutation`` writes.
 
-    ``read_row(table, pk, token, ck, static)`` returns the live row before the write.
+    ``read_row(table, pk, token, ck, static)`` returns the live row before the write; ``targets`` keeps the
+    tables' log targets between calls.
     """
     out: list[LogAppend] = []
     for pu in list(mutation):
         base = pu.table
-        if base.cdc is None or base.cdc_base is not None:
+        if base.cdc is None:
             continue
-        opts = _options(tuple(sorted(base.cdc.items())))
-        if not opts.enabled:
+        target = log_target(catalog, base) if targets is None else targets.of(catalog, base)
+        if target is None:
             continue
-        log = catalog.find_table(base.keyspace, L.log_name(base.name))
-        if log is None:
-            continue
+        opts, log = target
         pre = PreState()
         if opts.preimage or opts.postimage:
             static, cks = touched_rows(pu)
@@ -67,6 +96,13 @@ def capture(mutation: Mutation, catalog: Catalog, generations: Generations, read
             for ck in cks:
                 pre.rows[ck] = read_row(base, pu.pk, pu.token, ck, False)
         rows = derive(base, opts, pu, pre)
+        if not rows:
+            continue
+        ts = rows[0].timestamp
+        if ts == rows[-1].timestamp and ts <= now_micros + FUTURE_LIMIT_MICROS:  # one group (rows come in time
+            stream = generations.for_timestamp(ts).stream_for(pu.token)  # order): one stream
+            out.append(log_update(log, stream, rows, timeuuid, opts.ttl, now, cdc_token(stream)))
+            continue
         by_stream: dict[bytes, list[LogRow]] = {}
         streams: dict[int, bytes] = {}
         for r in rows:

@@ -37,13 +37,14 @@ from __future__ import annotations
 import functools
 import struct
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NamedTuple
 
 from ..mutation.cells import Cell, RowData
 from ..mutation.model import PartitionUpdate, RangeDeletion
 from ..query.read import LiveRow, element_order_key
 from ..schema import types as T
 from ..schema.model import Column, Table
+from ..storage.records import encode_uniform_row
 from . import log_schema as L
 from . import split_order as SO
 from .split_order import should_split
@@ -235,9 +236,11 @@ def frozen_keys(ctype: Any, keys: Iterable[bytes]) -> bytes:
 # ---------------------------------------------------------------------------
 
 
-@dataclass
-class LogRow:
-    """One log row: group timestamp, sequence number within the group, and column values (serialized)."""
+class LogRow(NamedTuple):
+    """One log row: group timestamp, sequence number within the group, and column values (serialized).
+
+    An immutable value (its ``values`` are filled while its group is built); a NamedTuple because the
+    write path makes several per statement, where a dataclass costs about twice as much."""
 
     timestamp: int
     seq: int
@@ -274,7 +277,15 @@ class Derivation:
         self.state_rows: dict[bytes, RowState | None] = {ck: RowState.of(r) for ck, r in pre.rows.items()}
         self.clusterings: dict[bytes, tuple[bytes, ...]] = {
             ck: r.clustering for ck, r in pre.rows.items() if r is not None}
-        self.deleted_in_batch = self._deleted_rows() if opts.postimage else set()
+        self._deleted_in_batch: set[bytes | None] | None = None
+        self._partition_values: dict[str, bytes] | None = None
+
+    @property
+    def deleted_in_batch(self) -> set[bytes | None]:
+        """Rows that a row, range or partition delete of this write removes (none with postimages off)."""
+        if self._deleted_in_batch is None:
+            self._deleted_in_batch = self._deleted_rows() if self.opts.postimage else set()
+        return self._deleted_in_batch
 
     def _deleted_rows(self) -> set[bytes | None]:
         """Rows that a row, range or partition delete of this write removes (no postimage for them)."""
@@ -293,7 +304,11 @@ class Derivation:
 
     # -- values ----------------------------------------------------------------
     def _key_values(self, clustering: tuple[bytes, ...] | None) -> dict[str, bytes]:
-        values = {c.name: v for c, v in zip(self.base.partition_key, self.pu.key)}
+        """A new dict of the key columns' values (the partition key's, made once, then the clustering's)."""
+        pk = self._partition_values
+        if pk is None:
+            pk = self._partition_values = {c.name: v for c, v in zip(self.base.partition_key, self.pu.key)}
+        values = dict(pk)
         if clustering:
             for c, v in zip(self.base.clustering_key, clustering):
                 values[c.name] = v
@@ -478,30 +493,32 @@ class Derivation:
         assert ts is not None
         opts = self.opts
         regular = self.regular_cols
-        cks = sorted(pu.rows)
-        g = _Group(ts)
+        cks = sorted(pu.rows) if len(pu.rows) > 1 else list(pu.rows)
+        keys = {ck: self._key_values(pu.rows[ck].clustering) for ck in cks}  # copied for each row of a ck
+        out: list[LogRow] = []
         if opts.preimage:
             full = opts.full_preimage
             for ck in cks:
                 st = self.state_rows.get(ck)
                 if st is None or not st.exists():
                     continue
-                row = pu.rows[ck]
-                cols = regular if full else [c for c in regular if c.name in row.cells]
-                vals = self._key_values(row.clustering)
+                cols = regular if full else [c for c in regular if c.name in pu.rows[ck].cells]
+                vals = dict(keys[ck])
                 vals.update(self._image_values(st, cols, True))
-                g.add(PREIMAGE, vals)
+                vals[L.OPERATION] = OPERATION_BYTES[PREIMAGE]
+                out.append(LogRow(ts, len(out), vals))
         keys_only = opts.delta_keys_only
         for ck in cks:
             row = pu.rows[ck]
-            vals = self._key_values(row.clustering)
+            vals = dict(keys[ck]) if opts.postimage else keys[ck]
             if not keys_only:
                 for name, cell in row.cells.items():
                     if cell.value is None:
                         vals[L.DELETED + name] = TRUE
                     else:
                         vals[name] = cell.value
-            g.add(INSERT if row.marker is not None else UPDATE, vals)
+            vals[L.OPERATION] = OPERATION_BYTES[INSERT if row.marker is not None else UPDATE]
+            out.append(LogRow(ts, len(out), vals))
         if opts.postimage:
             for ck in cks:
                 row = pu.rows[ck]
@@ -514,11 +531,12 @@ class Derivation:
                     else:
                         st.values[name] = cell.value
                 self.state_rows[ck] = st
-                vals = self._key_values(row.clustering)
+                vals = keys[ck]
                 vals.update(self._image_values(st, regular, False))
-                g.add(POSTIMAGE, vals)
-        g.rows[-1].values[L.END_OF_BATCH] = TRUE
-        return g.rows
+                vals[L.OPERATION] = OPERATION_BYTES[POSTIMAGE]
+                out.append(LogRow(ts, len(out), vals))
+        out[-1].values[L.END_OF_BATCH] = TRUE
+        return out
 
     def general_rows(self) -> list[LogRow]:
         """Every log row of any update, through the general split into changes (see :meth:`rows`)."""
@@ -615,8 +633,7 @@ class LogAppend:
 def log_update(log: Table, stream_id: bytes, rows: list[LogRow], timeuuid: Callable[[int], bytes], ttl: int,
                now: int, token: int) -> LogAppend:
     """The log rows of one stream, encoded: every cell and the row marker carry the CDC ``ttl``."""
-    from ..storage.records import encode_uniform_row
-    time_col, seq_col = log.clustering_key
+    time_col = log.clustering_key[0]
     times: dict[int, tuple[bytes, bytes]] = {}
     ldt = now + ttl if ttl else 0x7FFFFFFF
     tid = log.store_id
@@ -626,14 +643,14 @@ def log_update(log: Table, stream_id: bytes, rows: list[LogRow], timeuuid: Calla
         if t is None:
             tu = timeuuid(r.timestamp)
             t = times[r.timestamp] = (tu, time_col.type.comparable(tu))
-        seq, seq_key = _seq_keys(seq_col.type, r.seq)
+        seq, seq_key = _seq_keys(r.seq)
         ck = t[1] + seq_key
         out.append((ck, encode_uniform_row((t[0], seq), r.timestamp, ttl, ldt, r.values, tid, stream_id, ck)))
     return LogAppend(log, stream_id, token, out)
 
 
 @functools.lru_cache(maxsize=4096)
-def _seq_keys(seq_type: Any, seq: int) -> tuple[bytes, bytes]:
-    """``cdc$batch_seq_no`` serialized and as its comparable key, made once."""
+def _seq_keys(seq: int) -> tuple[bytes, bytes]:
+    """``cdc$batch_seq_no`` (an ``int``, ``log_schema``) serialized and as its comparable key, made once."""
     raw = struct.pack(">i", seq)
-    return raw, seq_type.comparable(raw)
+    return raw, T.INT.comparable(raw)

@@ -165,6 +165,8 @@ class Generations:
 
     def for_timestamp(self, ts: int) -> Generation:
         """The generation in force at write timestamp ``ts`` (the first covers all earlier time)."""
+        if ts >= self.generations[-1].timestamp:  # the common case: a write now, in the current generation
+            return self.generations[-1]
         stamps = [g.timestamp for g in self.generations]
         i = bisect.bisect_right(stamps, ts) - 1
         return self.generations[max(i, 0)]

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, NamedTuple, Sequence
 
+from ..mutation.cells import Deletion, RowData, reconcile_deletion
 from ..mutation.model import PartitionUpdate
-from ..query.read import LiveRow, column_bytes
+from ..query.read import LiveRow, column_bytes, live_row
 from ..schema.model import Column, Table
-from .render import RowChange, image
+from .render import RowChange
 
 Rows = Mapping[bytes, "LiveRow | None"]
 
@@ -33,10 +34,6 @@ class FeedChange(NamedTuple):
     before: Mapping[str, object] | None  # the full image before the write (the initial scan's source value)
 
 
-def _names(columns: Sequence[Column]) -> set[str]:
-    return {c.name for c in columns}
-
-
 def row_key(table: Table, key: tuple[bytes, ...], clustering: tuple[bytes, ...] | None) -> tuple:
     """The primary-key values: partition key then clustering (None for each clustering column of the static row)."""
     out = [c.type.deserialize(v) for c, v in zip(table.partition_key, key)]
@@ -45,72 +42,145 @@ def row_key(table: Table, key: tuple[bytes, ...], clustering: tuple[bytes, ...] 
     return tuple(out + [c.type.deserialize(v) for c, v in zip(table.clustering_key, clustering)])
 
 
-def images(columns: Sequence[Column], before: "LiveRow | None",
+ImageColumn = tuple[Column, str, bool, Callable[[bytes | None], object]]  # column, name, multi-cell, deserialize
+
+
+class TablePlan:
+    """What deriving one table's changes needs, made once per table object (a schema change makes a new
+    table): the key deserializers and the image columns, static and regular, in name order."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self.clustered = bool(table.clustering_key)
+        self._pk = tuple(c.type.deserialize for c in table.partition_key)
+        self._ck = tuple(c.type.deserialize for c in table.clustering_key)
+        self._static_key = (None,) * len(table.clustering_key)
+        self.regular = self._columns(table.regular_columns)
+        self.static = self._columns(table.static_columns)
+        self.regular_names = frozenset(c.name for c in table.regular_columns)
+        self.static_names = frozenset(c.name for c in table.static_columns)
+        # the regular columns in name order (``JsonRecords.row_columns``)
+        self.named_regular = self._columns([c for c in table.value_columns if c.name in self.regular_names])
+
+    @staticmethod
+    def _columns(columns: Sequence[Column]) -> tuple[ImageColumn, ...]:
+        return tuple((c, c.name, c.type.is_multicell, c.type.deserialize) for c in columns)
+
+    def row_key(self, key: tuple[bytes, ...], clustering: tuple[bytes, ...] | None) -> tuple:
+        """:func:`row_key` of this table."""
+        out = tuple([d(v) for d, v in zip(self._pk, key)])
+        if clustering is None:
+            return out + self._static_key
+        return out + tuple([d(v) for d, v in zip(self._ck, clustering)])
+
+
+def serialized(columns: tuple[ImageColumn, ...], row: LiveRow) -> list[bytes | None]:
+    """The serialized value of each column in ``row`` (None when null), as :func:`column_bytes` gives it."""
+    if row.values is not None or row.complex:
+        return [column_bytes(row, col) for col, _, _, _ in columns]
+    cells = row.cells
+    return [None if c is None else c.value for c in [cells.get(name) for _, name, _, _ in columns]]
+
+
+def live_values(columns: tuple[ImageColumn, ...], table: Table, row: RowData | None, outer: Deletion | None,
+                now: int, key: tuple[bytes, ...], ck: bytes) -> list[bytes | None] | None:
+    """:func:`serialized` of the live view of a stored clustered row record (None when nothing of it is live,
+    as ``query.read.live_row``), without making the view when the row has only atomic cells and the table no
+    dropped columns (a cell is then live when it has a value, has not expired and no deletion shadows it)."""
+    if row is None:
+        return None
+    if row.complex or table.dropped_columns:
+        lr = live_row(table, row, outer, now, key, ck)
+        return None if lr is None else serialized(columns, lr)
+    deletion = reconcile_deletion(row.deletion, outer)
+    m = row.marker
+    live = m is not None and m.is_live(now) and not (deletion is not None and deletion.shadows(m.timestamp))
+    cells = row.cells
+    out: list[bytes | None] = []
+    for _, name, _, _ in columns:
+        c = cells.get(name)
+        if c is None or not c.is_live(now) or (deletion is not None and deletion.shadows(c.timestamp)):
+            out.append(None)
+        else:
+            out.append(c.value)
+            live = True
+    return out if live else None
+
+
+def images(columns: tuple[ImageColumn, ...], before: "LiveRow | None",
            after: "LiveRow | None") -> tuple[dict[str, object] | None, dict[str, object] | None]:
     """The images (:func:`~logtide.changefeed.render.image`) of a row before and after a write; a column
     whose stored value the write left as it was is deserialized once, for both."""
-    if before is None or after is None:
-        return (None if before is None else image(None, before, columns),
-                None if after is None else image(None, after, columns))
-    old: dict[str, object] = {}
-    new: dict[str, object] = {}
-    for col in columns:
-        b = column_bytes(before, col)
-        a = column_bytes(after, col)
-        old[col.name] = vb = None if b is None else col.type.deserialize(b)
-        new[col.name] = vb if a is b or a == b else (None if a is None else col.type.deserialize(a))
+    old: dict[str, object] | None = None
+    new: dict[str, object] | None = None
+    if before is not None:
+        bs = serialized(columns, before)
+        old = {name: des(b) for (_, name, _, des), b in zip(columns, bs)}
+    if after is not None:
+        as_ = serialized(columns, after)
+        if old is None:
+            new = {name: des(a) for (_, name, _, des), a in zip(columns, as_)}
+        else:
+            new = {name: old[name] if a == b else des(a) for (_, name, _, des), a, b in zip(columns, as_, bs)}
     return old, new
 
 
+def _written(row: RowData) -> list[str]:
+    """The columns a row update writes, in name order."""
+    return sorted(set(row.cells) | set(row.complex))
+
+
 def derive(pu: PartitionUpdate, before: Callable[[bytes, bool], "LiveRow | None"], existing: list[LiveRow],
-           after: Callable[[bytes, bool], "LiveRow | None"], table: Table | None = None) -> list[FeedChange]:
+           after: Callable[[bytes, bool], "LiveRow | None"], table: Table | None = None,
+           plan: TablePlan | None = None, updates: bool = True) -> list[FeedChange]:
     """The changes of one partition update.
 
     ``before(ck, static)``/``after(ck, static)`` give a touched row before and
     after the write; ``existing`` lists the clustered rows that existed, before
     the write, in the ranges and partition the update deletes.  ``table`` is the table as of the commit
-    (default ``pu.table``): its columns shape the images.
+    (default ``pu.table``): its columns shape the images; ``plan`` is its :class:`TablePlan` when the caller
+    keeps one.  ``updates=False`` leaves each change's ``updated`` empty (only UPDATES mode renders it).
     """
     table = table if table is not None else pu.table
-    clustered = bool(table.clustering_key)
+    if plan is None or plan.table is not table:
+        plan = TablePlan(table)
+    clustered = plan.clustered
     out: list[FeedChange] = []
 
-    def emit(ck: bytes, static: bool, clustering: tuple[bytes, ...] | None, written: list[str] | None,
+    def emit(ck: bytes, static: bool, clustering: tuple[bytes, ...] | None, written: "RowData | list | None",
              deleted: bool) -> None:
-        cols = table.static_columns if static else table.regular_columns
         a = after(ck, static)
-        old, new = images(cols, before(ck, static), a)
+        old, new = images(plan.static if static else plan.regular, before(ck, static), a)
         erase = deleted and a is None
-        if erase:
-            updated: dict[str, object] = {}
-        elif written is None:
-            updated = {c.name: (new or {}).get(c.name) for c in cols}
-        else:
-            updated = {n: (new or {}).get(n) for n in written if n in (new or old or _names(cols))}
-        change = RowChange("erase" if erase else "update", row_key(table, pu.key, clustering), old,
+        updated: dict[str, object] = {}
+        if updates and not erase:
+            if written is None:
+                updated = {name: (new or {}).get(name) for _, name, _, _ in (plan.static if static else plan.regular)}
+            else:
+                names = new or old or (plan.static_names if static else plan.regular_names)
+                updated = {n: (new or {}).get(n) for n in (written if isinstance(written, list) else _written(written))
+                           if n in names}
+        change = RowChange("erase" if erase else "update", plan.row_key(pu.key, clustering), old,
                            None if erase else new, updated)
         out.append(FeedChange(change, pu.token, pu.pk, ck, static, old))
 
     # the static row first, as a partition's static row comes first
     static_written = pu.static is not None and not pu.static.is_empty()
     if clustered and (static_written or (pu.deletion is not None and before(b"", True) is not None)):
-        written = sorted(set(pu.static.cells) | set(pu.static.complex)) if static_written else None
-        emit(b"", True, None, written, pu.deletion is not None and not static_written)
+        emit(b"", True, None, pu.static if static_written else None, pu.deletion is not None and not static_written)
     done: set[bytes] = set()
     if pu.deletion is not None and not clustered:  # a row DELETE of a table without clustering columns
         upd = pu.rows.get(b"")
-        written = sorted(set(upd.cells) | set(upd.complex)) if upd is not None else []
-        emit(b"", False, (), written, True)
+        emit(b"", False, (), upd if upd is not None else [], True)
         done.add(b"")
     range_rows = {lr.ck: lr for lr in existing}
-    for ck in sorted(set(pu.rows) | set(range_rows)):
+    for ck in (sorted(set(pu.rows) | set(range_rows)) if range_rows or len(pu.rows) > 1 else pu.rows):
         if ck in done:
             continue
         upd = pu.rows.get(ck)
         if upd is None:  # only covered by a range or partition deletion, and it existed
             emit(ck, False, range_rows[ck].clustering, [], True)
             continue
-        written = sorted(set(upd.cells) | set(upd.complex))
         deleted = upd.deletion is not None or ck in range_rows
-        emit(ck, False, upd.clustering if clustered else (), written, deleted)
+        emit(ck, False, upd.clustering if clustered else (), upd, deleted)
     return out

@@ -27,10 +27,10 @@ from ..query.read import stored_partitions
 from ..schema.model import Table
 from ..storage.sqlite import Txn
 from . import storage as S
-from .changes import FeedChange, derive, row_key
+from .changes import FeedChange, TablePlan, derive, live_values, row_key
 from .model import DISABLED, ENABLED, INITIAL_SCAN, Changefeed, topic_path
 from .json_format import JsonRecords
-from .render import Rendered, RowChange, image, render, render_barrier, render_json
+from .render import Rendered, RowChange, hash_partition, image, render, render_barrier, render_json
 from .schema_changes import render_schema_change, schema_changed
 
 if TYPE_CHECKING:
@@ -99,6 +99,7 @@ class Feeds:
         # cleared when a group commit fails (a statement's own appends are adopted only when it completes)
         self._offsets: dict[tuple[int, int], int] = {}
         self._json: dict[int, JsonRecords] = {}  # compiled JSON renderers by feed id (of the table they were made for)
+        self._plans: dict[int, tuple[TablePlan, bool]] = {}  # by store id (of the table they were made for)
 
     # -- catalog views ---------------------------------------------------------------------
     def all(self) -> list[tuple[Table, Changefeed]]:
@@ -149,6 +150,10 @@ class Feeds:
             t = self.current_table(pu.table)
             if t is None or not any(not f.disabled for f in t.changefeeds):
                 continue
+            if self._fast(pu, t):  # the write records the rows it merges: nothing to read before it
+                out = out if out is not None else []
+                out.append((pu, t, None))
+                continue
             existing = touched.deleted_rows(pu, txn, now)
             static = pu.static is not None or (pu.deletion is not None and bool(t.clustering_key))
             for ck in pu.rows:
@@ -174,24 +179,74 @@ class Feeds:
 
     def capture_after(self, before: list[Any], touched: "TouchedRows", read_row: Callable, txn: Txn) -> None:
         """After the write, in its transaction: derive the changes and append each active feed's records."""
-        changes: list[tuple[Table, list[FeedChange]]] = []
+        changes: list[tuple[Table, Any, bool]] = []
         for pu, t, existing in before:
+            plan, updates, _ = self._plan(t)
+            if existing is None:  # see capture_before
+                changes.append((t, _row_values(pu, t, plan, touched, touched.now), True))
+                continue
+
             def b(ck: bytes, static: bool, pu=pu, t=t):
                 return touched.row(t, pu.pk, pu.token, ck, static)
 
             def a(ck: bytes, static: bool, pu=pu, t=t):
-                return read_row(t, pu.pk, pu.token, ck, static)
-            changes.append((t, derive(pu, b, existing, a, t)))
-        if not any(c for _, c in changes):
+                return touched.after(t, pu.pk, pu.token, ck, static, read_row)
+            changes.append((t, derive(pu, b, existing, a, t, plan, updates), False))
+        if not any(c for _, c, _ in changes):
             return
         step, tx = self.next_vts()
         next_offsets = dict(self._offsets)
-        for table, fcs in changes:
+        for table, fcs, fast in changes:
             for feed in table.changefeeds:
-                if not feed.disabled:
+                if feed.disabled:
+                    continue
+                if fast:
+                    self._append_rows(txn, table, feed, fcs, step, tx, next_offsets)
+                else:
                     self._append(txn, table, feed, fcs, step, tx, next_offsets)
         self.save_clock(txn)
         self._offsets = next_offsets
+
+    def _fast(self, pu: Any, table: Table) -> bool:
+        """Whether the records of ``pu`` are rendered straight from the row records the write merges: row
+        upserts and deletes only, in a table whose changefeeds all take :meth:`_append_rows` and scan no more."""
+        return (self._plan(table)[2] and pu.deletion is None and not pu.range_deletions and pu.static is None
+                and (not self.scans
+                     or all(self.scans.get(f.feed_id) is None or self.scans[f.feed_id].done for f in table.changefeeds)))
+
+    def _plan(self, table: Table) -> tuple[TablePlan, bool, bool]:
+        """The table's :class:`TablePlan`, whether one of its active changefeeds renders ``updated`` (UPDATES
+        mode), and whether all of them are JSON ones that do not (their records of row upserts and deletes are
+        then rendered straight from serialized values, :meth:`_append_rows`); kept while the table stays the
+        same object."""
+        hit = self._plans.get(table.store_id)
+        if hit is not None and hit[0].table is table:
+            return hit
+        active = [f for f in table.changefeeds if not f.disabled]
+        updates = any(f.options.mode == "UPDATES" for f in active)
+        fast = not updates and all(f.options.format == "JSON" for f in active)
+        hit = self._plans[table.store_id] = (TablePlan(table), updates, fast)
+        return hit
+
+    def _append_rows(self, txn: Txn, table: Table, feed: Changefeed, rows: list[tuple], step: int, tx: int,
+                     next_offsets: dict) -> None:
+        """The records of a statement's row changes (:func:`_row_values`) in a JSON changefeed: the bytes
+        :meth:`_append` writes for the same changes."""
+        jr = self._json_records(table, feed)
+        parts = feed.options.partitions
+        if len(rows) == 1:  # the common case: one row, one record
+            self._seq += 1  # every record takes a sequence number, whatever its format
+            key_json, text = jr.row_record(*rows[0], step, tx)
+            S.append(txn, feed.feed_id, hash_partition(key_json, parts), step, ((None, text.encode()),),
+                     next_offsets)
+            return
+        by_part: dict[int, list[tuple[bytes | None, bytes]]] = {}
+        for erase, key, old, new in rows:
+            self.next_seq()  # every record takes a sequence number, whatever its format
+            key_json, text = jr.row_record(erase, key, old, new, step, tx)
+            by_part.setdefault(hash_partition(key_json, parts), []).append((None, text.encode()))
+        for part, items in by_part.items():
+            S.append(txn, feed.feed_id, part, step, items, next_offsets)
 
     def forget_offsets(self) -> None:
         """A commit failed: what this process cached about offsets (and the clock's reservation) may be ahead of
@@ -205,10 +260,14 @@ class Feeds:
         opts = feed.options
         if opts.format != "JSON":
             return lambda change, step, tx, wt, seq: render(table, opts, change, step, tx, wt, seq)
-        jr = self._json.get(feed.feed_id)
-        if jr is None or jr.table is not table or jr.opts is not opts:
-            jr = self._json[feed.feed_id] = JsonRecords(table, opts)
+        jr = self._json_records(table, feed)
         return lambda change, step, tx, wt, seq: render_json(jr, change, step, tx)
+
+    def _json_records(self, table: Table, feed: Changefeed) -> JsonRecords:
+        jr = self._json.get(feed.feed_id)
+        if jr is None or jr.table is not table or jr.opts is not feed.options:
+            jr = self._json[feed.feed_id] = JsonRecords(table, feed.options)
+        return jr
 
     def _append(self, txn: Txn, table: Table, feed: Changefeed, fcs: list[FeedChange], step: int, tx: int,
                 next_offsets: dict) -> None:
@@ -449,3 +508,23 @@ class Feeds:
         S.put_scan_state(txn, feed.feed_id, pos.to_doc())
         self.save_clock(txn)
         self._offsets = nxt
+
+
+def _row_values(pu: Any, table: Table, plan: TablePlan, touched: "TouchedRows",
+                now: int) -> list[tuple[bool, tuple[bytes, ...], list | None, list | None]]:
+    """(erase, primary key, values before, values after) of each clustered row an update without partition,
+    range or static changes writes, in clustering order: what :func:`~logtide.changefeed.changes.derive` makes
+    of it, as serialized values of the regular columns in name order (``JsonRecords.row_columns``), taken from
+    the stored records the write merged (``TouchedRows.records``)."""
+    out = []
+    cols = plan.named_regular
+    records = touched.records
+    tid = table.store_id
+    for ck in sorted(pu.rows) if len(pu.rows) > 1 else pu.rows:
+        upd = pu.rows[ck]
+        old, old_outer, row, outer = records[(tid, pu.pk, ck, False)]
+        b = live_values(cols, table, old, old_outer, now, pu.key, ck)
+        a = live_values(cols, table, row, outer, now, pu.key, ck)
+        erase = upd.deletion is not None and a is None
+        out.append((erase, pu.key + upd.clustering if plan.clustered else pu.key, b, None if erase else a))
+    return out

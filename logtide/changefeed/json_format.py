@@ -51,6 +51,30 @@ def value_encoder(ctype: Any) -> Encoder:
     return other
 
 
+def _integer_bytes(data: bytes | None) -> str:
+    # an integer's value is its big-endian two's complement; no bytes is the empty value (null)
+    return "null" if not data else int.__repr__(int.from_bytes(data, "big", signed=True))
+
+
+def _text_bytes(data: bytes | None) -> str:
+    return "null" if data is None else encode_basestring(data.decode("utf-8"))
+
+
+def bytes_encoder(ctype: Any) -> Callable[[bytes | None], str]:
+    """The compact JSON text of a serialized value of ``ctype`` (``null`` for None): :func:`value_encoder` of
+    the deserialized value (integers and text straight from their bytes)."""
+    if ctype.kind == "native" and ctype.name in _INTEGERS:
+        return _integer_bytes
+    if ctype.kind == "native" and ctype.name in _TEXT:
+        return _text_bytes
+    enc = value_encoder(ctype)
+    des = ctype.deserialize
+
+    def encode(data: bytes | None) -> str:
+        return "null" if data is None else enc(des(data))
+    return encode
+
+
 class JsonRecords:
     """The JSON records of one changefeed of one table (the table as it is; a schema change makes a new one)."""
 
@@ -60,6 +84,11 @@ class JsonRecords:
         self._key = tuple(value_encoder(c.type) for c in table.primary_key)
         self._columns = tuple((c.name, encode_basestring(c.name) + ":", value_encoder(c.type))
                               for c in table.value_columns)
+        # a clustered row's image columns (the regular ones, in name order) with their serialized-value encoders
+        regular = {c.name for c in table.regular_columns}
+        self.row_columns = tuple(c for c in table.value_columns if c.name in regular)
+        self._row_json = tuple((encode_basestring(c.name) + ":", bytes_encoder(c.type)) for c in self.row_columns)
+        self._key_bytes = tuple(bytes_encoder(c.type) for c in table.primary_key)
         mode = opts.mode
         self._updates = mode == "UPDATES"
         self._new = mode in ("NEW_IMAGE", "NEW_AND_OLD_IMAGES")
@@ -89,3 +118,25 @@ class JsonRecords:
         if self.opts.virtual_timestamps:
             out += ',"ts":[%d,%d]' % (step, tx_id)
         return out + "}"
+
+    def row_record(self, erase: bool, key: tuple[bytes, ...], old: list[bytes | None] | None,
+                   new: list[bytes | None] | None, step: int, tx_id: int) -> tuple[str, str]:
+        """(``key_json``, record text) of a clustered row's change straight from serialized values: ``key`` the
+        primary key's, ``old``/``new`` those of :attr:`row_columns` before/after the write (None: no row; ``new``
+        None for an erase).  The text :meth:`record` gives for the same change in every mode but UPDATES (whose
+        ``update`` lists the written columns); a value the write left as it was is encoded once."""
+        key_json = "[" + ",".join([enc(v) for enc, v in zip(self._key_bytes, key)]) + "]"
+        out = '{"key":' + key_json + (',"erase":{}' if erase else ',"update":{}')
+        cols = self._row_json
+        old_text = None if old is None or not self._old else [enc(b) for (_, enc), b in zip(cols, old)]
+        if self._new and new is not None:
+            if old_text is None:
+                new_text = [enc(b) for (_, enc), b in zip(cols, new)]
+            else:
+                new_text = [t if a == b else enc(a) for (_, enc), a, b, t in zip(cols, new, old, old_text)]
+            out += ',"newImage":{' + ",".join([name + t for (name, _), t in zip(cols, new_text)]) + "}"
+        if self._old and old_text is not None:
+            out += ',"oldImage":{' + ",".join([name + t for (name, _), t in zip(cols, old_text)]) + "}"
+        if self.opts.virtual_timestamps:
+            out += ',"ts":[%d,%d]' % (step, tx_id)
+        return key_json, out + "}"

@@ -39,9 +39,10 @@ def read_row(txn: Txn, table: Any, token: int, pk: bytes, ck: bytes) -> RowData 
     return hit
 
 
-def apply_mutation(mutation: Mutation, txn: Txn, now: int, logs: Any = ()) -> None:
+def apply_mutation(mutation: Mutation, txn: Txn, now: int, logs: Any = (), touched: Any = None) -> None:
     """Write every partition update of ``mutation`` into ``txn``, and the CDC log rows ``logs`` (each a
-    ``cdc.log.LogAppend``).
+    ``cdc.log.LogAppend``); with ``touched`` (a ``capture.TouchedRows``), record there the rows as the
+    write leaves them.
 
     The rows the statement or batch writes go to storage in one call at the end (a batch's hundred
     rows and their log rows are one ``executemany``, not a statement each): nothing in between
@@ -49,12 +50,13 @@ def apply_mutation(mutation: Mutation, txn: Txn, now: int, logs: Any = ()) -> No
     and a partition's range scans happen before any of its rows is written)."""
     pending: list[tuple[int, int, bytes, bytes, bytes]] = []
     for pu in mutation:
-        apply_partition_update(pu, txn, now, pending)
+        apply_partition_update(pu, txn, now, pending, touched)
+    base_rows = len(pending)
     for log in logs:
         _log_partition(log, txn)
         tid = log.table.store_id
         pending.extend((tid, log.token, log.stream_id, ck, data) for ck, data in log.rows)
-    txn.put_rows(pending)
+    txn.put_rows(pending, base_rows)
 
 
 def _gc_partition(p: PartitionData, now: int, gc: int) -> None:
@@ -66,7 +68,9 @@ def _gc_partition(p: PartitionData, now: int, gc: int) -> None:
 
 
 def _purge_stored_rows(txn: Txn, tid: int, pu: PartitionUpdate, part: PartitionData, now: int, gc: int,
-                       lo: bytes | None, hi: bytes | None) -> None:
+                       lo: bytes | None, hi: bytes | None, touched: Any) -> None:
+    if touched is not None:
+        touched.purged(tid, pu.pk)
     for ck, data in txn.rows(tid, pu.token, pu.pk, lo, hi):
         row = purge_row(row_record(pu.table, data, pu.pk, ck), part.row_deletion(ck), now, gc)
         txn.put_row(tid, pu.token, pu.pk, ck, None if row.is_empty() else encode_row(row, tid, pu.pk, ck))
@@ -78,9 +82,13 @@ def _own(p: PartitionData) -> PartitionData:
 
 
 def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int,
-                           pending: list[tuple[int, int, bytes, bytes, bytes]] | None = None) -> None:
+                           pending: list[tuple[int, int, bytes, bytes, bytes]] | None = None,
+                           touched: Any = None) -> None:
     """Merge one partition update into storage (rows written, when ``pending`` is given, by the caller:
-    appended to it as (tid, token, pk, ck, data))."""
+    appended to it as (tid, token, pk, ck, data)); the rows as merged are recorded in ``touched`` when it
+    asks for them (``record_after``)."""
+    if touched is not None and not touched.record_after:
+        touched = None
     table = pu.table
     tid = table.store_id
     gc = table.gc_grace_seconds
@@ -94,18 +102,20 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int,
     if pu.deletion is not None:
         part.deletion = reconcile_deletion(part.deletion, pu.deletion)
         _gc_partition(part, now, gc)
-        _purge_stored_rows(txn, tid, pu, part, now, gc, None, None)
+        _purge_stored_rows(txn, tid, pu, part, now, gc, None, None, touched)
         changed = True
     for rd in pu.range_deletions:
         part.range_tombstones.append(RangeTombstone(rd.lo, rd.hi, rd.deletion))
         _gc_partition(part, now, gc)
-        _purge_stored_rows(txn, tid, pu, part, now, gc, rd.lo, rd.hi)
+        _purge_stored_rows(txn, tid, pu, part, now, gc, rd.lo, rd.hi, touched)
         changed = True
     if pu.static is not None:
         before = purge_row(part.static, part.deletion, now, gc) if part.static is not None else None
         static = purge_row(merge_rows(before, pu.static, now), part.deletion, now, gc)
         part.static = None if static.is_empty() else static
         changed = True
+        if touched is not None:
+            touched.wrote((tid, pu.pk, b"", True), part.static, part.deletion, part.key)
     wrote_rows = False
     removed_rows = False
     for ck, upd in pu.rows.items():
@@ -113,6 +123,11 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int,
         outer = part.row_deletion(ck)
         before = purge_row(old, outer, now, gc) if old is not None else None
         row = purge_row(merge_rows(before, upd, now), outer, now, gc)
+        if touched is not None:
+            k = (tid, pu.pk, ck, False)
+            touched.wrote(k, None if row.is_empty() else row, outer, part.key)
+            if pu.deletion is None and not pu.range_deletions:  # ``outer`` is the one before the write too
+                touched.merged(k, old, outer, None if row.is_empty() else row, outer)
         if row.is_empty():
             if old is not None:
                 txn.put_row(tid, pu.token, pu.pk, ck, None)

@@ -126,11 +126,16 @@ class Txn:
             self._conn.execute("INSERT OR REPLACE INTO rows (tid, token, pk, ck, data) VALUES (?, ?, ?, ?, ?)",
                                (tid, token, pk, ck, data))
 
-    def put_rows(self, rows: list[tuple[int, int, bytes, bytes, bytes]]) -> None:
-        """Write rows (tid, token, pk, ck, data) of any tables and partitions in one call."""
+    def put_rows(self, rows: list[tuple[int, int, bytes, bytes, bytes]], cached: int | None = None) -> None:
+        """Write rows (tid, token, pk, ck, data) of any tables and partitions in one call; only the first
+        ``cached`` (default all) are kept in the write cache (new CDC log rows, never read back by the writer,
+        would only push the base rows out of it: the others are only dropped from it, never stale)."""
         cache = self._rows
-        for tid, token, pk, ck, data in rows:
+        for tid, token, pk, ck, data in rows if cached is None else rows[:cached]:
             cache[(tid, token, pk, ck)] = data
+        if cached is not None and cache:
+            for tid, token, pk, ck, _ in rows[cached:]:
+                cache.pop((tid, token, pk, ck), None)
         if rows:
             self._conn.executemany("INSERT OR REPLACE INTO rows (tid, token, pk, ck, data) VALUES (?, ?, ?, ?, ?)",
                                    rows)

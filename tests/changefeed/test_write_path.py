@@ -157,7 +157,7 @@ def test_one_write_feeds_every_changefeed_and_the_cdc_log_in_one_commit(session)
     assert json.loads(deb[0].key) == {"payload": {"k": 1, "c": 1}}
 
 
-def test_each_row_reads_its_before_state_once_for_the_log_and_every_feed(session, monkeypatch):
+def test_each_row_is_read_once_for_the_log_and_every_feed_and_never_after_the_write(session, monkeypatch):
     from logtide import session as session_module
     session.execute("CREATE TABLE t (k int, c int, v int, PRIMARY KEY (k, c)) "
                     "WITH cdc = {'enabled': true, 'preimage': true}")
@@ -171,7 +171,8 @@ def test_each_row_reads_its_before_state_once_for_the_log_and_every_feed(session
         return original(self, table, pk, token, ck, static)
     monkeypatch.setattr(session_module.TxnRowReader, "row", counting)
     session.execute("UPDATE t SET v = 2 WHERE k = 1 AND c = 1")
-    assert len(calls) == 2  # once before the write (shared by the log and three feeds), once after
+    # once before the write, shared by the log and three feeds; the new images come from the merged row
+    assert calls == [(calls[0][0], False)]
 
 
 def test_records_are_sharded_by_key_and_keep_per_key_order(session):
@@ -199,3 +200,31 @@ def test_truncate_writes_no_records(t):
     t.execute("INSERT INTO t (k, c) VALUES (1, 1)")
     t.execute("TRUNCATE t")
     assert len(values(t.db.changefeeds, path)) == 1
+
+
+def test_images_leave_out_expired_and_shadowed_cells(t, clock):
+    """The images come from the row records the write merged: an expired cell is null in both, a row whose
+    every cell expired has no old image, and an older write under a newer row delete shows nothing."""
+    path = add_feed(t, "t", "f")
+    t.execute("INSERT INTO t (k, c, v, w) VALUES (1, 1, 'a', 1) USING TTL 10")
+    t.execute("UPDATE t USING TTL 5 SET w = 2 WHERE k = 1 AND c = 1")
+    clock.advance(seconds=6)  # w expired, v and the row marker live
+    t.execute("UPDATE t SET l = [7] WHERE k = 1 AND c = 1")
+    clock.advance(seconds=10)  # everything written with a TTL expired: only l is left
+    t.execute("UPDATE t SET v = 'b' WHERE k = 1 AND c = 1")
+    t.execute("UPDATE t USING TTL 1 SET w = 3 WHERE k = 2 AND c = 1")
+    clock.advance(seconds=2)  # the row of k = 2 expired whole
+    t.execute("UPDATE t SET w = 4 WHERE k = 2 AND c = 1")
+    t.execute("DELETE FROM t USING TIMESTAMP 9000000000000000 WHERE k = 3 AND c = 1")
+    t.execute("UPDATE t USING TIMESTAMP 1 SET w = 5 WHERE k = 3 AND c = 1")  # shadowed by the row delete
+    got = [{k: v for k, v in r.items() if k != "ts"} for r in values(t.db.changefeeds, path)]
+    assert got[2:] == [
+        {"key": [1, 1], "update": {}, "newImage": {"v": "a", "w": None, "l": [7]},
+         "oldImage": {"v": "a", "w": None, "l": None}},
+        {"key": [1, 1], "update": {}, "newImage": {"v": "b", "w": None, "l": [7]},
+         "oldImage": {"v": None, "w": None, "l": [7]}},
+        {"key": [2, 1], "update": {}, "newImage": {"v": None, "w": 3, "l": None}},
+        {"key": [2, 1], "update": {}, "newImage": {"v": None, "w": 4, "l": None}},
+        {"key": [3, 1], "erase": {}},
+        {"key": [3, 1], "update": {}},
+    ]
