@@ -396,6 +396,23 @@ class Derivation:
         for ck, d in ch.rows.items():
             self.state_rows[ck] = self._apply(self.state_rows.get(ck), d)
 
+    def _shadow(self, changes: Iterable[Change]) -> None:
+        """Apply a timestamp's row, range and partition deletions once more after its cells: a tombstone
+        shadows the cells of its own timestamp (ties go to the tombstone), so a row written and deleted in
+        one batch at one timestamp is gone, and a later group's preimage must not show it."""
+        for ch in changes:
+            if ch.partition_deleted:
+                self.state_static = None
+                for ck in self.state_rows:
+                    self.state_rows[ck] = None
+            for rd in ch.ranges:
+                for ck in self.state_rows:
+                    if (rd.lo is None or ck >= rd.lo) and (rd.hi is None or ck < rd.hi):
+                        self.state_rows[ck] = None
+            for ck, d in ch.rows.items():
+                if d.deleted:
+                    self.state_rows[ck] = None
+
     # -- rows ------------------------------------------------------------------
     def _range_rows(self, rd: RangeDeletion) -> list[tuple[int, dict[str, bytes]]]:
         out = []
@@ -556,6 +573,8 @@ class Derivation:
                 deltas.extend(self._deltas(ch, ttl, split_mode))
                 if images:
                     self._apply_change(ch)
+            if images:
+                self._shadow(subgroups.values())
             for _, op, vals in sorted(deltas, key=lambda d: d[0]):
                 g.add(op, vals)
             if self.opts.postimage:

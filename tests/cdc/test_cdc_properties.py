@@ -188,6 +188,9 @@ def image(row) -> dict:
 @example(["INSERT INTO ks.t (pk, ck, v) VALUES (3, 3, 0)",
           "BEGIN UNLOGGED BATCH INSERT INTO ks.t (pk, ck, v) VALUES (3, 3, null) USING TTL 1; "
           "DELETE m FROM ks.t WHERE pk = 3 AND ck = 3; APPLY BATCH"])
+@example(["UPDATE ks.t SET v = null WHERE pk = 0 AND ck = 0",
+          "BEGIN UNLOGGED BATCH DELETE m FROM ks.t WHERE pk = 0 AND ck = 3; "
+          "UPDATE ks.t SET st = st + {0} WHERE pk = 0 AND ck = 3; DELETE FROM ks.t WHERE pk = 0; APPLY BATCH"])
 def test_postimage_is_preimage_plus_delta_and_preimage_is_the_row_before(program):
     with tempfile.TemporaryDirectory() as a:
         db, s, clock = open_db(a)
