@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import re
 import threading
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -262,4 +263,32 @@ def open_client(conn: Connection) -> Client:
     try:
         return CqlClient(conn)
     except Exception as e:  # NoHostAvailable, AuthenticationFailed, ssl errors, ...
-        raise ConnectionError(f"cannot connect to {','.join(conn.hosts)}:{conn.port}: {e}") from None
+        raise ConnectionError(f"cannot connect to {','.join(conn.hosts)}:{conn.port}: {connect_failure(e)}") from None
+
+
+def connect_failure(e: BaseException) -> str:
+    """Why cassandra-driver could not connect, in words naming the option to look at: a refused login
+    (``username``/``password``), an untrusted TLS certificate (``sslCaFile``/``sslVerify``), else the
+    driver's own message.  NoHostAvailable's per-host errors are told once each."""
+    from cassandra.cluster import NoHostAvailable
+
+    errors = list(e.errors.values()) if isinstance(e, NoHostAvailable) and e.errors else [e]
+    return "; ".join(dict.fromkeys(_failure(x) for x in errors))
+
+
+def _failure(e: BaseException) -> str:
+    from cassandra import AuthenticationFailed
+
+    text = str(e)
+    if isinstance(e, AuthenticationFailed):
+        if "requires authentication" in text:
+            return "the server requires a login: set the options username and password"
+        said = re.search(r'message="(.*)"', text)
+        return f"login refused ({said.group(1) if said else text}): check the options username and password"
+    verify = re.search(r"certificate verify failed: ([^(]*?)\s*\(_ssl", text)
+    if verify:
+        return (f"the server's TLS certificate is not trusted ({verify.group(1)}): option sslCaFile must name the "
+                f"PEM bundle of the CA that signed it (or the certificate itself when self-signed)")
+    if "WRONG_VERSION_NUMBER" in text or "record layer failure" in text:
+        return f"TLS handshake failed, is the server TLS? (option ssl): {text}"
+    return text
