@@ -41,3 +41,14 @@ def _guarded(gen: Iterator[Any]) -> Iterator[Any]:
         yield from gen
     except USER_ERRORS as e:
         raise e.with_traceback(None) from None
+
+
+def login_refused(detail: str) -> str:
+    """The reason for a refused login (CQL or Kafka SASL), naming the options to check."""
+    return f"login refused ({detail}): check the options username and password"
+
+
+def untrusted_certificate(detail: str) -> str:
+    """The reason for a server certificate that does not verify, naming the option to set."""
+    return (f"the server's TLS certificate is not trusted ({detail}): option sslCaFile must name the PEM bundle of "
+            f"the CA that signed it (or the certificate itself when self-signed)")

@@ -123,7 +123,8 @@ def error_line(e: Any) -> str:
         for line in reversed(lines[start:end]):
             m = re.match(r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.+)$", line)
             if m:
-                return m.group(2) if m.group(1) in ("OptionError", "ConnectionError") else f"{m.group(1)}: {m.group(2)}"
+                ours = m.group(1) in ("OptionError", "ConnectionError", "ConnectionRefused")
+                return m.group(2) if ours else f"{m.group(1)}: {m.group(2)}"
     return lines[0] if lines else type(e).__name__
 
 
