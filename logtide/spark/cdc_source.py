@@ -17,11 +17,13 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from ..cdc import log_schema as L
 from . import types as ST
 from .client import Client, open_client, shared_client
+from .compat import STREAM_BASES, check_stream_limit
+from .errors import user_errors
 from .generations import GREGORIAN_OFFSET, cdc_time_micros, load_generations, spans, time_bound
 from .options import (Connection, OptionError, check_known, lowered, parse_duration_micros, parse_int,
                       parse_timestamp_micros, quote)
@@ -112,15 +114,19 @@ class LogtideCdcDataSource(DataSource):
             cached = self._cached = (settings, log)
         return cached
 
+    @user_errors
     def schema(self) -> str:
         return log_schema_ddl(self._setup()[1])
 
+    @user_errors
     def reader(self, schema: Any) -> "CdcBatchReader":
         settings, log = self._setup()
         return CdcBatchReader(settings, log, [f.name for f in schema.fields])
 
+    @user_errors
     def streamReader(self, schema: Any) -> "CdcStreamReader":
         settings, log = self._setup()
+        check_stream_limit("maxRowsPerTrigger", settings.max_rows)
         return make_stream_reader(settings, log, [f.name for f in schema.fields])
 
 
@@ -226,18 +232,12 @@ class CdcBatchReader(DataSourceReader):
         parts = self.reading.plan(self.gens, self.lo, self.hi)
         return parts or [VnodeGroupPartition((), 0, 0)]
 
+    @user_errors
     def read(self, partition: VnodeGroupPartition) -> Iterator:
         return self.reading.read(partition)
 
 
-try:  # Spark 4.2+
-    from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
-    _STREAM_BASES: tuple = (DataSourceStreamReader, SupportsTriggerAvailableNow)
-except ImportError:  # Spark 4.0/4.1: no admission control, no Trigger.AvailableNow
-    _STREAM_BASES = (DataSourceStreamReader,)
-
-
-class CdcStreamReader(*_STREAM_BASES):  # type: ignore[misc]
+class CdcStreamReader(*STREAM_BASES):  # type: ignore[misc]
     """The streaming reader (micro-batches between offsets; admission control on Spark 4.2+)."""
 
     def __init__(self, settings: CdcSettings, log: TableInfo, names: list[str]) -> None:
@@ -263,6 +263,7 @@ class CdcStreamReader(*_STREAM_BASES):  # type: ignore[misc]
         self.gens = load_generations(self.client())
         return self.gens
 
+    @user_errors
     def initialOffset(self) -> dict:
         s = self.settings
         gens = self.refresh()
@@ -284,16 +285,17 @@ class CdcStreamReader(*_STREAM_BASES):  # type: ignore[misc]
     def prepareForTriggerAvailableNow(self) -> None:
         self.available_now = self.reading.now_bound()
 
+    @user_errors
     def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
-        """The end of the next micro-batch: now minus the confidence window, capped by maxRowsPerTrigger.
+        """The end of the next micro-batch: now minus the confidence window, capped by the read limit.
 
-        Spark 4.0/4.1 call it without arguments: the start is then the last offset handed out and
-        the cap comes from the option."""
+        Spark 4.0/4.1 call it without arguments (and maxRowsPerTrigger is refused there: see
+        :func:`~.compat.check_stream_limit`); the end is then simply now minus the window."""
         begin = offset_time(start) if start is not None else (self.last if self.last is not None else -1)
         target = self.reading.now_bound()
         if self.available_now is not None:
             target = min(target, self.available_now)
-        max_rows = self.settings.max_rows if limit is None else getattr(limit, "max_rows", None)
+        max_rows = getattr(limit, "max_rows", None)  # ReadMaxRows (from the option) or ReadAllAvailable
         gens = self.refresh()
         if max_rows and target > begin:
             target = self._cap(gens, begin, target, max_rows)
@@ -319,6 +321,7 @@ class CdcStreamReader(*_STREAM_BASES):  # type: ignore[misc]
         fitting = [t for t in times[:max_rows] if t < cut]
         return fitting[-1] if fitting else cut
 
+    @user_errors
     def partitions(self, start: dict, end: dict) -> list:
         lo, hi = offset_time(start), offset_time(end)
         if hi <= lo:
@@ -336,6 +339,7 @@ class CdcStreamReader(*_STREAM_BASES):  # type: ignore[misc]
             self._client = None
 
     # -- executor side -------------------------------------------------------
+    @user_errors
     def read(self, partition: VnodeGroupPartition) -> Iterator:
         return self.reading.read(partition)
 

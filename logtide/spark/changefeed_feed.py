@@ -94,7 +94,7 @@ def _given(s: ChangefeedSettings) -> FeedInfo:
 
 
 def _over_cql(s: ChangefeedSettings) -> FeedInfo:
-    from .client import open_client
+    from .client import ConnectionRefused, open_client
     from .table_info import load_table
 
     kafka = s.address.kafka
@@ -103,6 +103,8 @@ def _over_cql(s: ChangefeedSettings) -> FeedInfo:
                       kafka.ssl, kafka.ssl_ca_file, timeout=kafka.timeout)
     try:
         client = open_client(conn)
+    except ConnectionRefused:  # reached, and the login or TLS settings are wrong: the message says which
+        raise
     except ConnectionError as e:
         raise OptionError(f"options cqlHost/cqlPort: the table's schema is read over CQL ({e}); give cqlHost and "
                           f"cqlPort, or tableSchema, mode and format for a topic without a CQL endpoint") from None

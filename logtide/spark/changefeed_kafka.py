@@ -12,21 +12,26 @@ one partition read from ``logtide serve`` in 0.51-1.18 s against 1.25-1.30 s (do
 
 from __future__ import annotations
 
+import re
 import time
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from .changefeed_topic import KafkaSettings, Message
+from .errors import login_refused, untrusted_certificate
 from .options import OptionError
 
 
-def client_config(settings: KafkaSettings, group: str) -> dict[str, Any]:
-    """librdkafka settings for a reader (or committer) with group id ``group``."""
+def client_config(settings: KafkaSettings, group: str, on_error: Callable[[Any], None] | None = None) -> dict[str, Any]:
+    """librdkafka settings for a reader (or committer) with group id ``group``; ``on_error`` gets librdkafka's
+    background errors (a refused login, a failed TLS handshake) when the client is polled."""
     conf: dict[str, Any] = {
         "bootstrap.servers": settings.bootstrap, "group.id": group, "enable.auto.commit": False,
         "enable.auto.offset.store": False, "auto.offset.reset": "earliest", "fetch.max.bytes": 52428800,
         "fetch.wait.max.ms": 50,
         "socket.timeout.ms": int(settings.timeout * 1000), "logger": _QuietLogger(),
     }
+    if on_error is not None:
+        conf["error_cb"] = on_error
     if settings.username is not None:
         conf.update({"security.protocol": "SASL_SSL" if settings.ssl else "SASL_PLAINTEXT",
                      "sasl.mechanism": "PLAIN", "sasl.username": settings.username,
@@ -48,6 +53,16 @@ class _QuietLogger:
         return False
 
 
+def refusal(name: str, text: str) -> str | None:
+    """A librdkafka error that means the broker refused the client, in words naming the option to look at."""
+    if name == "_AUTHENTICATION":
+        said = re.search(r"SASL authentication error: (.*?)(?: \(after \d+ms in state \w+\))?$", text)
+        return login_refused(said.group(1) if said else text)
+    if name in ("_SSL", "_TRANSPORT") and "certificate verify failed" in text:
+        return untrusted_certificate("certificate verify failed")
+    return None
+
+
 class KafkaAccess:
     """One topic over Kafka (``changefeed_topic.TopicAccess``)."""
 
@@ -56,8 +71,12 @@ class KafkaAccess:
 
         self.settings = settings
         self.topic = topic
-        self.consumer = Consumer(client_config(settings, "logtide-spark-reader"))
+        self.refusal: str | None = None  # why the broker refused the client, from librdkafka's error callback
+        self.consumer = Consumer(client_config(settings, "logtide-spark-reader", self._background_error))
         self._count: int | None = None
+
+    def _background_error(self, err: Any) -> None:
+        self.refusal = refusal(err.name(), err.str()) or self.refusal
 
     def _tp(self, partition: int, offset: int = -1001) -> Any:
         from confluent_kafka import TopicPartition
@@ -68,11 +87,17 @@ class KafkaAccess:
         from confluent_kafka import KafkaException
 
         if self._count is None:
-            try:
-                md = self.consumer.list_topics(self.topic, timeout=self.settings.timeout)
-            except KafkaException as e:
-                raise ConnectionError(f"cannot reach the Kafka bootstrap servers {self.settings.bootstrap}: "
-                                      f"{e.args[0].str() if e.args else e}") from None
+            deadline = time.monotonic() + self.settings.timeout
+            while True:  # in steps of a second, so that a refused login or TLS handshake fails at once
+                try:
+                    md = self.consumer.list_topics(self.topic, timeout=max(0.1, min(1.0, deadline - time.monotonic())))
+                    break
+                except KafkaException as e:
+                    self.consumer.poll(0)  # serves the error callback
+                    if self.refusal is None and time.monotonic() < deadline:
+                        continue
+                    raise ConnectionError(f"cannot reach the Kafka bootstrap servers {self.settings.bootstrap}: "
+                                          f"{self.refusal or (e.args[0].str() if e.args else e)}") from None
             t = md.topics.get(self.topic)
             if t is None or t.error is not None or not t.partitions:
                 why = t.error.str() if t is not None and t.error is not None else "no such topic"

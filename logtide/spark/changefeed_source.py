@@ -16,12 +16,13 @@ from typing import Any, Iterator, Mapping
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from .cdc_source import _STREAM_BASES
 from .changefeed_consistent import capped_cut, consistent_cut
 from .changefeed_feed import FeedInfo, load_feed
 from .changefeed_options import ChangefeedSettings
 from .changefeed_rows import RowParser, arrow_types, output_ddl, output_names
 from .changefeed_topic import TopicAccess
+from .compat import STREAM_BASES, check_stream_limit
+from .errors import user_errors
 from .options import OptionError
 from . import types as ST
 
@@ -159,16 +160,20 @@ class LogtideChangefeedDataSource(DataSource):
             cached = self._cached = (settings, info)
         return cached
 
+    @user_errors
     def schema(self) -> str:
         settings, info = self._setup()
         return output_ddl(info.shape, settings.raw)
 
+    @user_errors
     def reader(self, schema: Any) -> "ChangefeedBatchReader":
         settings, info = self._setup()
         return ChangefeedBatchReader(Reading(settings, info, [f.name for f in schema.fields]))
 
+    @user_errors
     def streamReader(self, schema: Any) -> "ChangefeedStreamReader":
         settings, info = self._setup()
+        check_stream_limit("maxRecordsPerTrigger", settings.max_records)
         return ChangefeedStreamReader(Reading(settings, info, [f.name for f in schema.fields]))
 
 
@@ -191,11 +196,12 @@ class ChangefeedBatchReader(DataSourceReader):
     def partitions(self) -> list:
         return self.reading.ranges(self.begin, self.end) or [TopicRange(0, 0, 0)]
 
+    @user_errors
     def read(self, partition: TopicRange) -> Iterator[Any]:
         return self.reading.read(partition)
 
 
-class ChangefeedStreamReader(*_STREAM_BASES):  # type: ignore[misc]
+class ChangefeedStreamReader(*STREAM_BASES):  # type: ignore[misc]
     """Micro-batches between offsets; admission control and Trigger.AvailableNow on Spark 4.2+."""
 
     def __init__(self, reading: Reading) -> None:
@@ -216,6 +222,7 @@ class ChangefeedStreamReader(*_STREAM_BASES):  # type: ignore[misc]
             self._access = self.settings.address.open()
         return self._access
 
+    @user_errors
     def initialOffset(self) -> dict:
         s = self.settings
         begin = starting(s, self.access(), "latest")
@@ -232,13 +239,16 @@ class ChangefeedStreamReader(*_STREAM_BASES):  # type: ignore[misc]
         m = self.settings.max_records
         return ReadMaxRows(m) if m else ReadAllAvailable()
 
+    @user_errors
     def prepareForTriggerAvailableNow(self) -> None:
         self.available_now = {p: hi for p, (_, hi) in enumerate(self.access().partitions())}
 
+    @user_errors
     def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
         """The end of the next micro-batch: every partition's end (or the AvailableNow target), cut at the
-        global barrier in consistent mode, capped by maxRecordsPerTrigger.  Spark 4.0/4.1 call it
-        without arguments: the start is then the last offset handed out, the cap the option."""
+        global barrier in consistent mode, capped by the read limit.  Spark 4.0/4.1 call it without
+        arguments (and maxRecordsPerTrigger is refused there: see :func:`~.compat.check_stream_limit`):
+        the start is then the last offset handed out."""
         if start is not None:
             begin = from_json(start)
         else:
@@ -248,7 +258,7 @@ class ChangefeedStreamReader(*_STREAM_BASES):  # type: ignore[misc]
             target = {p: min(hi, self.available_now.get(p, hi)) for p, hi in target.items()}
         target = {p: max(begin.get(p, 0), hi) for p, hi in target.items()}
         begin = {p: begin.get(p, 0) for p in target}
-        max_rows = self.settings.max_records if limit is None else getattr(limit, "max_rows", None)
+        max_rows = getattr(limit, "max_rows", None)  # ReadMaxRows (from the option) or ReadAllAvailable
         if self.settings.consistent:
             target = consistent_cut(self.access(), begin, target) or begin
             if max_rows:
@@ -259,9 +269,11 @@ class ChangefeedStreamReader(*_STREAM_BASES):  # type: ignore[misc]
             self.last = target
         return to_json(target)
 
+    @user_errors
     def partitions(self, start: dict, end: dict) -> list:
         return self.reading.ranges(from_json(start), from_json(end))
 
+    @user_errors
     def commit(self, end: dict) -> None:
         if self.settings.consumer:
             self.access().commit(self.settings.consumer, from_json(end))
@@ -272,5 +284,6 @@ class ChangefeedStreamReader(*_STREAM_BASES):  # type: ignore[misc]
             self._access = None
 
     # -- executor side -------------------------------------------------------
+    @user_errors
     def read(self, partition: TopicRange) -> Iterator[Any]:
         return self.reading.read(partition)

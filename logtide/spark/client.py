@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import re
 import threading
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -250,6 +251,10 @@ def shared_client(conn: Connection) -> Client:
     return _Borrowed(conn, _SHARED.get(conn))
 
 
+class ConnectionRefused(ConnectionError):
+    """The server answered and refused the client: its login or its TLS settings are wrong."""
+
+
 def open_client(conn: Connection) -> Client:
     """A client for the connection's host (CQL) or path (local data directory)."""
     from ..errors import CqlError
@@ -262,4 +267,35 @@ def open_client(conn: Connection) -> Client:
     try:
         return CqlClient(conn)
     except Exception as e:  # NoHostAvailable, AuthenticationFailed, ssl errors, ...
-        raise ConnectionError(f"cannot connect to {','.join(conn.hosts)}:{conn.port}: {e}") from None
+        reasons = connect_failures(e)
+        error = ConnectionRefused if all(refused for _, refused in reasons) else ConnectionError
+        raise error(f"cannot connect to {','.join(conn.hosts)}:{conn.port}: "
+                    f"{'; '.join(dict.fromkeys(text for text, _ in reasons))}") from None
+
+
+def connect_failures(e: BaseException) -> list[tuple[str, bool]]:
+    """Why cassandra-driver could not connect, per host, in words naming the option to look at, and whether the
+    server refused the client: a refused login (``username``/``password``), an untrusted TLS certificate
+    (``sslCaFile``/``sslVerify``), TLS against a plain server (``ssl``); else the driver's own message."""
+    from cassandra.cluster import NoHostAvailable
+
+    return [_failure(x) for x in (list(e.errors.values()) if isinstance(e, NoHostAvailable) and e.errors else [e])]
+
+
+def _failure(e: BaseException) -> tuple[str, bool]:
+    from cassandra import AuthenticationFailed
+
+    from .errors import login_refused, untrusted_certificate
+
+    text = str(e)
+    if isinstance(e, AuthenticationFailed):
+        if "requires authentication" in text:
+            return "the server requires a login: set the options username and password", True
+        said = re.search(r'message="(.*)"', text)
+        return login_refused(said.group(1) if said else text), True
+    verify = re.search(r"certificate verify failed: ([^(]*?)\s*\(_ssl", text)
+    if verify:
+        return untrusted_certificate(verify.group(1)), True
+    if "WRONG_VERSION_NUMBER" in text or "record layer failure" in text:
+        return f"TLS handshake failed, is the server TLS? (option ssl): {text}", True
+    return text, False

@@ -7,7 +7,7 @@ import argparse
 import os
 import re
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 
 def add_pipeline(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -40,8 +40,9 @@ def add_pipeline(subparsers: "argparse._SubParsersAction", parent: argparse.Argu
     return p
 
 
-def spark_session(master: str, app: str = "logtide pipeline replicate") -> Any:
-    """A SparkSession for a pipeline job: quiet logs, no UI, UTC."""
+def spark_session(master: str, app: str = "logtide pipeline replicate", conf: Mapping[str, str] | None = None) -> Any:
+    """A SparkSession for a pipeline job (and the tests' shared session): quiet logs, no UI, no progress bars,
+    UTC, Python workers forked with logtide imported; ``conf`` adds or overrides settings."""
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -50,12 +51,15 @@ def spark_session(master: str, app: str = "logtide pipeline replicate") -> Any:
     if " " not in log4j:
         os.environ.setdefault("PYSPARK_SUBMIT_ARGS",
                               f"--driver-java-options -Dlog4j2.configurationFile=file:{log4j} pyspark-shell")
-    spark = (SparkSession.builder.master(master).appName(app)
-             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.python.authenticate.socketTimeout", "300s")  # workers start slowly on a loaded host
-             .config("spark.python.daemon.module", "logtide.spark.daemon")  # workers fork with logtide imported
-             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    builder = (SparkSession.builder.master(master).appName(app)
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.python.authenticate.socketTimeout", "300s")  # workers start slowly on a loaded host
+               .config("spark.python.daemon.module", "logtide.spark.daemon")  # workers fork with logtide imported
+               .config("spark.sql.session.timeZone", "UTC"))
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
@@ -119,7 +123,8 @@ def error_line(e: Any) -> str:
         for line in reversed(lines[start:end]):
             m = re.match(r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.+)$", line)
             if m:
-                return m.group(2) if m.group(1) in ("OptionError", "ConnectionError") else f"{m.group(1)}: {m.group(2)}"
+                ours = m.group(1) in ("OptionError", "ConnectionError", "ConnectionRefused")
+                return m.group(2) if ours else f"{m.group(1)}: {m.group(2)}"
     return lines[0] if lines else type(e).__name__
 
 

@@ -18,6 +18,8 @@ from . import types as ST
 from .cell_meta import (OPTION_KEYS, WRITETIME_PREFIX, MetaColumn, MetaOptions, Support, legacy_columns,
                         server_support)
 from .client import open_client, shared_client
+from .compat import has_filter_pushdown, require
+from .errors import user_errors
 from .options import Connection, OptionError, check_known, lowered, parse_bool, parse_int, quote
 from .table_info import ColumnInfo, TableInfo, load_table
 
@@ -89,17 +91,22 @@ class LogtideDataSource(DataSource):
             cached = self._cached = (conn, info, opts, meta.columns(info))
         return cached
 
+    @user_errors
     def schema(self) -> str:
         conn, info, opts, meta = self._setup()
         return table_schema_ddl(info, meta)
 
+    @user_errors
     def reader(self, schema: Any) -> "TableReader":
         conn, info, opts, meta = self._setup()
         ranges = (parse_token_ranges(opts["tokenranges"]) if "tokenranges" in opts
                   else token_ranges(parse_int(opts, "splits", 16)))
         # Spark refuses a reader with pushFilters() unless spark.sql.python.filterPushdown.enabled is true,
         # so the pushing reader is opt-in (option filterPushdown=true, with that setting)
-        cls = PushdownTableReader if parse_bool(opts, "filterPushdown", False) else TableReader
+        pushdown = parse_bool(opts, "filterPushdown", False)
+        if pushdown:
+            require(has_filter_pushdown(), "filterPushdown", "4.1", "filter pushdown into Python data sources")
+        cls = PushdownTableReader if pushdown else TableReader
         return cls(conn, info, [f.name for f in schema.fields], ranges, meta)
 
 
@@ -120,6 +127,7 @@ class TableReader(DataSourceReader):
             return [TokenRangePartition(0, 0, self.keys)]
         return [TokenRangePartition(lo, hi) for lo, hi in self.ranges]
 
+    @user_errors
     def read(self, partition: TokenRangePartition) -> Iterator:
         return read_range(self, partition)
 
@@ -129,11 +137,8 @@ class PushdownTableReader(TableReader):
 
     def pushFilters(self, filters: list) -> Iterator:
         """Push ``=``/``IN`` on every partition-key column into the CQL (one query per key); keep the rest."""
-        try:
-            from pyspark.sql.datasource import EqualTo, In
-        except ImportError:  # pragma: no cover - Spark 4.0 never calls this
-            yield from filters
-            return
+        from pyspark.sql.datasource import EqualTo, In  # Spark 4.1+ (the option is refused on 4.0)
+
         pk = self.info.partition_key
         values: dict[str, list] = {}
         pushed = []

@@ -23,7 +23,7 @@ from ..errors import DataDirectoryError
 from .damage import describe_record
 from .envelope import RecordDamaged
 from .keys import partition_token
-from .opening import db_commit_seq, lost_commits
+from .opening import db_commit_seq, lost_commits, read_commits_file
 from .records import decode_meta, decode_partition, decode_row
 
 
@@ -91,6 +91,7 @@ def check(path: str | Path, progress: Any = None) -> CheckReport:
     report = CheckReport()
     store = Store.open(path, readonly=True, verify_commits=False)
     conn = store.connect(store.path, readonly=True, synchronous=store.synchronous)
+    acked = read_commits_file(store.path)  # before the snapshot: a running server records commits after making them
     try:
         conn.execute("BEGIN")
         txn = Txn(conn, False)
@@ -145,7 +146,7 @@ def check(path: str | Path, progress: Any = None) -> CheckReport:
                                                    "row without a partition record (invisible to reads)"))
         with _sqlite_findings(report, "reading the commit sequence"):
             try:
-                why = lost_commits(store.path, db_commit_seq(conn))
+                why = lost_commits(store.path, db_commit_seq(conn), acked)
             except DataDirectoryError as e:
                 why = e.message
             if why:

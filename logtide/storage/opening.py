@@ -127,9 +127,10 @@ def db_commit_seq(conn: sqlite3.Connection) -> int:
     return r[0][0]
 
 
-def lost_commits(p: Path, db_seq: int) -> str | None:
-    """Why the database in ``p`` lost acknowledged commits (None when it did not)."""
-    acked = read_commits_file(p)
+def lost_commits(p: Path, db_seq: int, acked: int | None) -> str | None:
+    """Why the database in ``p`` lost acknowledged commits (None when it did not), ``acked`` being the number
+    :func:`read_commits_file` gave.  Next to a running writer it must be read BEFORE ``db_seq``: the writer
+    records a commit in the file after making it, so a commit landing between the two reads would look lost."""
     if acked is None or acked <= db_seq:
         return None
     return (f"data directory {p} lost acknowledged commits: the database holds commits up to "
@@ -281,7 +282,7 @@ def open_store(cls: Any, p: Path, readonly: bool, synchronous: str, create: bool
             if verify_commits:
                 acked = read_commits_file(p)  # read before the snapshot: a writer records after committing
                 if acked is not None:
-                    why = lost_commits(p, db_commit_seq(conn))
+                    why = lost_commits(p, db_commit_seq(conn), acked)
                     if why:
                         raise LostCommits(why + _LOST_ADVICE.format(p=p))
         except BaseException:
@@ -306,7 +307,7 @@ def open_store(cls: Any, p: Path, readonly: bool, synchronous: str, create: bool
             conn.executescript(FEED_SCHEMA)  # tables of later releases (idempotent)
             seq = db_commit_seq(conn)
             if verify_commits:
-                why = lost_commits(p, seq)
+                why = lost_commits(p, seq, read_commits_file(p))  # no writer runs: the directory is locked
                 if why:
                     raise LostCommits(why + _LOST_ADVICE.format(p=p))
             commits = CommitSequence(p / COMMITS_FILE, seq)

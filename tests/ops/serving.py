@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any, Sequence
 
 LISTENING = re.compile(r"listening on (\S+):(\d+)")
@@ -20,6 +22,18 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def self_signed_certificate(directory: Path) -> tuple[Path, Path]:
+    """``cert.pem`` and ``key.pem`` in ``directory``: a self-signed certificate for 127.0.0.1 (CN and IP SAN, so
+    that clients verifying the host name accept it), made with openssl; the caller skips without openssl."""
+    if shutil.which("openssl") is None:
+        raise FileNotFoundError("openssl is needed to make a test certificate")
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
+                    str(cert), "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True, timeout=60)
+    return cert, key
 
 
 class ServeProcess:

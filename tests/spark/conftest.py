@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import Iterator
 
 import pytest
@@ -13,31 +11,21 @@ from tests.server.test_cli import Serve
 
 pyspark = pytest.importorskip("pyspark")
 
-__all__ = ["KEYSPACE_DDL", "cluster", "Serve", "serve"]
+__all__ = ["KEYSPACE_DDL", "cluster", "Serve", "refused_stream", "serve"]
 
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
-    """A local[2] SparkSession shared by every Spark test (UI off, few shuffle partitions, quiet logs)."""
-    from pyspark.sql import SparkSession
-
+    """A local[2] SparkSession shared by every Spark test: the pipeline jobs' session (UI off, quiet logs, UTC,
+    workers forked with logtide imported), with the Python filter pushdown on and a small driver."""
     import logtide.spark
+    from logtide.spark.pipeline_cli import spark_session
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    session = (SparkSession.builder.master("local[2]").appName("logtide-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.default.parallelism", "2")
-               .config("spark.driver.memory", "1g")
-               .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.python.worker.reuse", "true")
-               .config("spark.python.daemon.module", "logtide.spark.daemon")  # workers fork with logtide imported
-               .config("spark.python.authenticate.socketTimeout", "300s")  # a loaded machine starts workers slowly
-               .config("spark.sql.python.filterPushdown.enabled", "true")
-               .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=error")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
+    session = spark_session("local[2]", "logtide-tests", {
+        "spark.default.parallelism": "2",
+        "spark.driver.memory": "1g",
+        "spark.sql.python.filterPushdown.enabled": "true",
+    })
     logtide.spark.register(session)
     yield session
     session.stop()
@@ -67,3 +55,15 @@ def cql(server):
     s = c.connect()
     yield s
     c.shutdown()
+
+
+def refused_stream(reader, checkpoint) -> str:
+    """The error a stream that must be refused ends with (``reader`` a ``DataStreamReader`` with its options)."""
+    try:
+        q = (reader.load().writeStream.format("noop").option("checkpointLocation", str(checkpoint))
+             .trigger(availableNow=True).start())
+        q.awaitTermination(120)
+    except Exception as e:  # refused while the query starts
+        return str(e)
+    assert q.exception() is not None, "the stream was not refused"
+    return str(q.exception())

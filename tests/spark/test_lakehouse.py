@@ -8,8 +8,6 @@ import os
 import random
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,7 @@ from logtide.spark.options import OptionError
 
 from .conftest import KEYSPACE_DDL, cluster, serve
 from .test_changefeed_source import kafka_port
+from .test_replicate import BackgroundWriter
 from .test_replicate import Job as ReplicateJob
 from .test_replicate import mid_batch
 
@@ -272,20 +271,8 @@ def test_delta_job_over_kafka_killed_three_times_equals_the_base_table(tmp_path)
     s.execute("ALTER TABLE ks.t ADD CHANGEFEED f WITH (MODE = 'NEW_AND_OLD_IMAGES', FORMAT = 'JSON', "
               "TOPIC_MIN_ACTIVE_PARTITIONS = 3)")
     write_randomly(s, random.Random(3), 120)
-    stop = threading.Event()
-    failures: list[BaseException] = []
-
-    def writer() -> None:
-        wrng = random.Random(5)
-        try:
-            while not stop.is_set():  # slower than the job reads, so that it keeps up between restarts
-                write_randomly(s, wrng, 2)
-                time.sleep(0.4)
-        except BaseException as e:  # noqa: BLE001 - reported by the test
-            failures.append(e)
-
-    t = threading.Thread(target=writer, daemon=True)
-    t.start()
+    # slower than the job reads, so that it keeps up between restarts
+    writer = BackgroundWriter(lambda wrng: write_randomly(s, wrng, 2), seed=5, pause=0.4)
     source = ["--source", f"kafka://127.0.0.1:{kafka_port(srv)}/ks/t/f", "--cql-port", str(srv.port)]
     target, job = tmp_path / "delta", tmp_path / "job"
     ckpt = job / "cdc"  # mid_batch() looks for the streaming checkpoint under <dir>/cdc
@@ -295,9 +282,7 @@ def test_delta_job_over_kafka_killed_three_times_equals_the_base_table(tmp_path)
             assert Job(source, target, ckpt, "--max-records-per-trigger", "60").kill_when(
                 lambda: mid_batch(job) > killed)
             killed = mid_batch(job)
-        stop.set()
-        t.join(60)
-        assert not failures
+        assert not writer.stop()
         status, out, err = Job(source, target, ckpt, "--until-caught-up").finish()  # the rest in one batch
         assert status == 0, err[-3000:]
         assert "caught up" in out and "Traceback" not in err
@@ -305,7 +290,7 @@ def test_delta_job_over_kafka_killed_three_times_equals_the_base_table(tmp_path)
         assert len(want) > 5
         assert delta_rows(target, cols) == want
     finally:
-        stop.set()
+        writer.stop()
         c.shutdown()
         srv.stop()
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Callable
 
 import logtide
 from logtide.cdc.replay import compare_tables
@@ -60,6 +61,32 @@ def write_randomly(session, rng: random.Random, n: int) -> None:
             session.execute(q, p)
         except Exception as e:  # list index out of bounds and similar: the statement changes nothing
             assert "out of bound" in str(e) or "Invalid" in str(e), e
+
+
+class BackgroundWriter:
+    """``write(rng)`` again and again on a daemon thread, ``pause`` seconds apart, while a job runs; ``stop()``
+    ends it and returns what it raised (the test asserts there is nothing)."""
+
+    def __init__(self, write: Callable[[random.Random], None], seed: int, pause: float) -> None:
+        self.halt = threading.Event()
+        self.failures: list[BaseException] = []
+        rng = random.Random(seed)
+
+        def run() -> None:
+            try:
+                while not self.halt.is_set():
+                    write(rng)
+                    time.sleep(pause)
+            except BaseException as e:  # noqa: BLE001 - reported by the test
+                self.failures.append(e)
+
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> list[BaseException]:
+        self.halt.set()
+        self.thread.join(60)
+        return self.failures
 
 
 class Job:
@@ -119,20 +146,7 @@ def test_replicate_converges_cell_for_cell_with_the_job_killed_three_times(tmp_p
         s.execute(ddl)
     rng = random.Random(7)
     write_randomly(s, rng, 150)
-    stop = threading.Event()
-    failures: list[BaseException] = []
-
-    def writer() -> None:
-        wrng = random.Random(11)
-        try:
-            while not stop.is_set():
-                write_randomly(s, wrng, 5)
-                time.sleep(1.0)
-        except BaseException as e:  # noqa: BLE001 - reported by the test
-            failures.append(e)
-
-    t = threading.Thread(target=writer, daemon=True)
-    t.start()
+    writer = BackgroundWriter(lambda wrng: write_randomly(s, wrng, 5), seed=11, pause=1.0)
     try:
         ckpt = tmp_path / "ckpt"
         # killed once while the snapshot is copied, then twice in the middle of a CDC micro-batch
@@ -142,9 +156,7 @@ def test_replicate_converges_cell_for_cell_with_the_job_killed_three_times(tmp_p
         for _ in range(2):
             assert Job(srv.port, ckpt).kill_when(lambda: mid_batch(ckpt) > killed)
             killed = mid_batch(ckpt)
-        stop.set()
-        t.join(60)
-        assert not failures
+        assert not writer.stop()
         time.sleep(1.5)  # the last writes leave the confidence window
         status, out, err = Job(srv.port, tmp_path / "ckpt").finish()
         assert status == 0, err[-3000:]
@@ -158,6 +170,6 @@ def test_replicate_converges_cell_for_cell_with_the_job_killed_three_times(tmp_p
             db.close()
         assert diffs == []
     finally:
-        stop.set()
+        writer.stop()
         c.shutdown()
         srv.stop()

@@ -8,6 +8,8 @@ import uuid
 
 import pytest
 
+from logtide.spark.compat import has_filter_pushdown
+
 from .conftest import KEYSPACE_DDL
 
 DDL = [
@@ -62,9 +64,14 @@ def test_batch_read_from_a_data_directory_while_the_server_runs(spark, server, c
 
 
 def test_pushed_down_partition_key_and_write_times_and_ttls(spark, server, cql, table):
-    df = (spark.read.format("logtide").option("host", "127.0.0.1").option("port", server.port)
-          .option("table", table).option("filterPushdown", "true").option("writetime", "true")
-          .option("ttl", "true").load())
+    reader = (spark.read.format("logtide").option("host", "127.0.0.1").option("port", server.port)
+              .option("table", table).option("writetime", "true").option("ttl", "true"))
+    if not has_filter_pushdown():  # Spark 4.0: refused, not silently ignored; Spark filters the rows itself
+        from pyspark.errors import PySparkException
+
+        with pytest.raises(PySparkException, match="option filterPushdown: needs Spark 4.1 or later"):
+            reader.option("filterPushdown", "true").load().where("pk in (3, 4)").collect()
+    df = reader.option("filterPushdown", str(has_filter_pushdown())).load()
     got = df.where("pk in (3, 4)").select("pk", "ck", "v", "_writetime_v", "_ttl_v").collect()
     want = {(r.pk, r.ck, r.v, r.writetime_v_, r.ttl_v_) for r in cql.execute(
         "SELECT pk, ck, v, writetime(v) AS writetime_v_, ttl(v) AS ttl_v_ FROM src.t WHERE pk IN (3, 4)")}

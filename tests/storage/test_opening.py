@@ -8,6 +8,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -120,6 +121,37 @@ def test_a_lost_wal_is_detected_and_the_directory_refused(tmp_path, damage):
     with logtide.open(data) as db:  # what remains opens again, and takes writes
         db.session().execute("INSERT INTO ks.t (k, v) VALUES (1000, 'after')")
     assert run_logtide("check", "--data-dir", str(data)).returncode == 0
+
+
+BUSY_WRITER = """
+import sys, logtide
+db = logtide.open(sys.argv[1], synchronous="OFF")
+s = db.session()
+p = s.prepare("INSERT INTO ks.t (k, c, v) VALUES (?, ?, ?)")
+print('writing', flush=True)
+i = 0
+while True:
+    s.execute(p, [i % 3, i, 'v'])
+    i += 1
+"""
+
+
+def test_read_only_opens_next_to_a_busy_writer_see_no_lost_commits(tmp_path):
+    # a reader compares the commit sequence file with the database's: it reads the file first, since the
+    # writer records a commit there after making it (a commit landing in between is not a loss)
+    data = tmp_path / "d"
+    make_db(data)
+    writer = subprocess.Popen([sys.executable, "-c", BUSY_WRITER, str(data)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout is not None and writer.stdout.readline() == "writing\n"
+        opens, deadline = 0, time.monotonic() + 2
+        while time.monotonic() < deadline:
+            logtide.open(data, readonly=True).close()
+            opens += 1
+        assert opens > 50
+    finally:
+        writer.kill()
+        writer.wait(30)
 
 
 # --- the writer lock ------------------------------------------------------------------------------------

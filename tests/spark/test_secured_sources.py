@@ -1,0 +1,109 @@
+"""The three sources against a ``logtide serve`` with ``--auth`` and TLS (CQL and Kafka): logins, certificates, and
+the errors a Spark user sees when either is wrong (docs/spark.md "Connection options")."""
+
+from __future__ import annotations
+
+import ssl
+
+import pytest
+from cassandra.auth import PlainTextAuthProvider
+
+from tests.ops.serving import self_signed_certificate
+
+from .conftest import KEYSPACE_DDL, cluster, serve
+from .test_changefeed_source import kafka_port
+
+USER, PASSWORD = "etl", "s3cret pw"
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory):
+    """A server requiring logins over TLS only (CQL and Kafka), holding ks.t (CDC and a changefeed on) with 40 rows:
+    (server, CA file); the server's ``kafka`` is its Kafka bootstrap address."""
+    d = tmp_path_factory.mktemp("secured")
+    try:
+        cert, key = self_signed_certificate(d)
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+    (d / "pw").write_text(PASSWORD + "\n")
+    srv = serve(d / "data", "--auth", "--superuser", USER, "--superuser-password-file", str(d / "pw"),
+                "--tls-cert", str(cert), "--tls-key", str(key), "--kafka-port", "auto")
+    srv.kafka = f"127.0.0.1:{kafka_port(srv)}"
+    c = cluster(srv.port, ssl_context=ssl.create_default_context(cafile=str(cert)),
+                auth_provider=PlainTextAuthProvider(USER, PASSWORD))
+    s = c.connect()
+    s.execute(KEYSPACE_DDL.format("ks"))
+    s.execute("CREATE TABLE ks.t (pk int, ck int, v text, PRIMARY KEY (pk, ck)) WITH cdc = {'enabled': true}")
+    s.execute("ALTER TABLE ks.t ADD CHANGEFEED f WITH (MODE = 'NEW_IMAGE', FORMAT = 'JSON')")
+    ins = s.prepare("INSERT INTO ks.t (pk, ck, v) VALUES (?, ?, ?)")
+    for i in range(40):
+        s.execute(ins, (i % 6, i, f"v{i}"))
+    c.shutdown()
+    yield srv, str(cert)
+    srv.stop()
+
+
+def options(srv, ca: str | None, password: str = PASSWORD, **more: str) -> dict:
+    opts = {"host": "127.0.0.1", "port": str(srv.port), "table": "ks.t", "username": USER, "password": password,
+            "ssl": "true", "timeout": "10", **more}
+    return {**opts, "sslCaFile": ca} if ca else opts
+
+
+def test_table_and_cdc_log_are_read_with_a_login_over_tls(spark, secured):
+    srv, ca = secured
+    rows = spark.read.format("logtide").options(**options(srv, ca, splits="3")).load().collect()
+    assert sorted((r.pk, r.ck, r.v) for r in rows) == sorted((i % 6, i, f"v{i}") for i in range(40))
+    log = spark.read.format("logtide-cdc").options(**options(srv, ca, confidenceWindow="0s")).load()
+    assert sorted(r.ck for r in log.where("_change_type = 'insert'").collect()) == list(range(40))
+    # sslVerify=false: encrypted, the certificate not checked
+    assert spark.read.format("logtide").options(**options(srv, None, sslVerify="false")).load().count() == 40
+
+
+def message(spark, fmt: str, opts: dict) -> str:
+    from pyspark.errors import PySparkException
+
+    with pytest.raises(PySparkException) as e:
+        spark.read.format(fmt).options(**opts).load().collect()
+    text = str(e.value)
+    assert text.count('File "') <= 1, f"a traceback hides the message:\n{text}"  # only the re-raising frame
+    return text
+
+
+@pytest.mark.parametrize("fmt", ["logtide", "logtide-cdc"])
+def test_a_wrong_password_or_an_untrusted_certificate_is_a_clear_error(spark, secured, fmt):
+    srv, ca = secured
+    text = message(spark, fmt, options(srv, ca, password="wrong"))
+    assert (f"cannot connect to 127.0.0.1:{srv.port}: login refused (Provided username {USER} and/or password are "
+            f"incorrect): check the options username and password") in text
+    assert "wrong" not in text  # the password is never shown
+    text = message(spark, fmt, options(srv, None))  # the self-signed certificate is in no system CA bundle
+    assert ("the server's TLS certificate is not trusted (self-signed certificate): option sslCaFile must name the "
+            "PEM bundle of the CA that signed it") in text
+    opts = options(srv, ca)
+    del opts["username"], opts["password"]
+    assert "the server requires a login: set the options username and password" in message(spark, fmt, opts)
+
+
+def changefeed_options(srv, ca: str | None, password: str = PASSWORD) -> dict:
+    opts = {"topic": "ks/t/f", "bootstrap": srv.kafka, "cqlPort": str(srv.port), "username": USER,
+            "password": password, "ssl": "true", "timeout": "10"}
+    return {**opts, "sslCaFile": ca} if ca else opts
+
+
+def test_a_changefeed_is_read_over_sasl_and_tls_and_refusals_are_clear_errors(spark, secured):
+    srv, ca = secured
+    rows = spark.read.format("logtide-changefeed").options(**changefeed_options(srv, ca)).load().collect()
+    assert sorted(r.ck for r in rows) == list(range(40))
+    login = f"login refused (Provided username {USER} and/or password are incorrect): check the options username"
+    untrusted = "the server's TLS certificate is not trusted ("
+    # the schema is read over CQL first, with the same login and TLS settings
+    for opts, reason in ((changefeed_options(srv, ca, password="wrong"), login),
+                         (changefeed_options(srv, None), untrusted)):
+        text = message(spark, "logtide-changefeed", opts)
+        assert f"cannot connect to 127.0.0.1:{srv.port}: {reason}" in text and "wrong" not in text
+    # given the schema, only Kafka is used: SASL/PLAIN and TLS refusals name the same options
+    schema = {"tableSchema": "pk int, ck int, v text, PRIMARY KEY ((pk), ck)", "mode": "NEW_IMAGE", "format": "JSON"}
+    for opts, reason in ((changefeed_options(srv, ca, password="wrong"), login),
+                         (changefeed_options(srv, None), untrusted)):
+        text = message(spark, "logtide-changefeed", {**opts, **schema})
+        assert f"cannot reach the Kafka bootstrap servers {srv.kafka}: {reason}" in text and "wrong" not in text
