@@ -37,6 +37,9 @@ COMMITS_FILE = "logtide.commits"
 APPLICATION_ID = 0x4C544944  # "LTID"
 FORMAT = 1
 FORMAT_KEY = "format"
+# SQLite page size of a new database (fixed from its first write: an existing database keeps its own);
+# 1024, 2048 and 8192 measured no better for batches or reading the log back (docs/performance.md)
+PAGE_SIZE = 4096
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -164,6 +167,7 @@ def _create(p: Path) -> None:
     marker = encode_meta(FORMAT_KEY, str(FORMAT).encode()).hex()
     conn = sqlite3.connect(tmp, isolation_level=None)
     try:
+        conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # before anything is written: fixed from then on
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=FULL")
         conn.executescript(f"BEGIN IMMEDIATE; {SCHEMA} PRAGMA application_id={APPLICATION_ID}; "

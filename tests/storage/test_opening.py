@@ -16,7 +16,7 @@ import pytest
 import logtide
 from logtide.errors import LostCommits, NoDatabase, NotADatabase, StorageLocked
 
-from .helpers import make_db, run_logtide
+from .helpers import make_db, raw, run_logtide
 
 
 # --- files that are not logtide databases --------------------------------------------------------------
@@ -214,3 +214,24 @@ def test_an_existing_database_readable_by_others_is_made_private(tmp_path):
     with logtide.open(data):
         assert stat.S_IMODE((data / "logtide.db").stat().st_mode) == 0o600
         assert stat.S_IMODE((data / "logtide.db-wal").stat().st_mode) == 0o600
+
+
+# --- page size ----------------------------------------------------------------------------------------
+
+def test_a_new_database_has_the_chosen_page_size_and_an_old_one_keeps_its_own(tmp_path, monkeypatch):
+    from logtide.storage import opening
+
+    make_db(tmp_path / "new", rows=3)
+    with raw(tmp_path / "new") as conn:
+        assert conn.execute("PRAGMA page_size").fetchone()[0] == opening.PAGE_SIZE == 4096
+    monkeypatch.setattr(opening, "PAGE_SIZE", 1024)  # a database created with another page size ...
+    make_db(tmp_path / "old", rows=30, cdc=True)
+    monkeypatch.undo()
+    with logtide.open(tmp_path / "old") as db:  # ... opens, reads and writes with the one it has
+        s = db.session()
+        s.execute("INSERT INTO ks.t (k, c, v) VALUES (0, 100, 'after')")
+        assert len(list(s.execute("SELECT * FROM ks.t"))) == 31
+    with raw(tmp_path / "old") as conn:
+        assert conn.execute("PRAGMA page_size").fetchone()[0] == 1024
+    out = run_logtide("check", "--data-dir", str(tmp_path / "old"))
+    assert out.returncode == 0, out.stdout + out.stderr
