@@ -116,12 +116,12 @@ def main() -> None:
         ceiling = timed(spark.read.format("bench-ceiling").load())
         table_cql = timed(spark.read.format("logtide").options(**cql, splits="4").load())
         table_path = timed(spark.read.format("logtide").options(path=str(data), table="ks.t", splits="4").load())
-        cdc = timed(spark.read.format("logtide-cdc").options(**cql, confidenceWindow="0s").load())
+        cdc = timed(spark.read.format("logtide-cdc").options(**cql, confidenceWindow="0s", splits="4").load())
         log_rows = spark.read.format("logtide-cdc").options(**cql, confidenceWindow="0s").load().count()
         print(f"ceiling (trivial Arrow source)   {n / ceiling:10.0f} rows/s")
         print(f"logtide, CQL (4 ranges)          {n / table_cql:10.0f} rows/s  {ceiling / table_cql:.2f}x ceiling")
         print(f"logtide, path (4 ranges)         {n / table_path:10.0f} rows/s  {ceiling / table_path:.2f}x ceiling")
-        print(f"logtide-cdc, CQL ({log_rows} rows)  {log_rows / cdc:10.0f} rows/s  "
+        print(f"logtide-cdc, CQL (4 splits, {log_rows} rows) {log_rows / cdc:10.0f} rows/s  "
               f"{(n / ceiling) and (log_rows / cdc) / (n / ceiling):.2f}x ceiling")
 
         if args.skip_job:

@@ -1,19 +1,24 @@
-"""Result values of SELECT rows, with a one-pass path for rows read from uniform (CDC log) records.
+"""Result values of SELECT rows: a one-pass path for selections of plain columns.
 
-Consumers read the CDC log by stream and time window, ``SELECT * FROM ks.t_scylla_cdc_log WHERE
-"cdc$stream_id" = ? AND "cdc$time" > ? ...`` (ScyllaDB's CDC docs, "Querying CDC log tables"): many
-rows of one partition, every column a plain column.  For such a selection the work that is the same
-for every row -- which column comes from where, and with which codec -- is planned once per query
-and the partition key values are deserialized once per partition (``docs/performance.md``,
-"Reading the CDC log").  Values are exactly those of each selector's ``compute``.
+A selection of plain columns (``SELECT *``, ``SELECT a, b``, the Spark sources' token-range scans,
+consumers reading the CDC log by stream and time window) is planned once per query: where each
+value comes from (partition key, clustering, the row's values, the static row).  Each result row is
+first kept as the stored bytes of its values (:func:`raw_values`); from those the embedded API
+deserializes Python values (:func:`raw_decoder`: integers and uuids inline, partition key values
+once per partition) and the server writes the protocol's ``[bytes]`` as they are
+(:func:`raw_encoder`), with no round trip through Python values (``docs/performance.md``, "Reading
+the CDC log" and "Reading base tables").  Values are exactly those of each selector's ``compute``.
+Any other selection goes through each selector's ``compute`` (:func:`row_projector`).
 """
 
 from __future__ import annotations
 
+import struct
 import uuid
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column
+from .read import column_bytes
 
 if TYPE_CHECKING:
     from .select import CqlRow, Selected
@@ -23,6 +28,7 @@ _new = object.__new__
 _set = object.__setattr__
 _UNKNOWN = uuid.SafeUUID.unknown
 _UUID = uuid.UUID
+_NULL = b"\xff\xff\xff\xff"
 
 
 def _int_size(col: Column) -> int:
@@ -63,52 +69,136 @@ def _fast_deserializer(col: Column) -> Callable[[bytes], Any]:
 
 
 def row_projector(selected: list["Selected"]) -> Callable[["CqlRow"], list[Any]]:
-    """The result values of a row for a selection.
-
-    When every selector is a plain non-static column, rows read from uniform records (CDC log rows,
-    ``read.uniform_live_row``) are projected in one pass over a plan made once per query.  Any
-    other row or selection goes through each selector's ``compute``."""
+    """The result values of a row for any selection: each selector's ``compute``."""
     computes = [s.compute for s in selected]
 
     def general(r: "CqlRow") -> list[Any]:
         return [c(r) for c in computes]
-    cols = [s.column for s in selected]
-    if any(c is None or c.kind == STATIC or c.type.is_multicell for c in cols):
-        return general
-    # partition key values are shared by the rows of a partition only when immutable (native types)
-    key_plan = [(i, c.position, _fast_deserializer(c)) for i, c in enumerate(cols)  # type: ignore[union-attr]
-                if c.kind == PARTITION_KEY and c.type.kind == "native"]  # type: ignore[union-attr]
-    shared = {i for i, _, _ in key_plan}
-    pk_plan = [(i, c.position, _fast_deserializer(c)) for i, c in enumerate(cols)  # type: ignore[union-attr]
-               if c.kind == PARTITION_KEY and i not in shared]  # type: ignore[union-attr]
-    ck_plan = [(i, c.position, _int_size(c), _fast_deserializer(c)) for i, c in enumerate(cols)  # type: ignore
-               if c.kind == CLUSTERING]  # type: ignore[union-attr]
-    value_plan = [(i, c.name, _int_size(c), _fast_deserializer(c)) for i, c in enumerate(cols)  # type: ignore
-                  if not c.is_primary_key]  # type: ignore[union-attr]
-    from_bytes = int.from_bytes
-    template: list[Any] = [None] * len(cols)
-    last_key: list[Any] = [None]
+    return general
 
-    def project(r: "CqlRow") -> list[Any]:
-        row = r.row
-        if row is None or row.values is None:
-            return general(r)
+
+def plain_columns(selected: list["Selected"]) -> list[Column] | None:
+    """The columns of a selection of plain columns (aliases allowed), or None for any other selection."""
+    cols = [s.column for s in selected]
+    return None if any(c is None for c in cols) else cols  # type: ignore[return-value]
+
+
+def raw_values(cols: list[Column]) -> Callable[["CqlRow"], list[bytes | None]]:
+    """The stored bytes of a row's values for a selection of plain columns (None for null): what
+    ``CqlRow.bytes_of`` gives for each column, in one pass over a plan made once per query."""
+    key_plan = [(i, c.position) for i, c in enumerate(cols) if c.kind == PARTITION_KEY]
+    ck_plan = [(i, c.position) for i, c in enumerate(cols) if c.kind == CLUSTERING]
+    value_plan = [(i, c.name) for i, c in enumerate(cols) if not c.is_primary_key and c.kind != STATIC]
+    value_cols = [(i, c) for i, c in enumerate(cols) if not c.is_primary_key and c.kind != STATIC]
+    static_cols = [(i, c) for i, c in enumerate(cols) if c.kind == STATIC]
+    # a uniform record (a CDC log row) has no element cells: its non-frozen collections are null
+    multicell = any(c.type.is_multicell for _, c in value_cols)
+    n = len(cols)
+
+    def raw(r: "CqlRow") -> list[bytes | None]:
+        out: list[bytes | None] = [None] * n
         key = r.key
-        if key is not last_key[0]:
-            last_key[0] = key
-            for i, at, des in key_plan:
-                template[i] = des(key[at])
-        out = template.copy()
-        for i, at, des in pk_plan:
-            out[i] = des(key[at])
-        clustering = row.clustering
-        for i, at, size, des in ck_plan:  # integers inline: most log columns are
-            b = clustering[at]
-            out[i] = from_bytes(b, "big", signed=True) if len(b) == size else des(b)
-        get = row.values.get
-        for i, at, size, des in value_plan:
-            b = get(at)
+        for i, at in key_plan:
+            out[i] = key[at]
+        row = r.row
+        if row is not None:
+            clustering = row.clustering
+            for i, at in ck_plan:
+                out[i] = clustering[at]
+            values = row.values
+            if values is not None and not (multicell and row.liveness is not None):
+                get = values.get
+                for i, name in value_plan:
+                    out[i] = get(name)
+            else:
+                for i, c in value_cols:
+                    out[i] = column_bytes(row, c)
+        static = r.static
+        if static is not None:
+            for i, c in static_cols:
+                out[i] = column_bytes(static, c)
+        return out
+    return raw
+
+
+def raw_decoder(cols: list[Column]) -> Callable[[list[bytes | None]], list[Any]]:
+    """Python values from :func:`raw_values` (what ``type.deserialize`` gives): integers and uuids
+    decoded inline, and a partition key value deserialized once for the rows of its partition when
+    it is immutable (a native type)."""
+    from_bytes = int.from_bytes
+    int_plan = [(i, _int_size(c), _fast_deserializer(c)) for i, c in enumerate(cols)
+                if _int_size(c) > 0 and c.kind != PARTITION_KEY]
+    other_plan = [(i, _fast_deserializer(c)) for i, c in enumerate(cols)
+                  if _int_size(c) < 0 and not (c.kind == PARTITION_KEY and c.type.kind == "native")]
+    shared_plan = [(i, _fast_deserializer(c)) for i, c in enumerate(cols)
+                   if c.kind == PARTITION_KEY and c.type.kind == "native"]
+    last: dict[int, tuple[bytes, Any]] = {}
+
+    def decode(raw: list[bytes | None]) -> list[Any]:
+        out = raw.copy()
+        for i, des in shared_plan:
+            b = raw[i]
+            if b is not None:
+                hit = last.get(i)
+                if hit is not None and hit[0] is b:
+                    out[i] = hit[1]
+                else:
+                    v = out[i] = des(b)
+                    last[i] = (b, v)
+        for i, size, des in int_plan:
+            b = raw[i]
             if b is not None:
                 out[i] = from_bytes(b, "big", signed=True) if len(b) == size else des(b)
+        for i, des in other_plan:
+            b = raw[i]
+            if b is not None:
+                out[i] = des(b)
         return out
-    return project
+    return decode
+
+
+def wire_exact(t: Any) -> bool:
+    """Whether stored bytes of type ``t`` are already what serializing their deserialized value gives.
+
+    Every value is stored as the type's canonical serialization (``types_codec``: sets and maps
+    sorted by the comparator, ``EMPTY`` kept), so they are, except user types: a frozen value
+    written before ``ALTER TYPE ... ADD`` has fewer fields than the type now has, and a read
+    returns it with the new fields null."""
+    if t.kind == "udt":
+        return False
+    k = t.kind
+    inner: tuple = ()
+    if k in ("list", "set"):
+        inner = (t.element,)
+    elif k == "map":
+        inner = (t.key, t.value)
+    elif k == "tuple":
+        inner = tuple(t.items)
+    return all(wire_exact(i) for i in inner)
+
+
+def raw_encoder(cols: list[Column]) -> Callable[[list[list[bytes | None]]], bytes]:
+    """A Rows result's ``<rows_content>`` (protocol v3 to v5) from :func:`raw_values` rows: each value
+    as ``[bytes]``, as stored, the same bytes as serializing the deserialized value (``wire_exact``;
+    values of other types do make that round trip)."""
+    again = [(i, (lambda b, t=c.type: t.serialize(t.deserialize(b))))
+             for i, c in enumerate(cols) if not wire_exact(c.type)]
+    pack = struct.Struct(">i").pack
+
+    def encode(rows: list[list[bytes | None]]) -> bytes:
+        out: list[bytes] = []
+        add = out.append
+        for raw in rows:
+            if again:
+                raw = raw.copy()
+                for i, f in again:
+                    if raw[i] is not None:
+                        raw[i] = f(raw[i])
+            for b in raw:
+                if b is None:
+                    add(_NULL)
+                else:
+                    add(pack(len(b)))
+                    add(b)
+        return b"".join(out)
+    return encode

@@ -19,43 +19,67 @@ from ..storage.envelope import RecordDamaged
 from ..storage.records import decode_row_or_uniform, uniform_row_data
 from ..storage.sqlite import Txn
 
+_INT = struct.Struct(">i")
+
 
 class LiveRow:
     """The live content of one row: atomic cells and ordered element cells of complex columns.
 
     A row read from a uniform record (a CDC log row, ``storage/records.py``) carries its values as
     ``values`` with the one ``liveness`` they share; ``cells`` is then built only when asked for
-    (SELECT reads ``values`` directly, see ``docs/performance.md``, "Reading the CDC log")."""
+    (SELECT reads ``values`` directly, see ``docs/performance.md``, "Reading the CDC log").  A row
+    read for values only (:func:`live_values_row`) carries ``values`` (atomic values and the frozen
+    form of each non-frozen collection) and its record: ``cells`` and ``complex`` are then the
+    general path's, computed from the record when first asked for."""
 
-    __slots__ = ("key", "clustering", "ck", "_cells", "complex", "static", "marker_live", "values", "liveness",
-                 "_table", "marker")
+    __slots__ = ("key", "clustering", "ck", "_cells", "_complex", "static", "marker_live", "values", "liveness",
+                 "_table", "_source", "marker")
 
     def __init__(self, key: tuple[bytes, ...], clustering: tuple[bytes, ...], ck: bytes,
                  cells: dict[str, Cell] | None = None, complex: dict[str, list[tuple[bytes, Cell]]] | None = None,
                  static: bool = False, marker_live: bool = False, values: dict[str, bytes | None] | None = None,
                  liveness: tuple[int, int, int] | None = None, table: Table | None = None,
+                 source: tuple[RowData, Deletion | None, int] | None = None,
                  marker: Liveness | None = None) -> None:
         self.key = key
         self.clustering = clustering
         self.ck = ck
         self._cells = {} if cells is None and values is None else cells
-        self.complex = {} if complex is None else complex
+        self._complex = {} if complex is None and source is None else complex
         self.static = static
         self.marker_live = marker_live
         self.values = values
         self.liveness = liveness
         self._table = table
+        self._source = source
         self.marker = marker  # the live row marker (its write time and TTL), when marker_live
 
     @property
     def cells(self) -> dict[str, Cell]:
         c = self._cells
         if c is None:
+            if self._source is not None:
+                self._from_source()
+                return self._cells  # type: ignore[return-value]
             ts, ttl, ldt = self.liveness  # type: ignore[misc]
             column = self._table.column  # type: ignore[union-attr]
             c = self._cells = {n: Cell(ts, v, ttl, ldt) for n, v in self.values.items()  # type: ignore[union-attr]
                                if v is not None and column(n) is not None}
         return c
+
+    @property
+    def complex(self) -> dict[str, list[tuple[bytes, Cell]]]:
+        c = self._complex
+        if c is None:
+            self._from_source()
+            c = self._complex
+        return c  # type: ignore[return-value]
+
+    def _from_source(self) -> None:
+        row, outer, now = self._source  # type: ignore[misc]
+        general = live_row(self._table, row, outer, now, self.key, self.ck)  # type: ignore[arg-type]
+        self._cells = {} if general is None else general._cells
+        self._complex = {} if general is None else general._complex
 
     def __repr__(self) -> str:
         return (f"LiveRow(key={self.key!r}, clustering={self.clustering!r}, cells={self.cells!r}, "
@@ -63,13 +87,13 @@ class LiveRow:
 
 
 def element_order_key(ctype: Any):
-    """Sort key for element cell keys of a non-frozen collection/UDT column."""
+    """Sort key for element cell keys of a non-frozen collection/UDT column (the comparator itself)."""
     if isinstance(ctype, T.MapType):
-        return ctype.key.comparable
+        return ctype.key._comparable
     if isinstance(ctype, T.SetType):
-        return ctype.element.comparable
+        return ctype.element._comparable
     if isinstance(ctype, T.ListType):
-        return T.TIMEUUID.comparable
+        return T.TIMEUUID._comparable
     return lambda k: k  # UDT field indices: big-endian smallints, non-negative
 
 
@@ -86,13 +110,14 @@ def live_row(table: Table, row: RowData, outer: Deletion | None, now: int, key: 
                    and not (deletion is not None and deletion.shadows(row.marker.timestamp)))
     out = LiveRow(key, row.clustering, ck, static=static, marker_live=marker_live,
                   marker=row.marker if marker_live else None)
+    cells, complex_ = out._cells, out._complex
     for name, cell in row.cells.items():
         if not cell.is_live(now) or (deletion is not None and deletion.shadows(cell.timestamp)):
             continue
         col = table.column(name)
         if col is None or _dropped(table, name, cell.timestamp):
             continue
-        out.cells[name] = cell
+        cells[name] = cell
     for name, cc in row.complex.items():
         col = table.column(name)
         if col is None or not col.type.is_multicell:
@@ -104,10 +129,61 @@ def live_row(table: Table, row: RowData, outer: Deletion | None, now: int, key: 
         if elems:
             order = element_order_key(col.type)
             elems.sort(key=lambda kc: order(kc[0]))
-            out.complex[name] = elems
-    if marker_live or out.cells or out.complex:
+            complex_[name] = elems
+    if marker_live or cells or complex_:
         return out
     return None
+
+
+def complex_plan(table: Table) -> dict[str, tuple[Column, Any]]:
+    """The table's non-frozen collection/UDT columns with their element sort keys (for :func:`live_values_row`)."""
+    return {c.name: (c, element_order_key(c.type)) for c in table.columns if c.type.is_multicell}
+
+
+def live_values_row(table: Table, row: RowData, outer: Deletion | None, now: int, key: tuple[bytes, ...],
+                    ck: bytes, plan: dict[str, tuple[Column, Any]]) -> LiveRow | None:
+    """:func:`live_row` for a reader that wants values only: the same liveness (TTL expiry, row,
+    range, partition and collection tombstones against each cell's timestamp, dropped columns),
+    decided in one pass without building a ``Cell`` view; each non-frozen collection comes out in its
+    frozen serialized form.  ``plan`` is :func:`complex_plan` of the table.  The row's ``cells`` and
+    ``complex`` are the general path's, computed from the record if something asks for them
+    (``docs/performance.md``, "Reading base tables")."""
+    deletion = row.deletion if outer is None else reconcile_deletion(row.deletion, outer)
+    dts = None if deletion is None else deletion.timestamp
+    marker = row.marker
+    live = (marker is not None and (not marker.ttl or now < marker.ldt) and (dts is None or marker.timestamp > dts))
+    marker_live = live
+    dropped = table.dropped_columns
+    column = table.column
+    values: dict[str, bytes | None] = {}
+    for name, (ts, value, ttl, ldt) in row.cells.items():
+        if value is None or (ttl and now >= ldt) or (dts is not None and ts <= dts):
+            continue
+        col = column(name)
+        if col is None or (dropped and _dropped(table, name, ts)):
+            continue
+        live = True
+        if not col.type.is_multicell:  # the general path reads a non-frozen column from its elements only
+            values[name] = value
+    for name, cc in row.complex.items():
+        entry = plan.get(name)
+        if entry is None:
+            continue
+        cdel = cc.deletion if deletion is None else reconcile_deletion(cc.deletion, deletion)
+        cdts = None if cdel is None else cdel.timestamp
+        elems = [(k, c) for k, c in cc.cells.items()
+                 if c.value is not None and (not c.ttl or now < c.ldt) and (cdts is None or c.timestamp > cdts)
+                 and not (dropped and _dropped(table, name, c.timestamp))]
+        if elems:
+            live = True
+            if len(elems) > 1:
+                order = entry[1]
+                elems.sort(key=lambda kc: order(kc[0]))
+            values[name] = assemble_complex(entry[0].type, elems)
+    if not live:
+        return None
+    return LiveRow(key, row.clustering, ck, None, None, False, marker_live, values, None, table, (row, outer, now),
+                   marker if marker_live else None)
 
 
 def uniform_live_row(table: Table, record: tuple, outer: Deletion | None, now: int, key: tuple[bytes, ...],
@@ -120,13 +196,14 @@ def uniform_live_row(table: Table, record: tuple, outer: Deletion | None, now: i
     clustering, ts, ttl, ldt, values = record
     if (ttl and now >= ldt) or (outer is not None and ts <= outer.timestamp):
         return None
-    return LiveRow(key, clustering, ck, None, None, False, True, values, (ts, ttl, ldt), table, Liveness(ts, ttl, ldt))
+    return LiveRow(key, clustering, ck, None, None, False, True, values, (ts, ttl, ldt), table,
+                   marker=Liveness(ts, ttl, ldt))
 
 
 def assemble_complex(ctype: Any, elems: list[tuple[bytes, Cell]]) -> bytes:
     """The frozen serialized value of a non-frozen collection/UDT from its live element cells."""
-    out = bytearray()
     if isinstance(ctype, T.UserType):
+        out = bytearray()
         by_index = {struct.unpack(">h", k)[0]: c.value for k, c in elems}
         for i in range(len(ctype.field_names)):
             v = by_index.get(i)
@@ -135,25 +212,38 @@ def assemble_complex(ctype: Any, elems: list[tuple[bytes, Cell]]) -> bytes:
             else:
                 out += struct.pack(">i", len(v)) + v
         return bytes(out)
-    out += struct.pack(">i", len(elems))
-    for k, c in elems:
-        if isinstance(ctype, T.MapType):
-            out += struct.pack(">i", len(k)) + k
-            out += struct.pack(">i", len(c.value)) + c.value
-        elif isinstance(ctype, T.SetType):
-            out += struct.pack(">i", len(k)) + k
-        else:
-            out += struct.pack(">i", len(c.value)) + c.value
-    return bytes(out)
+    pack = _INT.pack
+    parts = [pack(len(elems))]
+    add = parts.append
+    if isinstance(ctype, T.MapType):
+        for k, c in elems:
+            v = c.value
+            add(pack(len(k)))
+            add(k)
+            add(pack(len(v)))
+            add(v)
+    elif isinstance(ctype, T.SetType):
+        for k, _ in elems:
+            add(pack(len(k)))
+            add(k)
+    else:
+        for _, c in elems:
+            v = c.value
+            add(pack(len(v)))
+            add(v)
+    return b"".join(parts)
 
 
 def column_bytes(row: LiveRow, col: Column) -> bytes | None:
     """The serialized value of a non-key column in a live row (None when null)."""
+    values = row.values
+    if values is not None and row.liveness is None:  # a values-only row (live_values_row)
+        return values.get(col.name)
     if col.type.is_multicell:
         elems = row.complex.get(col.name)
         return None if not elems else assemble_complex(col.type, elems)
-    if row.values is not None:
-        return row.values.get(col.name)
+    if values is not None:
+        return values.get(col.name)
     cell = row.cells.get(col.name)
     return None if cell is None else cell.value
 
@@ -178,8 +268,12 @@ class PartitionView:
             return None
         return live_row(self.table, self.data.static, self.data.deletion, self.now, self.data.key, b"", static=True)
 
-    def rows(self, lo: bytes | None, hi: bytes | None, reverse: bool = False) -> Iterator[LiveRow]:
+    def rows(self, lo: bytes | None, hi: bytes | None, reverse: bool = False,
+             values: bool = False) -> Iterator[LiveRow]:
+        """The live clustering rows in ``[lo, hi)``; ``values``: as :func:`live_values_row` gives them
+        (for readers of values only: same rows, same values, fewer steps)."""
         table, pk, now, key = self.table, self.pk, self.now, self.data.key
+        plan = complex_plan(table) if values else None
         tid = table.store_id
         data_ = self.data
         plain = data_.deletion is None and not data_.range_tombstones
@@ -191,11 +285,14 @@ class PartitionView:
                 raise corrupt(table, pk, ck, e.reason) from None
             outer = None if plain else data_.row_deletion(ck)
             if isinstance(row, RowData):
-                lr = live_row(table, row, outer, now, key, ck)
+                lr = (live_row(table, row, outer, now, key, ck) if plan is None
+                      else live_values_row(table, row, outer, now, key, ck, plan))
             elif uniform_ok:
                 lr = uniform_live_row(table, row, outer, now, key, ck)
-            else:
+            elif plan is None:
                 lr = live_row(table, uniform_row_data(row), outer, now, key, ck)
+            else:
+                lr = live_values_row(table, uniform_row_data(row), outer, now, key, ck, plan)
             if lr is not None:
                 yield lr
 

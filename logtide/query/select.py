@@ -8,6 +8,7 @@ clustering columns when the query does not restrict clustering columns.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import struct
 from dataclasses import dataclass, field
@@ -22,9 +23,10 @@ from ..storage.keys import partition_token, serialize_partition_key, token_of
 from . import cell_meta
 from .evaluate import TermEvaluator, arg_text, call_text
 from .functions import AGGREGATES, Aggregate
-from .projection import row_projector
+from .projection import plain_columns, raw_decoder, raw_encoder, raw_values, row_projector
 from .read import LiveRow, column_bytes
 from .restrictions import FILTERING_MESSAGE, Filter, KeyRestrictions, analyse, token_bounds
+from .select_result import SelectResult
 
 
 class PartitionSource:
@@ -348,8 +350,10 @@ def _after(r: CqlRow, pk: bytes, st: PagingState, reverse: bool) -> bool:
 
 
 def cql_rows(table: Table, source: PartitionSource, kr: KeyRestrictions, reverse: bool, distinct: bool,
-             per_partition_limit: int | None, resume: PagingState | None = None) -> Iterator[CqlRow]:
-    """The rows a query addresses, before filtering on non-key columns, from a paging position on."""
+             per_partition_limit: int | None, resume: PagingState | None = None,
+             values: bool = False) -> Iterator[CqlRow]:
+    """The rows a query addresses, before filtering on non-key columns, from a paging position on
+    (``values``: read for values only, ``PartitionView.rows``)."""
     ranges = kr.clustering_ranges(table) if table.clustering_key else [(None, None)]
     if reverse:
         ranges = list(reversed(ranges))
@@ -363,7 +367,7 @@ def cql_rows(table: Table, source: PartitionSource, kr: KeyRestrictions, reverse
                     continue
                 static = part.static_row()
                 for lo, hi in ranges:
-                    for lr in part.rows(lo, hi, reverse):
+                    for lr in part.rows(lo, hi, reverse, values):
                         row = CqlRow(part.key, part.token, lr, static, part.pk)
                         if _after(row, part.pk, resume, reverse):
                             yield row
@@ -376,7 +380,7 @@ def cql_rows(table: Table, source: PartitionSource, kr: KeyRestrictions, reverse
             continue
         emitted = 0
         for lo, hi in ranges:
-            for lr in part.rows(lo, hi, reverse):
+            for lr in part.rows(lo, hi, reverse, values):
                 yield CqlRow(part.key, part.token, lr, static, part.pk)
                 emitted += 1
         if emitted == 0 and static is not None and whole_partition:
@@ -420,9 +424,14 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
     resume = PagingState.decode(paging_state) if paging_state else None
     if aggregating or (page_size is not None and page_size <= 0):
         page_size = None
-    returned = resume.returned if resume else 0
+    returned = first = resume.returned if resume else 0
     source_rows: Iterable[CqlRow] = cql_rows(table, ctx.source, kr, reverse, stmt.distinct, ppl,
-                                             resume if resume and resume.offset < 0 else None)
+                                             resume if resume and resume.offset < 0 else None,
+                                             not _reads_cells(stmt.selectors))
+    # plain columns: rows are kept as the stored bytes of their values (SelectResult)
+    plain = None if aggregating or stmt.json else plain_columns(selected)
+    kept: list[list[bytes | None]] | None = None if plain is None else []
+    raw = None if plain is None else raw_values(plain)
     in_memory = bool(stmt.order_by and kr.partition_keys is not None and len(kr.partition_keys) > 1)
     if in_memory:
         ordered = _sort_across_partitions(list(source_rows), reverse)
@@ -450,11 +459,14 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
                 if a is not None:
                     a.add(v)
             continue
-        rows_out.append(project(r))
+        if kept is not None:
+            kept.append(raw(r))  # type: ignore[misc]
+        else:
+            rows_out.append(project(r))
         returned += 1
         if limit is not None and returned >= limit:
             break
-        if page_size is not None and len(rows_out) >= page_size:
+        if page_size is not None and returned - first >= page_size:
             next_state = PagingState(r.token, r.pk, r.row.ck if r.row is not None else None, returned,
                                      per_part_count, consumed if in_memory else -1)
             break
@@ -462,13 +474,26 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
         vals = first_values or [None] * len(selected)
         rows_out = [[a.result() if a is not None else v for a, v in zip(aggs, vals)]]
     columns = tuple(ColumnSpec(table.keyspace, table.name, s.name, s.type) for s in selected)
-    if stmt.json:
+    if kept is not None:
+        result: ResultSet = SelectResult(columns, kept, raw_decoder(plain), raw_encoder(plain))  # type: ignore[arg-type]
+    elif stmt.json:
         result = _json_result(table, columns, rows_out)
     else:
         names = tuple(c.name for c in columns)
         result = ResultSet("rows", columns, [Row(names, v) for v in rows_out])
     result.paging_state = next_state.encode() if next_state is not None else None
     return result
+
+
+def _reads_cells(node: Any) -> bool:
+    """Whether selectors call ``writetime`` or ``ttl`` (which read cells, not only values)."""
+    if isinstance(node, ast.FunctionCall) and node.name in ("writetime", "ttl"):
+        return True
+    if isinstance(node, (list, tuple)):
+        return any(_reads_cells(n) for n in node)
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        return any(_reads_cells(getattr(node, f.name)) for f in dataclasses.fields(node))
+    return False
 
 
 def _sort_across_partitions(rows: list[CqlRow], reverse: bool) -> list[CqlRow]:
@@ -530,7 +555,8 @@ class VirtualPartition:
     def static_row(self) -> LiveRow | None:
         return self.static
 
-    def rows(self, lo: bytes | None, hi: bytes | None, reverse: bool = False) -> Iterator[LiveRow]:
+    def rows(self, lo: bytes | None, hi: bytes | None, reverse: bool = False,
+             values: bool = False) -> Iterator[LiveRow]:
         rows = [r for r in self.clustered if (lo is None or r.ck >= lo) and (hi is None or r.ck < hi)]
         return iter(reversed(rows) if reverse else rows)
 

@@ -365,11 +365,15 @@ def _metadata(w: BodyWriter, columns: Sequence[ColumnSpec], version: int, *, pag
 
 def rows(columns: Sequence[ColumnSpec], values: Sequence[Sequence[Any]], version: int, *,
          paging_state: bytes | None = None, no_metadata: bool = False,
-         new_metadata_id: bytes | None = None) -> Response:
-    """A Rows result: metadata (or NO_METADATA), paging state when more pages follow, then the rows."""
+         new_metadata_id: bytes | None = None, encoded: tuple[int, bytes] | None = None) -> Response:
+    """A Rows result: metadata (or NO_METADATA), paging state when more pages follow, then the rows:
+    ``values`` as Python values, or ``encoded`` as ``(count, rows_content)`` (``SelectResult.wire_rows``)."""
     w = BodyWriter().int(ROWS)
     _metadata(w, columns, version, paging_state=paging_state, no_metadata=no_metadata,
               new_metadata_id=new_metadata_id)
+    if encoded is not None:
+        w.int(encoded[0]).raw(encoded[1])
+        return RESULT, w.getvalue()
     w.int(len(values))
     for row in values:
         datatypes.encode_row(w, row, columns)

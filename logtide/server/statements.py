@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from logtide.errors import InvalidRequest
+from logtide.query.select_result import SelectResult
 from logtide.result import ColumnSpec, ResultSet, SchemaChange
 
 from . import messages as M
@@ -125,8 +126,10 @@ class StatementRunner:
                     no_metadata = skip_metadata
             else:
                 no_metadata = skip_metadata
-            response = M.rows(result.columns, result.rows, version, paging_state=result.paging_state,
-                              no_metadata=no_metadata, new_metadata_id=new_id)
+            wire = result.wire_rows() if isinstance(result, SelectResult) else None
+            response = M.rows(result.columns, () if wire is not None else result.rows, version,
+                              paging_state=result.paging_state, no_metadata=no_metadata, new_metadata_id=new_id,
+                              encoded=wire)
             return Outcome(response, warnings)
         if kind == "set_keyspace":
             return Outcome(M.set_keyspace(result.keyspace or ""), warnings)

@@ -30,8 +30,9 @@ from .options import (Connection, OptionError, check_known, lowered, parse_durat
 from .table_info import TableInfo, load_table
 
 CDC_KEYS = Connection.KEYS | {"startingoffsets", "startingtimestamp", "endingtimestamp", "confidencewindow",
-                              "maxrowspertrigger"}
+                              "maxrowspertrigger", "splits"}
 DEFAULT_CONFIDENCE_WINDOW = "30s"
+DEFAULT_SPLITS = 16  # at most this many input partitions per generation (the table source's default splits)
 CHANGE_COLUMNS = "`_change_type` string, `_commit_version` bigint, `_commit_timestamp` timestamp"
 # cdc$operation -> Delta's _change_type
 CHANGE_TYPES = {0: "update_preimage", 1: "update_postimage", 2: "insert", 3: "delete", 4: "delete", 5: "delete",
@@ -58,6 +59,7 @@ class CdcSettings:
     starting_time: int | None
     ending_time: int | None
     max_rows: int | None
+    splits: int = DEFAULT_SPLITS
 
     @classmethod
     def parse(cls, options: Any) -> "CdcSettings":
@@ -84,7 +86,7 @@ class CdcSettings:
             starting = "json"
             start_ts += 1
         return cls(conn, conf, starting, start_ts, parse_timestamp_micros(opts, "endingTimestamp"),
-                   parse_int(opts, "maxRowsPerTrigger", None))
+                   parse_int(opts, "maxRowsPerTrigger", None), parse_int(opts, "splits", DEFAULT_SPLITS))
 
 
 def log_schema_ddl(log: TableInfo) -> str:
@@ -151,7 +153,16 @@ class LogReading:
                 raise OptionError(f"column {n!r} of the given schema is not a column of the CDC log")
 
     def plan(self, gens: list, lo: int, hi: int) -> list[VnodeGroupPartition]:
-        return [VnodeGroupPartition(group, a, b) for g, a, b in spans(gens, lo, hi) for group in g.groups]
+        """Per generation overlapping ``(lo, hi]``, its vnode groups in token order dealt into at most
+        ``splits`` input partitions of consecutive groups (one group each when there are no more)."""
+        out = []
+        for g, a, b in spans(gens, lo, hi):
+            groups = g.groups
+            n = min(self.settings.splits, len(groups))
+            for i in range(n):
+                run = groups[len(groups) * i // n:len(groups) * (i + 1) // n]
+                out.append(VnodeGroupPartition(tuple(s for group in run for s in group), a, b))
+        return out
 
     def now_bound(self) -> int:
         return int(time.time() * 1_000_000) - self.settings.confidence
@@ -195,11 +206,10 @@ class LogReading:
                  f'WHERE "{L.STREAM_ID}" = ? AND "{L.TIME}" > ? AND "{L.TIME}" <= ?')
         lo, hi = time_bound(partition.lo), time_bound(partition.hi)
         with shared_client(self.settings.conn) as client:
-            for stream in partition.streams:
-                for page in client.pages(query, (stream, lo, hi)):
-                    batch = batcher.add(page)
-                    if batch is not None:
-                        yield batch
+            for page in client.pages_of_each(query, [(stream, lo, hi) for stream in partition.streams]):
+                batch = batcher.add(page)
+                if batch is not None:
+                    yield batch
         batch = batcher.flush()
         if batch is not None:
             yield batch

@@ -8,6 +8,8 @@ executor's ``read()``) and never pickled.
 from __future__ import annotations
 
 import atexit
+import collections
+import itertools
 import logging
 import re
 import threading
@@ -32,6 +34,11 @@ class Client:
                 page = []
         if page:
             yield page
+
+    def pages_of_each(self, query: str, params: Iterable[Sequence[Any]]) -> Iterator[list]:
+        """The pages of ``query`` run with each of ``params`` in turn (one query after another)."""
+        for p in params:
+            yield from self.pages(query, p)
 
     def execute(self, query: str, params: Sequence[Any] = ()) -> None:
         for _ in self.rows(query, params):
@@ -108,6 +115,34 @@ class CqlClient(Client):
             if future is None:
                 return
 
+    def pages_of_each(self, query: str, params: Iterable[Sequence[Any]], ahead: int = 8) -> Iterator[list]:
+        """The pages of ``query`` run with each of ``params``, in that order, with the first pages of up
+        to ``ahead`` queries in flight: small queries (a CDC stream's window) overlap their round
+        trips instead of waiting for one another."""
+        stmt = self.prepare(query)
+        stmt.fetch_size = self.page_size
+        todo = iter([tuple(p) for p in params])
+        in_flight: collections.deque = collections.deque()
+
+        def launch() -> None:
+            p = next(todo, None)
+            if p is not None:
+                in_flight.append((p, self.session.execute_async(stmt, p)))
+
+        for _ in range(ahead):
+            launch()
+        while in_flight:
+            p, future = in_flight.popleft()
+            launch()
+            while future is not None:
+                result = future.result()
+                page = result.current_rows
+                future = None
+                if result.paging_state is not None:
+                    future = self.session.execute_async(stmt, p, paging_state=result.paging_state)
+                if page:
+                    yield page
+
     def execute_many(self, statements: list[tuple[str, Sequence[Any]]], concurrency: int = 32) -> None:
         """Run independent writes concurrently; raises the first failure."""
         from cassandra.concurrent import execute_concurrent
@@ -174,6 +209,18 @@ class LocalClient(Client):
     def rows(self, query: str, params: Sequence[Any] = ()) -> Iterator[tuple]:
         yield from (tuple(r) for r in self.session.execute(query, list(params) if params else None))
 
+    def pages(self, query: str, params: Sequence[Any] = ()) -> Iterator[list]:
+        """The rows of one SELECT (one snapshot) in pages of plain value lists, decoded a page at a time."""
+        from ..query.select_result import SelectResult
+
+        result = self.session.execute(query, list(params) if params else None)
+        values = result.value_lists() if isinstance(result, SelectResult) else (tuple(r) for r in result)
+        while True:
+            page = list(itertools.islice(values, 5000))
+            if not page:
+                return
+            yield page
+
     def close(self) -> None:
         self.db.close()
 
@@ -230,6 +277,9 @@ class _Borrowed(Client):
 
     def pages(self, query: str, params: Sequence[Any] = ()) -> Iterator[list]:
         return self.client.pages(query, params)
+
+    def pages_of_each(self, query: str, params: Iterable[Sequence[Any]]) -> Iterator[list]:
+        return self.client.pages_of_each(query, params)
 
     def execute_many(self, statements: list[tuple[str, Sequence[Any]]], concurrency: int = 32) -> None:
         self.client.execute_many(statements, concurrency)

@@ -56,6 +56,11 @@ def test_batch_read_of_the_log_equals_the_log_table_with_change_columns(spark, t
         local = (spark.read.format("logtide-cdc").option("path", str(tmp_path / "d")).option("table", "ks.t")
                  .option("confidenceWindow", "0s").load())
         assert local.count() == len(rows)
+        # splits: the 4 vnode groups in 2 input partitions, each reading its streams' queries overlapped
+        packed = (spark.read.format("logtide-cdc").option("host", "127.0.0.1").option("port", srv.port)
+                  .option("table", "ks.t").option("confidenceWindow", "0s").option("splits", "2").load())
+        assert packed.rdd.getNumPartitions() == 2
+        assert sorted(map(tuple, packed.collect())) == sorted(map(tuple, rows))
     finally:
         c.shutdown()
         srv.stop()
@@ -123,7 +128,8 @@ def test_bad_cdc_options_get_clear_errors(spark, tmp_path):
         base = {"host": "127.0.0.1", "port": str(srv.port)}
         cases = [({"table": "ks.plain"}, "has no CDC log"),
                  ({"table": "ks.plain", "confidenceWindow": "soon"}, "option confidenceWindow"),
-                 ({"table": "ks.plain", "startingOffsets": "earliest", "startingTimestamp": "0"}, "exclude each other")]
+                 ({"table": "ks.plain", "startingOffsets": "earliest", "startingTimestamp": "0"}, "exclude each other"),
+                 ({"table": "ks.plain", "splits": "0"}, "option splits")]
         for opts, message in cases:
             with pytest.raises(PySparkException) as e:
                 spark.read.format("logtide-cdc").options(**base, **opts).load().collect()

@@ -1,0 +1,58 @@
+"""The result of a SELECT of plain columns, kept as the stored bytes of its values.
+
+An embedded caller reads ``rows`` (Python values, deserialized on first access); the server writes
+``wire_rows()`` into its Rows response: the stored bytes of each value, with no round trip through
+Python values (``docs/performance.md``, "Reading base tables").  Both come from the same bytes, so
+they hold the same values.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
+from ..result import ColumnSpec, ResultSet, Row
+
+RawRow = list  # the stored bytes of a row's values, None for null (``projection.raw_values``)
+
+
+class SelectResult(ResultSet):
+    """A ``rows`` result whose values are deserialized when asked for."""
+
+    def __init__(self, columns: tuple[ColumnSpec, ...], raw: list[RawRow], decode: Callable[[RawRow], list[Any]],
+                 encode: Callable[[list[RawRow]], bytes]) -> None:
+        super().__init__("rows", columns)
+        self._rows: list[Row] | None = None
+        self._raw: list[RawRow] | None = raw
+        self._decode = decode
+        self._encode = encode
+
+    def _get_rows(self) -> list[Row]:
+        rows = self._rows
+        if rows is None:
+            names = tuple(c.name for c in self.columns)
+            decode = self._decode
+            rows = self._rows = [Row(names, decode(r)) for r in self._raw]  # type: ignore[union-attr]
+        return rows
+
+    def _set_rows(self, rows: list[Row]) -> None:
+        self._rows = rows
+        self._raw = None  # the rows given are the result now
+
+    rows = property(_get_rows, _set_rows)  # type: ignore[assignment]
+
+    def __len__(self) -> int:
+        return len(self._raw) if self._rows is None else len(self._rows)  # type: ignore[arg-type]
+
+    def value_lists(self) -> Iterator[list[Any]]:
+        """Each row's values as a plain list (``rows`` without the ``Row`` objects), decoded one at a time."""
+        if self._raw is None or self._rows is not None:
+            yield from (list(r) for r in self.rows)
+            return
+        yield from map(self._decode, self._raw)
+
+    def wire_rows(self) -> tuple[int, bytes] | None:
+        """The number of rows and their values as a Rows result's ``<rows_content>`` (protocol v3 to
+        v5), or None when a caller replaced ``rows`` (then encode those)."""
+        if self._raw is None:
+            return None
+        return len(self._raw), self._encode(self._raw)
