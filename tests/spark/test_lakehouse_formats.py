@@ -7,14 +7,12 @@ import datetime
 
 import pytest
 
-import logtide
-from logtide.spark.lakehouse_job import lakehouse
+from .test_lakehouse import db, run_until_caught_up  # noqa: F401 - db: the module's logtide data directory
 
 pytest.importorskip("deltalake")
 pl = pytest.importorskip("polars")
 
-KS = "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"
-TYPE = "CREATE TYPE ks.addr (street text, zip int)"
+TYPE = "CREATE TYPE IF NOT EXISTS ks.addr (street text, zip int)"
 TABLE = ("CREATE TABLE ks.{t} (pk int, ck text, a text, b int, s set<text>, m map<text, int>, ad frozen<addr>, "
          "st text static, PRIMARY KEY (pk, ck))")
 FEED = "ALTER TABLE ks.{t} ADD CHANGEFEED f WITH (MODE = '{mode}', FORMAT = '{format}', TOPIC_MIN_ACTIVE_PARTITIONS = 2)"
@@ -98,27 +96,11 @@ def base_rows(session, table: str) -> tuple[list[str], list[tuple]]:
     return cols, rows_of([dict(zip(cols, r)) for r in rs], cols)
 
 
-@pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    """A logtide data directory with keyspace ks and type ks.addr, written in-process and read with ``path``."""
-    data = tmp_path_factory.mktemp("lakehouse-formats") / "data"
-    with logtide.open(data, synchronous="OFF") as d:
-        d.session().execute(KS)
-        d.session().execute(TYPE)
-        d.data_dir = str(data)
-        yield d
-
-
-def run_until_caught_up(spark, **kwargs) -> None:
-    q = lakehouse(spark, until_caught_up=True, **kwargs)
-    q.awaitTermination()
-    assert q.exception() is None, q.exception()
-
-
 @pytest.mark.parametrize("fmt,mode", FEEDS)
-def test_delta_replica_and_parquet_change_table_of_a_feed_in_this_format(spark, db, tmp_path, fmt, mode):
+def test_delta_replica_and_parquet_change_table_of_a_feed_in_this_format(spark, db, tmp_path, fmt, mode):  # noqa: F811
     t = f"{fmt.split('_')[0].lower()}_{mode.lower()}"
     s = db.session()
+    s.execute(TYPE)
     s.execute(TABLE.format(t=t))
     s.execute(FEED.format(t=t, mode=mode, format=fmt))
     delta = tmp_path / "delta"
