@@ -14,7 +14,10 @@ The bar goes to standard error, and only when standard error is a terminal
 (so a command's standard output stays exactly the same either way, and logs,
 pipes and tests see no bar).  ``total`` may be None when the amount is not
 known in advance (the bar then counts up).  ``enabled=False`` forces it off;
-``enabled=True`` forces it on (tests).
+``enabled=True`` forces it on (tests).  ``counter=False`` makes it a status
+line: only the label, which ``describe`` replaces (a streaming job's
+``batch 3: 120 records, lag 40 records``), and the last one stays on the
+terminal when the step ends.
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ def _columns(stream: IO[str]) -> int:
 
 @contextlib.contextmanager
 def progress(label: str, total: int | None = None, unit: str = "rows", enabled: bool | None = None,
-             stream: IO[str] | None = None) -> Iterator[Progress]:
+             stream: IO[str] | None = None, counter: bool = True) -> Iterator[Progress]:
     """A progress report for one long step: shown on a terminal (standard error), silent otherwise."""
     out = stream if stream is not None else sys.stderr
     show = on_terminal(out) if enabled is None else enabled
@@ -72,8 +75,9 @@ def progress(label: str, total: int | None = None, unit: str = "rows", enabled: 
     from tqdm import tqdm
 
     sized = _columns(out) > 0  # a terminal that reports no size (a bare pty) gets 80 columns
-    bar = tqdm(total=total, desc=label, unit=f" {unit}", file=out, leave=False, dynamic_ncols=sized,
-               ncols=None if sized else 80, nrows=None if sized else 24, mininterval=0.2)
+    bar = tqdm(total=total, desc=label, unit=f" {unit}", file=out, leave=not counter, dynamic_ncols=sized,
+               ncols=None if sized else 80, nrows=None if sized else 24, mininterval=0.2,
+               bar_format=None if counter else "{desc}")
     try:
         yield Progress(bar)
     finally:

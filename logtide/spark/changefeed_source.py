@@ -210,6 +210,7 @@ class ChangefeedStreamReader(*STREAM_BASES):  # type: ignore[misc]
         self._access: TopicAccess | None = None
         self.available_now: Offsets | None = None
         self.last: Offsets | None = None
+        self.ends: Offsets | None = None  # every partition's end at the last latestOffset (the lag's end)
 
     def __getstate__(self) -> dict:  # executors get a copy without the driver's connection
         state = dict(self.__dict__)
@@ -253,7 +254,7 @@ class ChangefeedStreamReader(*STREAM_BASES):  # type: ignore[misc]
             begin = from_json(start)
         else:
             begin = self.last if self.last is not None else from_json(self.initialOffset())
-        target = {p: hi for p, (_, hi) in enumerate(self.access().partitions())}
+        target = self.ends = {p: hi for p, (_, hi) in enumerate(self.access().partitions())}
         if self.available_now is not None:
             target = {p: min(hi, self.available_now.get(p, hi)) for p, hi in target.items()}
         target = {p: max(begin.get(p, 0), hi) for p, hi in target.items()}
@@ -268,6 +269,12 @@ class ChangefeedStreamReader(*STREAM_BASES):  # type: ignore[misc]
         if start is None:
             self.last = target
         return to_json(target)
+
+    def reportLatestOffset(self) -> dict | None:
+        """Every partition's end when the last micro-batch was planned, for the query's progress
+        (``sources[0].latestOffset``: the lag is its sum minus the batch's end offset's).  Spark 4.2+
+        calls it after ``latestOffset(start, limit)``; 4.0/4.1 never do, and show no lag."""
+        return None if self.ends is None else to_json(self.ends)
 
     @user_errors
     def partitions(self, start: dict, end: dict) -> list:

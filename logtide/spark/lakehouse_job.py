@@ -120,7 +120,9 @@ def lakehouse(spark: Any, source: str, target: str | os.PathLike, format: str = 
 
 
 def progress_line(query: Any) -> str | None:
-    """``batch N: R records, lag L records`` from the query's last progress (None before the first)."""
+    """``batch N: R records, lag L records`` from the query's last progress (None before the first). L is the
+    sum of the source's ``latestOffset`` (every partition's end, from ``reportLatestOffset``) minus that of
+    ``endOffset``; without a ``latestOffset`` (Spark 4.0/4.1 never ask for it) the line has no lag."""
     p = query.lastProgress
     if not p:
         return None

@@ -77,37 +77,33 @@ def run_job(job: str, master: str, start: Callable[[Any, Say], Any], status: Cal
     except ImportError:
         print("logtide pipeline: pyspark is not installed (pip install 'logtide[spark]')", file=sys.stderr)
         return 2
+    from ..progress import progress
     from .options import OptionError
 
-    tty = sys.stderr.isatty()
     name = f"logtide pipeline {job}"
-
-    def say(msg: str) -> None:
-        if tty:
-            print(f"\r\033[K{msg}", end="", file=sys.stderr, flush=True)
-
     spark = spark_session(master, name)
     try:
-        query = start(spark, say)
-        while query.isActive:
-            query.awaitTermination(2)
-            line = status(query)
-            if line is not None:
-                say(line)
-        if query.exception() is not None:
-            raise RuntimeError(error_line(query.exception()))
+        with progress(name, counter=False) as bar:  # a status line on a terminal (logtide.progress), else nothing
+            query = start(spark, bar.describe)
+            ended = False
+            while not ended:  # the status after every wait, the last one after the query's end
+                ended = bool(query.awaitTermination(2)) or not query.isActive
+                line = status(query)
+                if line is not None:
+                    bar.describe(line)
+            failure = query.exception()
+        if failure is not None:
+            raise RuntimeError(error_line(failure))
     except KeyboardInterrupt:
         return 130
     except (OptionError, ConnectionError, RuntimeError) as e:
-        print(f"\n{name}: {e}" if tty else f"{name}: {e}", file=sys.stderr)
+        print(f"{name}: {e}", file=sys.stderr)
         return 1
     except Exception as e:  # a Spark failure: one line, never a traceback
         print(f"{name}: {error_line(e)}", file=sys.stderr)
         return 1
     finally:
         spark.stop()
-    if tty:
-        print(file=sys.stderr)
     print(done)
     return 0
 

@@ -26,7 +26,7 @@ def test_progress_is_silent_on_a_pipe_and_counts_when_forced():
     assert "scanning ks.t" in shown.getvalue() and "2/3" in shown.getvalue()
 
 
-def run_on_terminal(argv: list[str]) -> tuple[subprocess.CompletedProcess, bytes]:
+def run_on_terminal(argv: list[str], timeout: float = 120) -> tuple[subprocess.CompletedProcess, bytes]:
     """Run a logtide command with its standard error on a pseudo-terminal: (result, what the terminal got)."""
     leader, follower = pty.openpty()
     shown = bytearray()
@@ -45,7 +45,7 @@ def run_on_terminal(argv: list[str]) -> tuple[subprocess.CompletedProcess, bytes
     reader.start()
     try:
         done = subprocess.run([sys.executable, "-m", "logtide", *argv], stdout=subprocess.PIPE, stderr=follower,
-                              timeout=120)
+                              timeout=timeout)
     finally:
         os.close(follower)
         reader.join(10)
@@ -70,3 +70,14 @@ def test_check_shows_progress_on_a_terminal_and_not_on_a_pipe(tmp_path):
                            capture_output=True, text=True, timeout=120)
     assert piped.returncode == 0 and piped.stderr == ""
     assert piped.stdout == done.stdout.decode()
+
+
+def test_a_status_line_shows_only_its_latest_text_and_keeps_it():
+    shown = io.StringIO()
+    with progress("logtide pipeline lakehouse", enabled=True, stream=shown, counter=False) as bar:
+        bar.describe("batch 0: 10 records, lag 20 records")
+        bar.describe("batch 1: 10 records, lag 10 records")
+    out = shown.getvalue()
+    assert "batch 1: 10 records, lag 10 records" in out
+    assert "rows" not in out and "it/s" not in out  # no counter, no rate
+    assert out.endswith("batch 1: 10 records, lag 10 records\n")  # the last status stays on the terminal
