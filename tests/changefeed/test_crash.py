@@ -82,7 +82,7 @@ SCANNER = textwrap.dedent("""
     import sys
     import logtide
     db = logtide.open(sys.argv[1])
-    db.feeds.scan_chunk = 2
+    db.feeds.pause()  # the scan advances one partition every other write, so a kill lands mid-scan
     s = db.session()
     if db.catalog.find_table("ks", "t") is None:
         s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
@@ -96,6 +96,8 @@ SCANNER = textwrap.dedent("""
     while True:
         s.execute(f"UPDATE ks.t SET v = {100000 + seq} WHERE k = {(seq * 37) % 300}")
         s.execute(f"INSERT INTO ks.t (k, v) VALUES ({1000 + seq}, 0)")
+        if seq % 2 == 0:
+            db.feeds.scan_step(1)
         print(seq, flush=True)
         seq += 1
 """)
