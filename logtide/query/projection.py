@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import struct
 import uuid
-from typing import TYPE_CHECKING, Any, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column
-from .read import column_bytes
+import msgspec
+
+from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table
+from ..storage.records import uniform_values_decoder
+from .read import LiveRow, column_bytes
 
 if TYPE_CHECKING:
     from .select import CqlRow, Selected
@@ -86,6 +90,16 @@ def plain_columns(selected: list["Selected"]) -> list[Column] | None:
 def raw_values(cols: list[Column]) -> Callable[["CqlRow"], list[bytes | None]]:
     """The stored bytes of a row's values for a selection of plain columns (None for null): what
     ``CqlRow.bytes_of`` gives for each column, in one pass over a plan made once per query."""
+    raw_of = raw_values_of(cols)
+
+    def raw(r: "CqlRow") -> list[bytes | None]:
+        return raw_of(r.key, r.row, r.static)
+    return raw
+
+
+def raw_values_of(cols: list[Column]) -> Callable[[tuple[bytes, ...], LiveRow | None, LiveRow | None],
+                                                    list[bytes | None]]:
+    """:func:`raw_values` of a row given as its partition key, live row and static row."""
     key_plan = [(i, c.position) for i, c in enumerate(cols) if c.kind == PARTITION_KEY]
     ck_plan = [(i, c.position) for i, c in enumerate(cols) if c.kind == CLUSTERING]
     value_plan = [(i, c.name) for i, c in enumerate(cols) if not c.is_primary_key and c.kind != STATIC]
@@ -95,12 +109,10 @@ def raw_values(cols: list[Column]) -> Callable[["CqlRow"], list[bytes | None]]:
     multicell = any(c.type.is_multicell for _, c in value_cols)
     n = len(cols)
 
-    def raw(r: "CqlRow") -> list[bytes | None]:
+    def raw(key: tuple[bytes, ...], row: LiveRow | None, static: LiveRow | None) -> list[bytes | None]:
         out: list[bytes | None] = [None] * n
-        key = r.key
         for i, at in key_plan:
             out[i] = key[at]
-        row = r.row
         if row is not None:
             clustering = row.clustering
             for i, at in ck_plan:
@@ -113,12 +125,50 @@ def raw_values(cols: list[Column]) -> Callable[["CqlRow"], list[bytes | None]]:
             else:
                 for i, c in value_cols:
                     out[i] = column_bytes(row, c)
-        static = r.static
         if static is not None:
             for i, c in static_cols:
                 out[i] = column_bytes(static, c)
         return out
     return raw
+
+
+@dataclass(frozen=True)
+class UniformPlan:
+    """How uniform row records (CDC log rows, ``storage/records.py``) become :func:`raw_values` rows of
+    a plain-column selection in one pass per record (``read.PartitionView.value_rows``): the record's
+    ``{column: value}`` map is decoded straight into a per-selection msgspec struct whose first
+    ``selected`` fields are the selected values, so a result row is the partition key, the clustering
+    and those fields, with no ``LiveRow`` or ``CqlRow`` in between."""
+
+    decode: Callable[[memoryview], tuple]  # records.uniform_values_decoder of the struct
+    selected: int  # how many of the struct's fields are selected (the others are the table's other columns)
+    trim: bool  # whether the struct has fields beyond the selected ones
+    general: Callable[[tuple[bytes, ...], LiveRow | None, LiveRow | None], list[bytes | None]]  # raw_values_of
+
+
+def uniform_plan(table: Table, cols: list[Column]) -> UniformPlan | None:
+    """The :class:`UniformPlan` of a selection laid out as ``SELECT *`` is (the partition key columns,
+    the clustering columns, then distinct atomic regular columns), for a table without static or
+    dropped columns; None for any other selection or table (then rows go through :func:`raw_values`).
+
+    The struct keeps the table's other regular columns as fields too, so a record body is checked
+    for the same shape as ``decode_row_or_uniform`` checks it."""
+    if table.dropped_columns or any(c.kind == STATIC for c in table.columns):
+        return None
+    keys = list(table.partition_key) + list(table.clustering_key)
+    head, rest = cols[:len(keys)], cols[len(keys):]
+    if [c.name for c in head] != [c.name for c in keys]:
+        return None
+    names = [c.name for c in rest]
+    if (len(set(names)) != len(names)
+            or any(c.kind == PARTITION_KEY or c.kind == CLUSTERING or c.kind == STATIC or c.type.is_multicell
+                   for c in rest)):
+        return None
+    others = [c.name for c in table.regular_columns if c.name not in set(names)]
+    fields = names + others
+    values = msgspec.defstruct("UniformValues", [(f"v{i}", Optional[bytes], None) for i in range(len(fields))],
+                               rename={f"v{i}": name for i, name in enumerate(fields)})
+    return UniformPlan(uniform_values_decoder(values), len(names), bool(others), raw_values_of(cols))
 
 
 def raw_decoder(cols: list[Column]) -> Callable[[list[bytes | None]], list[Any]]:
