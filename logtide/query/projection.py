@@ -4,8 +4,8 @@ A selection of plain columns (``SELECT *``, ``SELECT a, b``, the Spark sources' 
 consumers reading the CDC log by stream and time window) is planned once per query: where each
 value comes from (partition key, clustering, the row's values, the static row).  Each result row is
 first kept as the stored bytes of its values (:func:`raw_values`); from those the embedded API
-deserializes Python values (:func:`raw_decoder`: integers and uuids inline, partition key values
-once per partition) and the server writes the protocol's ``[bytes]`` as they are
+deserializes Python values a page and a column at a time (:func:`raw_decoder`: integers and uuids
+inline, partition key values once per partition) and the server writes the protocol's ``[bytes]`` as they are
 (:func:`raw_encoder`), with no round trip through Python values (``docs/performance.md``, "Reading
 the CDC log" and "Reading base tables").  Values are exactly those of each selector's ``compute``.
 Any other selection goes through each selector's ``compute`` (:func:`row_projector`).
@@ -171,10 +171,11 @@ def uniform_plan(table: Table, cols: list[Column]) -> UniformPlan | None:
     return UniformPlan(uniform_values_decoder(values), len(names), bool(others), raw_values_of(cols))
 
 
-def raw_decoder(cols: list[Column]) -> Callable[[list[bytes | None]], list[Any]]:
-    """Python values from :func:`raw_values` (what ``type.deserialize`` gives): integers and uuids
-    decoded inline, and a partition key value deserialized once for the rows of its partition when
-    it is immutable (a native type)."""
+def raw_decoder(cols: list[Column]) -> Callable[[list[list[bytes | None]]], list[tuple]]:
+    """Python values (what ``type.deserialize`` gives) of a page of :func:`raw_values` rows, as one
+    tuple per row, decoded a column at a time: integers decoded inline, uuids and the other types by
+    :func:`_fast_deserializer`, and a partition key value deserialized once for the rows of its
+    partition when it is immutable (a native type)."""
     from_bytes = int.from_bytes
     int_plan = [(i, _int_size(c), _fast_deserializer(c)) for i, c in enumerate(cols)
                 if _int_size(c) > 0 and c.kind != PARTITION_KEY]
@@ -182,28 +183,33 @@ def raw_decoder(cols: list[Column]) -> Callable[[list[bytes | None]], list[Any]]
                   if _int_size(c) < 0 and not (c.kind == PARTITION_KEY and c.type.kind == "native")]
     shared_plan = [(i, _fast_deserializer(c)) for i, c in enumerate(cols)
                    if c.kind == PARTITION_KEY and c.type.kind == "native"]
-    last: dict[int, tuple[bytes, Any]] = {}
 
-    def decode(raw: list[bytes | None]) -> list[Any]:
-        out = raw.copy()
-        for i, des in shared_plan:
-            b = raw[i]
-            if b is not None:
-                hit = last.get(i)
-                if hit is not None and hit[0] is b:
-                    out[i] = hit[1]
-                else:
-                    v = out[i] = des(b)
-                    last[i] = (b, v)
-        for i, size, des in int_plan:
-            b = raw[i]
-            if b is not None:
-                out[i] = from_bytes(b, "big", signed=True) if len(b) == size else des(b)
-        for i, des in other_plan:
-            b = raw[i]
-            if b is not None:
-                out[i] = des(b)
+    def shared(column: tuple, des: Callable[[bytes], Any]) -> list[Any]:
+        out: list[Any] = []
+        add = out.append
+        last: Any = None
+        value: Any = None
+        for b in column:
+            if b is None:
+                add(None)
+                continue
+            if b is not last:
+                last, value = b, des(b)
+            add(value)
         return out
+
+    def decode(raw: list[list[bytes | None]]) -> list[tuple]:
+        if not raw:
+            return []
+        columns: list[Any] = list(zip(*raw))
+        for i, des in shared_plan:
+            columns[i] = shared(columns[i], des)
+        for i, size, des in int_plan:
+            columns[i] = [None if b is None else from_bytes(b, "big", signed=True) if len(b) == size else des(b)
+                          for b in columns[i]]
+        for i, des in other_plan:
+            columns[i] = [None if b is None else des(b) for b in columns[i]]
+        return list(zip(*columns))
     return decode
 
 

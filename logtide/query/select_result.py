@@ -8,17 +8,18 @@ they hold the same values.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from ..result import ColumnSpec, ResultSet, Row
 
+CHUNK = 5000  # rows decoded at a time by value_lists
 RawRow = list  # the stored bytes of a row's values, None for null (``projection.raw_values``)
 
 
 class SelectResult(ResultSet):
     """A ``rows`` result whose values are deserialized when asked for."""
 
-    def __init__(self, columns: tuple[ColumnSpec, ...], raw: list[RawRow], decode: Callable[[RawRow], list[Any]],
+    def __init__(self, columns: tuple[ColumnSpec, ...], raw: list[RawRow], decode: Callable[[list[RawRow]], list[tuple]],
                  encode: Callable[[list[RawRow]], bytes]) -> None:
         super().__init__("rows", columns)
         self._rows: list[Row] | None = None
@@ -31,7 +32,7 @@ class SelectResult(ResultSet):
         if rows is None:
             names = tuple(c.name for c in self.columns)
             decode = self._decode
-            rows = self._rows = [Row(names, decode(r)) for r in self._raw]  # type: ignore[union-attr]
+            rows = self._rows = [Row(names, v) for v in decode(self._raw)]  # type: ignore[arg-type]
         return rows
 
     def _set_rows(self, rows: list[Row]) -> None:
@@ -43,12 +44,15 @@ class SelectResult(ResultSet):
     def __len__(self) -> int:
         return len(self._raw) if self._rows is None else len(self._rows)  # type: ignore[arg-type]
 
-    def value_lists(self) -> Iterator[list[Any]]:
-        """Each row's values as a plain list (``rows`` without the ``Row`` objects), decoded one at a time."""
+    def value_lists(self) -> Iterator[Sequence[Any]]:
+        """Each row's values as a plain sequence (``rows`` without the ``Row`` objects), decoded
+        ``CHUNK`` rows at a time."""
         if self._raw is None or self._rows is not None:
             yield from (list(r) for r in self.rows)
             return
-        yield from map(self._decode, self._raw)
+        raw, decode = self._raw, self._decode
+        for at in range(0, len(raw), CHUNK):
+            yield from decode(raw[at:at + CHUNK])
 
     def wire_rows(self) -> tuple[int, bytes] | None:
         """The number of rows and their values as a Rows result's ``<rows_content>`` (protocol v3 to
