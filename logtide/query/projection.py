@@ -3,7 +3,7 @@
 A selection of plain columns (``SELECT *``, ``SELECT a, b``, the Spark sources' token-range scans,
 consumers reading the CDC log by stream and time window) is planned once per query: where each
 value comes from (partition key, clustering, the row's values, the static row).  Each result row is
-first kept as the stored bytes of its values (:func:`raw_values`); from those the embedded API
+first kept as the stored bytes of its values (:func:`raw_values_of`); from those the embedded API
 deserializes Python values a page and a column at a time (:func:`raw_decoder`: integers and uuids
 inline, partition key values once per partition) and the server writes the protocol's ``[bytes]`` as they are
 (:func:`raw_encoder`), with no round trip through Python values (``docs/performance.md``, "Reading
@@ -13,6 +13,7 @@ Any other selection goes through each selector's ``compute`` (:func:`row_project
 
 from __future__ import annotations
 
+import functools
 import struct
 import uuid
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import msgspec
 
-from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table
+from ..schema.model import CLUSTERING, PARTITION_KEY, REGULAR, STATIC, Column, Table
 from ..storage.records import uniform_values_decoder
 from .read import LiveRow, column_bytes
 
@@ -87,19 +88,11 @@ def plain_columns(selected: list["Selected"]) -> list[Column] | None:
     return None if any(c is None for c in cols) else cols  # type: ignore[return-value]
 
 
-def raw_values(cols: list[Column]) -> Callable[["CqlRow"], list[bytes | None]]:
-    """The stored bytes of a row's values for a selection of plain columns (None for null): what
-    ``CqlRow.bytes_of`` gives for each column, in one pass over a plan made once per query."""
-    raw_of = raw_values_of(cols)
-
-    def raw(r: "CqlRow") -> list[bytes | None]:
-        return raw_of(r.key, r.row, r.static)
-    return raw
-
-
 def raw_values_of(cols: list[Column]) -> Callable[[tuple[bytes, ...], LiveRow | None, LiveRow | None],
                                                     list[bytes | None]]:
-    """:func:`raw_values` of a row given as its partition key, live row and static row."""
+    """The stored bytes of a row's values for a selection of plain columns (None for null), the row
+    given as its partition key, live row and static row: what ``CqlRow.bytes_of`` gives for each
+    column, in one pass over a plan made once per query."""
     key_plan = [(i, c.position) for i, c in enumerate(cols) if c.kind == PARTITION_KEY]
     ck_plan = [(i, c.position) for i, c in enumerate(cols) if c.kind == CLUSTERING]
     value_plan = [(i, c.name) for i, c in enumerate(cols) if not c.is_primary_key and c.kind != STATIC]
@@ -134,7 +127,7 @@ def raw_values_of(cols: list[Column]) -> Callable[[tuple[bytes, ...], LiveRow | 
 
 @dataclass(frozen=True)
 class UniformPlan:
-    """How uniform row records (CDC log rows, ``storage/records.py``) become :func:`raw_values` rows of
+    """How uniform row records (CDC log rows, ``storage/records.py``) become :func:`raw_values_of` rows of
     a plain-column selection in one pass per record (``read.PartitionView.value_rows``): the record's
     ``{column: value}`` map is decoded straight into a per-selection msgspec struct whose first
     ``selected`` fields are the selected values, so a result row is the partition key, the clustering
@@ -146,33 +139,47 @@ class UniformPlan:
     general: Callable[[tuple[bytes, ...], LiveRow | None, LiveRow | None], list[bytes | None]]  # raw_values_of
 
 
-def uniform_plan(table: Table, cols: list[Column]) -> UniformPlan | None:
+def uniform_plan(table: Table, cols: list[Column],
+                 general: Callable[[tuple[bytes, ...], LiveRow | None, LiveRow | None], list[bytes | None]]
+                 ) -> UniformPlan | None:
     """The :class:`UniformPlan` of a selection laid out as ``SELECT *`` is (the partition key columns,
     the clustering columns, then distinct atomic regular columns), for a table without static or
-    dropped columns; None for any other selection or table (then rows go through :func:`raw_values`).
+    dropped columns; None for any other selection or table (then rows go through :func:`raw_values_of`).
+    ``general`` is the selection's :func:`raw_values_of`, for general records.
 
     The struct keeps the table's other regular columns as fields too, so a record body is checked
     for the same shape as ``decode_row_or_uniform`` checks it."""
-    if table.dropped_columns or any(c.kind == STATIC for c in table.columns):
+    if table.dropped_columns or table.static_columns:
         return None
-    keys = list(table.partition_key) + list(table.clustering_key)
-    head, rest = cols[:len(keys)], cols[len(keys):]
-    if [c.name for c in head] != [c.name for c in keys]:
+    keys = table.primary_key
+    nk = len(keys)
+    if len(cols) < nk or any(c.name != k.name for c, k in zip(cols, keys)):
         return None
-    names = [c.name for c in rest]
-    if (len(set(names)) != len(names)
-            or any(c.kind == PARTITION_KEY or c.kind == CLUSTERING or c.kind == STATIC or c.type.is_multicell
-                   for c in rest)):
+    rest = cols[nk:]
+    if any(c.kind != REGULAR or c.type.is_multicell for c in rest):
         return None
-    others = [c.name for c in table.regular_columns if c.name not in set(names)]
-    fields = names + others
+    names = tuple(c.name for c in rest)
+    regular = table.regular_columns
+    if len(names) == len(regular) and set(names) == {c.name for c in regular}:
+        others: tuple[str, ...] = ()
+    elif len(set(names)) == len(names):
+        others = tuple(c.name for c in regular if c.name not in set(names))
+    else:
+        return None
+    return UniformPlan(_values_decoder(names + others), len(names), bool(others), general)
+
+
+@functools.lru_cache(maxsize=256)
+def _values_decoder(fields: tuple[str, ...]) -> Callable[[memoryview], tuple]:
+    """The uniform body decoder whose values struct has ``fields`` (column names) in this order; made
+    once per distinct field list (a struct type and its decoder cost far more than a small read)."""
     values = msgspec.defstruct("UniformValues", [(f"v{i}", Optional[bytes], None) for i in range(len(fields))],
                                rename={f"v{i}": name for i, name in enumerate(fields)})
-    return UniformPlan(uniform_values_decoder(values), len(names), bool(others), raw_values_of(cols))
+    return uniform_values_decoder(values)
 
 
 def raw_decoder(cols: list[Column]) -> Callable[[list[list[bytes | None]]], list[tuple]]:
-    """Python values (what ``type.deserialize`` gives) of a page of :func:`raw_values` rows, as one
+    """Python values (what ``type.deserialize`` gives) of a page of :func:`raw_values_of` rows, as one
     tuple per row, decoded a column at a time: integers decoded inline, uuids and the other types by
     :func:`_fast_deserializer`, and a partition key value deserialized once for the rows of its
     partition when it is immutable (a native type)."""
@@ -234,7 +241,7 @@ def wire_exact(t: Any) -> bool:
 
 
 def raw_encoder(cols: list[Column]) -> Callable[[list[list[bytes | None]]], bytes]:
-    """A Rows result's ``<rows_content>`` (protocol v3 to v5) from :func:`raw_values` rows: each value
+    """A Rows result's ``<rows_content>`` (protocol v3 to v5) from :func:`raw_values_of` rows: each value
     as ``[bytes]``, as stored, the same bytes as serializing the deserialized value (``wire_exact``;
     values of other types do make that round trip)."""
     again = [(i, (lambda b, t=c.type: t.serialize(t.deserialize(b))))

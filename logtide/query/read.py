@@ -306,7 +306,7 @@ class PartitionView:
 
     def value_rows(self, lo: bytes | None, hi: bytes | None, reverse: bool,
                    plan: "UniformPlan") -> tuple[list[bytes], list[list[bytes | None]]]:
-        """The clustering keys and ``projection.raw_values`` rows of the live rows in ``[lo, hi)``, the
+        """The clustering keys and ``projection.raw_values_of`` rows of the live rows in ``[lo, hi)``, the
         uniform records (CDC log rows) decoded by ``plan`` in one pass each: checksum verified as
         ``unseal`` does, body decoded into the selection's struct, the row live whole or not at all
         (:func:`uniform_live_row`).  General records go through :func:`live_values_row`.  Same rows

@@ -23,7 +23,7 @@ from ..storage.keys import partition_token, serialize_partition_key, token_of
 from . import cell_meta
 from .evaluate import TermEvaluator, arg_text, call_text
 from .functions import AGGREGATES, Aggregate
-from .projection import UniformPlan, plain_columns, raw_decoder, raw_encoder, raw_values, row_projector, uniform_plan
+from .projection import UniformPlan, plain_columns, raw_values_of, row_projector, uniform_plan
 from .read import LiveRow, column_bytes
 from .restrictions import FILTERING_MESSAGE, Filter, KeyRestrictions, analyse, token_bounds
 from .select_result import SelectResult
@@ -390,7 +390,7 @@ def cql_rows(table: Table, source: PartitionSource, kr: KeyRestrictions, reverse
 def value_chunks(table: Table, source: "StoredSource", kr: KeyRestrictions, reverse: bool,
                  resume: PagingState | None, plan: UniformPlan) -> Iterator[tuple[int, bytes, list[bytes], list[list]]]:
     """The rows :func:`cql_rows` gives for a plain-column selection of a table without static columns
-    (``projection.uniform_plan``), as ``projection.raw_values`` rows, one clustering range of one
+    (``projection.uniform_plan``), as ``projection.raw_values_of`` rows, one clustering range of one
     partition at a time: ``(token, pk, clustering keys, rows)`` (``PartitionView.value_rows``)."""
     ranges = kr.clustering_ranges(table) if table.clustering_key else [(None, None)]
     if reverse:
@@ -458,7 +458,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
     # plain columns: rows are kept as the stored bytes of their values (SelectResult)
     plain = None if aggregating or stmt.json else plain_columns(selected)
     kept: list[list[bytes | None]] | None = None if plain is None else []
-    raw = None if plain is None else raw_values(plain)
+    raw_of = None if plain is None else raw_values_of(plain)
     in_memory = bool(stmt.order_by and kr.partition_keys is not None and len(kr.partition_keys) > 1)
     if in_memory:
         ordered = _sort_across_partitions(list(source_rows), reverse)
@@ -471,7 +471,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
     uniform = None
     if (plain is not None and not filters and ppl is None and not in_memory and not stmt.distinct
             and isinstance(ctx.source, StoredSource)):
-        uniform = uniform_plan(table, plain)
+        uniform = uniform_plan(table, plain, raw_of)  # type: ignore[arg-type]
     if uniform is not None:  # whole clustering ranges at a time, the same rows, limit and paging
         source_rows = ()
         for token, pk, cks, rows in value_chunks(table, ctx.source, kr, reverse,  # type: ignore[arg-type]
@@ -511,7 +511,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
                     a.add(v)
             continue
         if kept is not None:
-            kept.append(raw(r))  # type: ignore[misc]
+            kept.append(raw_of(r.key, r.row, r.static))  # type: ignore[misc]
         else:
             rows_out.append(project(r))
         returned += 1
@@ -526,7 +526,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
         rows_out = [[a.result() if a is not None else v for a, v in zip(aggs, vals)]]
     columns = tuple(ColumnSpec(table.keyspace, table.name, s.name, s.type) for s in selected)
     if kept is not None:
-        result: ResultSet = SelectResult(columns, kept, raw_decoder(plain), raw_encoder(plain))  # type: ignore[arg-type]
+        result: ResultSet = SelectResult(columns, kept, plain)  # type: ignore[arg-type]
     elif stmt.json:
         result = _json_result(table, columns, rows_out)
     else:

@@ -100,7 +100,7 @@ def test_log_rows_read_a_page_at_a_time_match_the_row_at_a_time_path(session, cl
     session.execute("DELETE FROM t WHERE pk = 0 AND ck = 1")
     clock.advance(seconds=20)  # the first writes' log rows have expired
     paged = _reads(session)
-    monkeypatch.setattr(select, "uniform_plan", lambda table, cols: None)  # every row through CqlRow
+    monkeypatch.setattr(select, "uniform_plan", lambda *args: None)  # every row through CqlRow
     assert paged == _reads(session)
     assert any(page_rows for _, _, page_rows, _, _ in paged) and any(state for _, _, _, state, _ in paged)
 
