@@ -318,6 +318,7 @@ class PartitionView:
         key_crc = key_checksum(tid, pk)
         decode, selected, trim = plan.decode, plan.selected, plan.trim
         astuple = _astuple
+        cplan = None
         cks: list[bytes] = []
         out: list[list[bytes | None]] = []
         add = out.append
@@ -331,7 +332,9 @@ class PartitionView:
                 outer = None if plain else data_.row_deletion(ck)
                 if not isinstance(row, RowData):
                     row = uniform_row_data(row)
-                lr = live_values_row(table, row, outer, now, key, ck, complex_plan(table))
+                if cplan is None:
+                    cplan = complex_plan(table)
+                lr = live_values_row(table, row, outer, now, key, ck, cplan)
                 if lr is not None:
                     cks.append(ck)
                     add(plan.general(key, lr, None))
