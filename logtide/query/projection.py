@@ -3,9 +3,9 @@
 A selection of plain columns (``SELECT *``, ``SELECT a, b``, the Spark sources' token-range scans,
 consumers reading the CDC log by stream and time window) is planned once per query: where each
 value comes from (partition key, clustering, the row's values, the static row).  Each result row is
-first kept as the stored bytes of its values (:func:`raw_values`); from those the embedded API
-deserializes Python values (:func:`raw_decoder`: integers and uuids inline, partition key values
-once per partition) and the server writes the protocol's ``[bytes]`` as they are
+first kept as the stored bytes of its values (:func:`raw_values_of`); from those the embedded API
+deserializes Python values a page and a column at a time (:func:`raw_decoder`: integers and uuids
+inline, partition key values once per partition) and the server writes the protocol's ``[bytes]`` as they are
 (:func:`raw_encoder`), with no round trip through Python values (``docs/performance.md``, "Reading
 the CDC log" and "Reading base tables").  Values are exactly those of each selector's ``compute``.
 Any other selection goes through each selector's ``compute`` (:func:`row_projector`).
@@ -13,12 +13,17 @@ Any other selection goes through each selector's ``compute`` (:func:`row_project
 
 from __future__ import annotations
 
+import functools
 import struct
 import uuid
-from typing import TYPE_CHECKING, Any, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column
-from .read import column_bytes
+import msgspec
+
+from ..schema.model import CLUSTERING, PARTITION_KEY, REGULAR, STATIC, Column, Table
+from ..storage.records import uniform_values_decoder
+from .read import LiveRow, column_bytes
 
 if TYPE_CHECKING:
     from .select import CqlRow, Selected
@@ -83,9 +88,11 @@ def plain_columns(selected: list["Selected"]) -> list[Column] | None:
     return None if any(c is None for c in cols) else cols  # type: ignore[return-value]
 
 
-def raw_values(cols: list[Column]) -> Callable[["CqlRow"], list[bytes | None]]:
-    """The stored bytes of a row's values for a selection of plain columns (None for null): what
-    ``CqlRow.bytes_of`` gives for each column, in one pass over a plan made once per query."""
+def raw_values_of(cols: list[Column]) -> Callable[[tuple[bytes, ...], LiveRow | None, LiveRow | None],
+                                                    list[bytes | None]]:
+    """The stored bytes of a row's values for a selection of plain columns (None for null), the row
+    given as its partition key, live row and static row: what ``CqlRow.bytes_of`` gives for each
+    column, in one pass over a plan made once per query."""
     key_plan = [(i, c.position) for i, c in enumerate(cols) if c.kind == PARTITION_KEY]
     ck_plan = [(i, c.position) for i, c in enumerate(cols) if c.kind == CLUSTERING]
     value_plan = [(i, c.name) for i, c in enumerate(cols) if not c.is_primary_key and c.kind != STATIC]
@@ -95,12 +102,10 @@ def raw_values(cols: list[Column]) -> Callable[["CqlRow"], list[bytes | None]]:
     multicell = any(c.type.is_multicell for _, c in value_cols)
     n = len(cols)
 
-    def raw(r: "CqlRow") -> list[bytes | None]:
+    def raw(key: tuple[bytes, ...], row: LiveRow | None, static: LiveRow | None) -> list[bytes | None]:
         out: list[bytes | None] = [None] * n
-        key = r.key
         for i, at in key_plan:
             out[i] = key[at]
-        row = r.row
         if row is not None:
             clustering = row.clustering
             for i, at in ck_plan:
@@ -113,7 +118,6 @@ def raw_values(cols: list[Column]) -> Callable[["CqlRow"], list[bytes | None]]:
             else:
                 for i, c in value_cols:
                     out[i] = column_bytes(row, c)
-        static = r.static
         if static is not None:
             for i, c in static_cols:
                 out[i] = column_bytes(static, c)
@@ -121,10 +125,64 @@ def raw_values(cols: list[Column]) -> Callable[["CqlRow"], list[bytes | None]]:
     return raw
 
 
-def raw_decoder(cols: list[Column]) -> Callable[[list[bytes | None]], list[Any]]:
-    """Python values from :func:`raw_values` (what ``type.deserialize`` gives): integers and uuids
-    decoded inline, and a partition key value deserialized once for the rows of its partition when
-    it is immutable (a native type)."""
+@dataclass(frozen=True)
+class UniformPlan:
+    """How uniform row records (CDC log rows, ``storage/records.py``) become :func:`raw_values_of` rows of
+    a plain-column selection in one pass per record (``read.PartitionView.value_rows``): the record's
+    ``{column: value}`` map is decoded straight into a per-selection msgspec struct whose first
+    ``selected`` fields are the selected values, so a result row is the partition key, the clustering
+    and those fields, with no ``LiveRow`` or ``CqlRow`` in between."""
+
+    decode: Callable[[memoryview], tuple]  # records.uniform_values_decoder of the struct
+    selected: int  # how many of the struct's fields are selected (the others are the table's other columns)
+    trim: bool  # whether the struct has fields beyond the selected ones
+    general: Callable[[tuple[bytes, ...], LiveRow | None, LiveRow | None], list[bytes | None]]  # raw_values_of
+
+
+def uniform_plan(table: Table, cols: list[Column],
+                 general: Callable[[tuple[bytes, ...], LiveRow | None, LiveRow | None], list[bytes | None]]
+                 ) -> UniformPlan | None:
+    """The :class:`UniformPlan` of a selection laid out as ``SELECT *`` is (the partition key columns,
+    the clustering columns, then distinct atomic regular columns), for a table without static or
+    dropped columns; None for any other selection or table (then rows go through :func:`raw_values_of`).
+    ``general`` is the selection's :func:`raw_values_of`, for general records.
+
+    The struct keeps the table's other regular columns as fields too, so a record body is checked
+    for the same shape as ``decode_row_or_uniform`` checks it."""
+    if table.dropped_columns or table.static_columns:
+        return None
+    keys = table.primary_key
+    nk = len(keys)
+    if len(cols) < nk or any(c.name != k.name for c, k in zip(cols, keys)):
+        return None
+    rest = cols[nk:]
+    if any(c.kind != REGULAR or c.type.is_multicell for c in rest):
+        return None
+    names = tuple(c.name for c in rest)
+    regular = table.regular_columns
+    if len(names) == len(regular) and set(names) == {c.name for c in regular}:
+        others: tuple[str, ...] = ()
+    elif len(set(names)) == len(names):
+        others = tuple(c.name for c in regular if c.name not in set(names))
+    else:
+        return None
+    return UniformPlan(_values_decoder(names + others), len(names), bool(others), general)
+
+
+@functools.lru_cache(maxsize=256)
+def _values_decoder(fields: tuple[str, ...]) -> Callable[[memoryview], tuple]:
+    """The uniform body decoder whose values struct has ``fields`` (column names) in this order; made
+    once per distinct field list (a struct type and its decoder cost far more than a small read)."""
+    values = msgspec.defstruct("UniformValues", [(f"v{i}", Optional[bytes], None) for i in range(len(fields))],
+                               rename={f"v{i}": name for i, name in enumerate(fields)})
+    return uniform_values_decoder(values)
+
+
+def raw_decoder(cols: list[Column]) -> Callable[[list[list[bytes | None]]], list[tuple]]:
+    """Python values (what ``type.deserialize`` gives) of a page of :func:`raw_values_of` rows, as one
+    tuple per row, decoded a column at a time: integers decoded inline, uuids and the other types by
+    :func:`_fast_deserializer`, and a partition key value deserialized once for the rows of its
+    partition when it is immutable (a native type)."""
     from_bytes = int.from_bytes
     int_plan = [(i, _int_size(c), _fast_deserializer(c)) for i, c in enumerate(cols)
                 if _int_size(c) > 0 and c.kind != PARTITION_KEY]
@@ -132,28 +190,33 @@ def raw_decoder(cols: list[Column]) -> Callable[[list[bytes | None]], list[Any]]
                   if _int_size(c) < 0 and not (c.kind == PARTITION_KEY and c.type.kind == "native")]
     shared_plan = [(i, _fast_deserializer(c)) for i, c in enumerate(cols)
                    if c.kind == PARTITION_KEY and c.type.kind == "native"]
-    last: dict[int, tuple[bytes, Any]] = {}
 
-    def decode(raw: list[bytes | None]) -> list[Any]:
-        out = raw.copy()
-        for i, des in shared_plan:
-            b = raw[i]
-            if b is not None:
-                hit = last.get(i)
-                if hit is not None and hit[0] is b:
-                    out[i] = hit[1]
-                else:
-                    v = out[i] = des(b)
-                    last[i] = (b, v)
-        for i, size, des in int_plan:
-            b = raw[i]
-            if b is not None:
-                out[i] = from_bytes(b, "big", signed=True) if len(b) == size else des(b)
-        for i, des in other_plan:
-            b = raw[i]
-            if b is not None:
-                out[i] = des(b)
+    def shared(column: tuple, des: Callable[[bytes], Any]) -> list[Any]:
+        out: list[Any] = []
+        add = out.append
+        last: Any = None
+        value: Any = None
+        for b in column:
+            if b is None:
+                add(None)
+                continue
+            if b is not last:
+                last, value = b, des(b)
+            add(value)
         return out
+
+    def decode(raw: list[list[bytes | None]]) -> list[tuple]:
+        if not raw:
+            return []
+        columns: list[Any] = list(zip(*raw))
+        for i, des in shared_plan:
+            columns[i] = shared(columns[i], des)
+        for i, size, des in int_plan:
+            columns[i] = [None if b is None else from_bytes(b, "big", signed=True) if len(b) == size else des(b)
+                          for b in columns[i]]
+        for i, des in other_plan:
+            columns[i] = [None if b is None else des(b) for b in columns[i]]
+        return list(zip(*columns))
     return decode
 
 
@@ -178,7 +241,7 @@ def wire_exact(t: Any) -> bool:
 
 
 def raw_encoder(cols: list[Column]) -> Callable[[list[list[bytes | None]]], bytes]:
-    """A Rows result's ``<rows_content>`` (protocol v3 to v5) from :func:`raw_values` rows: each value
+    """A Rows result's ``<rows_content>`` (protocol v3 to v5) from :func:`raw_values_of` rows: each value
     as ``[bytes]``, as stored, the same bytes as serializing the deserialized value (``wire_exact``;
     values of other types do make that round trip)."""
     again = [(i, (lambda b, t=c.type: t.serialize(t.deserialize(b))))

@@ -9,15 +9,22 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
+
+import msgspec
 
 from ..mutation.cells import Cell, Deletion, Liveness, PartitionData, RowData, reconcile_deletion
 from ..schema import types as T
 from ..schema.model import Column, Table
 from ..storage.damage import corrupt, partition_record
-from ..storage.envelope import RecordDamaged
-from ..storage.records import decode_row_or_uniform, uniform_row_data
+from ..storage.envelope import RecordDamaged, key_checksum, sealed_body
+from ..storage.records import UNIFORM_ROW, MalformedBody, decode_row_or_uniform, malformed, uniform_row_data
 from ..storage.sqlite import Txn
+
+if TYPE_CHECKING:
+    from .projection import UniformPlan
+
+_astuple = msgspec.structs.astuple
 
 _INT = struct.Struct(">i")
 
@@ -295,6 +302,57 @@ class PartitionView:
                 lr = live_values_row(table, uniform_row_data(row), outer, now, key, ck, plan)
             if lr is not None:
                 yield lr
+
+
+    def value_rows(self, lo: bytes | None, hi: bytes | None, reverse: bool,
+                   plan: "UniformPlan") -> tuple[list[bytes], list[list[bytes | None]]]:
+        """The clustering keys and ``projection.raw_values_of`` rows of the live rows in ``[lo, hi)``, the
+        uniform records (CDC log rows) decoded by ``plan`` in one pass each: checksum verified as
+        ``unseal`` does, body decoded into the selection's struct, the row live whole or not at all
+        (:func:`uniform_live_row`).  General records go through :func:`live_values_row`.  Same rows
+        and bytes as :meth:`rows` gives (``docs/performance.md``, "Reading the CDC log")."""
+        table, pk, now, key, token = self.table, self.pk, self.now, self.data.key, self.token
+        tid = table.store_id
+        data_ = self.data
+        plain = data_.deletion is None and not data_.range_tombstones
+        key_crc = key_checksum(tid, pk)
+        decode, selected, trim = plan.decode, plan.selected, plan.trim
+        astuple = _astuple
+        cplan = None
+        cks: list[bytes] = []
+        out: list[list[bytes | None]] = []
+        add = out.append
+        for ck, data in self.txn.rows(tid, token, pk, lo, hi, reverse):
+            body = sealed_body(data, key_crc, ck, UNIFORM_ROW)
+            if body is None:  # a general record, or one that does not verify
+                try:
+                    row = decode_row_or_uniform(data, tid, pk, ck)
+                except RecordDamaged as e:
+                    raise corrupt(table, pk, ck, e.reason) from None
+                outer = None if plain else data_.row_deletion(ck)
+                if not isinstance(row, RowData):
+                    row = uniform_row_data(row)
+                if cplan is None:
+                    cplan = complex_plan(table)
+                lr = live_values_row(table, row, outer, now, key, ck, cplan)
+                if lr is not None:
+                    cks.append(ck)
+                    add(plan.general(key, lr, None))
+                continue
+            try:
+                clustering, (ts, ttl, ldt), values = decode(body)
+            except MalformedBody as e:
+                raise corrupt(table, pk, ck, malformed(e).reason) from None
+            if ttl and now >= ldt:
+                continue
+            if not plain:
+                outer = data_.row_deletion(ck)
+                if outer is not None and ts <= outer.timestamp:
+                    continue
+            vals = astuple(values)
+            cks.append(ck)
+            add([*key, *clustering, *(vals[:selected] if trim else vals)])
+        return cks, out
 
 
 def stored_partitions(table: Table, txn: Txn, now: int, lo: int | None, lo_inc: bool, hi: int | None,

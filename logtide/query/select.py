@@ -23,7 +23,7 @@ from ..storage.keys import partition_token, serialize_partition_key, token_of
 from . import cell_meta
 from .evaluate import TermEvaluator, arg_text, call_text
 from .functions import AGGREGATES, Aggregate
-from .projection import plain_columns, raw_decoder, raw_encoder, raw_values, row_projector
+from .projection import UniformPlan, plain_columns, raw_values_of, row_projector, uniform_plan
 from .read import LiveRow, column_bytes
 from .restrictions import FILTERING_MESSAGE, Filter, KeyRestrictions, analyse, token_bounds
 from .select_result import SelectResult
@@ -387,6 +387,33 @@ def cql_rows(table: Table, source: PartitionSource, kr: KeyRestrictions, reverse
             yield CqlRow(part.key, part.token, None, static, part.pk)
 
 
+def value_chunks(table: Table, source: "StoredSource", kr: KeyRestrictions, reverse: bool,
+                 resume: PagingState | None, plan: UniformPlan) -> Iterator[tuple[int, bytes, list[bytes], list[list]]]:
+    """The rows :func:`cql_rows` gives for a plain-column selection of a table without static columns
+    (``projection.uniform_plan``), as ``projection.raw_values_of`` rows, one clustering range of one
+    partition at a time: ``(token, pk, clustering keys, rows)`` (``PartitionView.value_rows``)."""
+    ranges = kr.clustering_ranges(table) if table.clustering_key else [(None, None)]
+    if reverse:
+        ranges = list(reversed(ranges))
+    for part in source.partitions(table, kr):
+        after = None
+        if resume is not None:
+            at = (part.token, part.pk)
+            if at < (resume.token, resume.pk):
+                continue
+            if at == (resume.token, resume.pk):
+                if resume.ck is None:  # the static-only row was the last one: the partition is done
+                    continue
+                after = resume.ck
+        for lo, hi in ranges:
+            cks, rows = part.value_rows(lo, hi, reverse, plan)
+            if after is not None:
+                keep = [i for i, ck in enumerate(cks) if (ck < after if reverse else ck > after)]
+                cks, rows = [cks[i] for i in keep], [rows[i] for i in keep]
+            if rows:
+                yield part.token, part.pk, cks, rows
+
+
 def result_columns(stmt: ast.Select, table: Table, ctx: SelectContext) -> tuple[ColumnSpec, ...]:
     """The result columns of a SELECT (for prepared statement metadata)."""
     if stmt.json:
@@ -431,7 +458,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
     # plain columns: rows are kept as the stored bytes of their values (SelectResult)
     plain = None if aggregating or stmt.json else plain_columns(selected)
     kept: list[list[bytes | None]] | None = None if plain is None else []
-    raw = None if plain is None else raw_values(plain)
+    raw_of = None if plain is None else raw_values_of(plain)
     in_memory = bool(stmt.order_by and kr.partition_keys is not None and len(kr.partition_keys) > 1)
     if in_memory:
         ordered = _sort_across_partitions(list(source_rows), reverse)
@@ -441,6 +468,30 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
     next_state: PagingState | None = None
     consumed = resume.offset if resume and resume.offset >= 0 else 0
     project = row_projector(selected)
+    uniform = None
+    if (plain is not None and not filters and ppl is None and not in_memory and not stmt.distinct
+            and isinstance(ctx.source, StoredSource)):
+        uniform = uniform_plan(table, plain, raw_of)  # type: ignore[arg-type]
+    if uniform is not None:  # whole clustering ranges at a time, the same rows, limit and paging
+        source_rows = ()
+        for token, pk, cks, rows in value_chunks(table, ctx.source, kr, reverse,  # type: ignore[arg-type]
+                                                 resume if resume and resume.offset < 0 else None, uniform):
+            if (token, pk) != current_key:
+                current_key = (token, pk)
+                per_part_count = 0
+            take = len(rows)
+            if limit is not None:
+                take = min(take, max(limit - returned, 1))
+            if page_size is not None:
+                take = min(take, max(page_size - (returned - first), 1))
+            kept.extend(rows if take == len(rows) else rows[:take])  # type: ignore[union-attr]
+            returned += take
+            per_part_count += take
+            if limit is not None and returned >= limit:
+                break
+            if page_size is not None and returned - first >= page_size:
+                next_state = PagingState(token, pk, cks[take - 1], returned, per_part_count, -1)
+                break
     for r in source_rows:
         consumed += 1
         if filters and not all(_filter_matches(f, r) for f in filters):
@@ -460,7 +511,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
                     a.add(v)
             continue
         if kept is not None:
-            kept.append(raw(r))  # type: ignore[misc]
+            kept.append(raw_of(r.key, r.row, r.static))  # type: ignore[misc]
         else:
             rows_out.append(project(r))
         returned += 1
@@ -475,7 +526,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
         rows_out = [[a.result() if a is not None else v for a, v in zip(aggs, vals)]]
     columns = tuple(ColumnSpec(table.keyspace, table.name, s.name, s.type) for s in selected)
     if kept is not None:
-        result: ResultSet = SelectResult(columns, kept, raw_decoder(plain), raw_encoder(plain))  # type: ignore[arg-type]
+        result: ResultSet = SelectResult(columns, kept, plain)  # type: ignore[arg-type]
     elif stmt.json:
         result = _json_result(table, columns, rows_out)
     else:

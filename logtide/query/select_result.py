@@ -8,30 +8,35 @@ they hold the same values.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator, Sequence
 
 from ..result import ColumnSpec, ResultSet, Row
+from ..schema.model import Column
+from .projection import raw_decoder, raw_encoder
 
-RawRow = list  # the stored bytes of a row's values, None for null (``projection.raw_values``)
+CHUNK = 5000  # rows decoded at a time by value_lists
+RawRow = list  # the stored bytes of a row's values, None for null (``projection.raw_values_of``)
 
 
 class SelectResult(ResultSet):
-    """A ``rows`` result whose values are deserialized when asked for."""
+    """A ``rows`` result whose values are deserialized when asked for; ``cols`` are the selected
+    columns, whose decoder (``projection.raw_decoder``) or encoder (``projection.raw_encoder``) is
+    planned only when one is asked for (a small read costs less than planning both)."""
 
-    def __init__(self, columns: tuple[ColumnSpec, ...], raw: list[RawRow], decode: Callable[[RawRow], list[Any]],
-                 encode: Callable[[list[RawRow]], bytes]) -> None:
+    def __init__(self, columns: tuple[ColumnSpec, ...], raw: list[RawRow], cols: list[Column]) -> None:
         super().__init__("rows", columns)
         self._rows: list[Row] | None = None
         self._raw: list[RawRow] | None = raw
-        self._decode = decode
-        self._encode = encode
+        self._cols = cols
+
+    def _decode(self, raw: list[RawRow]) -> list[tuple]:
+        return raw_decoder(self._cols)(raw)
 
     def _get_rows(self) -> list[Row]:
         rows = self._rows
         if rows is None:
             names = tuple(c.name for c in self.columns)
-            decode = self._decode
-            rows = self._rows = [Row(names, decode(r)) for r in self._raw]  # type: ignore[union-attr]
+            rows = self._rows = [Row(names, v) for v in self._decode(self._raw)]  # type: ignore[arg-type]
         return rows
 
     def _set_rows(self, rows: list[Row]) -> None:
@@ -43,16 +48,19 @@ class SelectResult(ResultSet):
     def __len__(self) -> int:
         return len(self._raw) if self._rows is None else len(self._rows)  # type: ignore[arg-type]
 
-    def value_lists(self) -> Iterator[list[Any]]:
-        """Each row's values as a plain list (``rows`` without the ``Row`` objects), decoded one at a time."""
+    def value_lists(self) -> Iterator[Sequence[Any]]:
+        """Each row's values as a plain sequence (``rows`` without the ``Row`` objects), decoded
+        ``CHUNK`` rows at a time."""
         if self._raw is None or self._rows is not None:
             yield from (list(r) for r in self.rows)
             return
-        yield from map(self._decode, self._raw)
+        raw, decode = self._raw, raw_decoder(self._cols)
+        for at in range(0, len(raw), CHUNK):
+            yield from decode(raw[at:at + CHUNK])
 
     def wire_rows(self) -> tuple[int, bytes] | None:
         """The number of rows and their values as a Rows result's ``<rows_content>`` (protocol v3 to
         v5), or None when a caller replaced ``rows`` (then encode those)."""
         if self._raw is None:
             return None
-        return len(self._raw), self._encode(self._raw)
+        return len(self._raw), raw_encoder(self._cols)(self._raw)

@@ -54,6 +54,21 @@ def unseal(data: bytes, tid: int, pk: bytes, ck: bytes) -> tuple[int, memoryview
     return data[1], memoryview(data)[2:-4]
 
 
+def key_checksum(tid: int, pk: bytes) -> int:
+    """The checksum's running state after a partition's key (table id, partition key), for
+    :func:`sealed_body`: the records of one partition are verified without repeating that part."""
+    return _crc32(pk, tid & 0xFFFFFFFF)
+
+
+def sealed_body(data: bytes, key_crc: int, ck: bytes, kind: int) -> memoryview | None:
+    """The body of a stored record of ``kind`` stored under ``ck`` in the partition whose
+    :func:`key_checksum` is ``key_crc``, after the same verification as :func:`unseal`; None when it
+    does not verify or is of another kind (then :func:`unseal` says why, or gives the other kind)."""
+    if _crc32(data, _crc32(ck, key_crc)) != _RESIDUE or data[0] != VERSION or data[1] != kind or len(data) < OVERHEAD:
+        return None
+    return memoryview(data)[2:-4]
+
+
 def _why(data: bytes) -> str:
     if len(data) < OVERHEAD:
         return f"a record of {len(data)} bytes is shorter than its envelope"

@@ -18,7 +18,7 @@ wrong shape.
 
 from __future__ import annotations
 
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
 import msgspec
 
@@ -72,7 +72,7 @@ def _decode(decoder: msgspec.msgpack.Decoder, body):
     try:
         return decoder.decode(body)
     except msgspec.DecodeError as e:
-        raise RecordDamaged(f"malformed record body ({e})") from None
+        raise malformed(e) from None
 
 
 UniformRecord = tuple[tuple[bytes, ...], int, int, int, dict[str, Optional[bytes]]]
@@ -97,6 +97,24 @@ def decode_row_or_uniform(data: bytes, tid: int, pk: bytes, ck: bytes) -> Union[
     if kind != ROW:
         raise RecordDamaged(f"a record of kind {chr(kind)!r} where a row belongs")
     return _row_from(_decode(_ROW, body))
+
+
+MalformedBody = msgspec.DecodeError  # what a decoder from uniform_values_decoder raises for a body of the wrong shape
+
+
+def uniform_values_decoder(values: type) -> Callable[[memoryview], tuple]:
+    """A decoder of uniform row bodies whose ``{column: value}`` map is decoded straight into
+    ``values`` (a msgspec ``Struct`` of optional bytes fields named by column): ``(clustering,
+    (timestamp, ttl, ldt), values)``; :data:`MalformedBody` for a body of the wrong shape (callers
+    report it as RecordDamaged, :func:`malformed`).
+
+    For reading pages of CDC log rows in one pass (``query/projection.py``, ``uniform_plan``)."""
+    return msgspec.msgpack.Decoder(tuple[tuple[bytes, ...], tuple[int, int, int], values]).decode  # type: ignore[valid-type]
+
+
+def malformed(e: Exception) -> RecordDamaged:
+    """The RecordDamaged for a body a decoder rejected."""
+    return RecordDamaged(f"malformed record body ({e})")
 
 
 def decode_row(data: bytes, tid: int, pk: bytes, ck: bytes) -> RowData:

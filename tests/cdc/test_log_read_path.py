@@ -65,3 +65,72 @@ def test_cell_functions_and_aliases_read_log_rows(session, clock):
     session.execute("INSERT INTO t (pk, ck, a) VALUES (1, 1, 7) USING TIMESTAMP 1000")
     got = rows(session.execute('SELECT a AS x, writetime(a), ttl(a), "cdc$operation" FROM t_scylla_cdc_log'))
     assert got == [(7, 1000, 60, 2), (7, 1000, 60, 9)]  # delta, postimage
+
+
+def _reads(session) -> list:
+    """Values, paging states and the server's Rows bytes of by-stream reads of every shape."""
+    sids = _streams(session)
+    where = ' FROM t_scylla_cdc_log WHERE "cdc$stream_id" = ? AND "cdc$time" > ?'
+    queries = ["SELECT *" + where, 'SELECT "cdc$stream_id", "cdc$time", "cdc$batch_seq_no", b, a' + where,
+               'SELECT "cdc$stream_id" AS s, "cdc$time", "cdc$batch_seq_no", "cdc$operation"' + where,
+               "SELECT *" + where + ' ORDER BY "cdc$time" DESC', "SELECT *" + where + " LIMIT 5",
+               "SELECT *" + where + ' ORDER BY "cdc$time" DESC LIMIT 7',
+               'SELECT * FROM t_scylla_cdc_log WHERE "cdc$stream_id" IN ? AND "cdc$time" > ?']
+    out = []
+    for q in queries:
+        for sid in sids[:2]:
+            args = [sids, LO] if " IN " in q else [sid, LO]
+            for page_size in (None, 1, 4):
+                state = None
+                while True:
+                    r = session.execute(q, args, page_size=page_size, paging_state=state)
+                    out.append((q, page_size, rows(r), r.paging_state, r.wire_rows()))
+                    state = r.paging_state
+                    if state is None:
+                        break
+    return out
+
+
+def test_log_rows_read_a_page_at_a_time_match_the_row_at_a_time_path(session, clock, monkeypatch):
+    from logtide.query import select
+    _table(session, ttl=60)
+    for i in range(24):
+        session.execute("INSERT INTO t (pk, ck, a, b) VALUES (?, ?, ?, ?)", [i % 2, i % 5, i, f"v{i}"])
+        clock.advance(seconds=2)
+    session.execute("DELETE FROM t WHERE pk = 0 AND ck = 1")
+    clock.advance(seconds=20)  # the first writes' log rows have expired
+    paged = _reads(session)
+    monkeypatch.setattr(select, "uniform_plan", lambda *args: None)  # every row through CqlRow
+    assert paged == _reads(session)
+    assert any(page_rows for _, _, page_rows, _, _ in paged) and any(state for _, _, _, state, _ in paged)
+
+
+def test_a_damaged_log_row_fails_a_stream_read_naming_the_log_table(tmp_path):
+    import sqlite3
+
+    import pytest
+
+    import logtide
+    from logtide.errors import CorruptRecord
+    from logtide.storage.envelope import seal
+    from logtide.storage.records import UNIFORM_ROW
+
+    with logtide.open(tmp_path / "d") as db:
+        s = db.session()
+        s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+        s.execute("USE ks")
+        _table(s)
+        s.execute("INSERT INTO t (pk, ck, a, b) VALUES (1, 1, 1, 'x')")
+        sid = _streams(s)[0]
+    conn = sqlite3.connect(tmp_path / "d" / "logtide.db", isolation_level=None)
+    tid, pk, ck, data = conn.execute("SELECT tid, pk, ck, data FROM rows WHERE pk = ? ORDER BY ck LIMIT 1",
+                                     (sid,)).fetchone()
+    flipped = data[:-5] + bytes([data[-5] ^ 1]) + data[-4:]
+    malformed = seal(UNIFORM_ROW, tid, pk, ck, b"\x93\x01\x02\x03")  # verifies, but is no log row body
+    for bad, why in [(flipped, "checksum mismatch"), (malformed, "malformed record body")]:
+        conn.execute("UPDATE rows SET data = ? WHERE tid = ? AND pk = ? AND ck = ?", (bad, tid, pk, ck))
+        with logtide.open(tmp_path / "d") as db:
+            with pytest.raises(CorruptRecord) as err:
+                db.session().execute(BY_STREAM.replace("t_scylla", "ks.t_scylla"), [sid, LO])
+        assert "ks.t_scylla_cdc_log" in str(err.value) and why in str(err.value)
+    conn.close()
