@@ -383,14 +383,7 @@ class Derivation:
         return st
 
     def _apply_change(self, ch: Change) -> None:
-        if ch.partition_deleted:
-            self.state_static = None
-            for ck in self.state_rows:
-                self.state_rows[ck] = None
-        for rd in ch.ranges:
-            for ck in self.state_rows:
-                if (rd.lo is None or ck >= rd.lo) and (rd.hi is None or ck < rd.hi):
-                    self.state_rows[ck] = None
+        self._apply_deletions(ch, rows=False)
         if ch.static is not None:
             self.state_static = self._apply(self.state_static, ch.static)
         for ck, d in ch.rows.items():
@@ -401,14 +394,20 @@ class Derivation:
         shadows the cells of its own timestamp (ties go to the tombstone), so a row written and deleted in
         one batch at one timestamp is gone, and a later group's preimage must not show it."""
         for ch in changes:
-            if ch.partition_deleted:
-                self.state_static = None
-                for ck in self.state_rows:
+            self._apply_deletions(ch, rows=True)
+
+    def _apply_deletions(self, ch: Change, rows: bool) -> None:
+        """Clear the state of what ``ch``'s partition and range deletions (and, with ``rows``, its row
+        deletions) remove."""
+        if ch.partition_deleted:
+            self.state_static = None
+            for ck in self.state_rows:
+                self.state_rows[ck] = None
+        for rd in ch.ranges:
+            for ck in self.state_rows:
+                if (rd.lo is None or ck >= rd.lo) and (rd.hi is None or ck < rd.hi):
                     self.state_rows[ck] = None
-            for rd in ch.ranges:
-                for ck in self.state_rows:
-                    if (rd.lo is None or ck >= rd.lo) and (rd.hi is None or ck < rd.hi):
-                        self.state_rows[ck] = None
+        if rows:
             for ck, d in ch.rows.items():
                 if d.deleted:
                     self.state_rows[ck] = None
