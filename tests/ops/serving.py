@@ -36,6 +36,16 @@ def self_signed_certificate(directory: Path) -> tuple[Path, Path]:
     return cert, key
 
 
+def certificate_or_skip(directory: Path) -> tuple[Path, Path]:
+    """:func:`self_signed_certificate`, or the calling test skipped when openssl is missing."""
+    import pytest
+
+    try:
+        return self_signed_certificate(directory)
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+
+
 class ServeProcess:
     """``ARGV`` (a ``logtide serve`` command line) as a process; ``port``/``metrics_url`` once it listens."""
 

@@ -11,7 +11,7 @@ import logtide
 from logtide.cli import main
 from logtide.version import package_version
 
-from .serving import ServeProcess
+from .serving import ServeProcess, certificate_or_skip
 
 
 def run(*argv: str) -> subprocess.CompletedProcess:
@@ -95,13 +95,7 @@ def test_tls_errors_name_the_file_that_could_not_be_loaded(tmp_path):
 
 
 def test_tls_key_errors_name_the_key_file(tmp_path):
-    import shutil
-
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is needed to make a test certificate")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
-                    str(cert), "-days", "2", "-subj", "/CN=127.0.0.1"], check=True, capture_output=True, timeout=60)
+    cert, key = certificate_or_skip(tmp_path)
     key.write_text("garbage\n")
     done = run("serve", "--data-dir", str(tmp_path / "d"), "--port", "0", "--metrics-port", "0",
                "--tls-cert", str(cert), "--tls-key", str(key))

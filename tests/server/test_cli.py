@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import signal
 import ssl
 import subprocess
@@ -16,6 +15,7 @@ import logtide
 
 from .conftest import KEYSPACE_DDL, cluster
 
+from ..ops.serving import certificate_or_skip
 from .serveproc import LISTENING, Serve  # noqa: F401
 
 
@@ -74,11 +74,7 @@ def test_data_directory_in_use_is_a_startup_error(tmp_path):
 
 
 def test_config_file_with_auth_and_tls(tmp_path):
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is needed to make a test certificate")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
-                    str(cert), "-days", "2", "-subj", "/CN=127.0.0.1"], check=True, capture_output=True, timeout=60)
+    cert, key = certificate_or_skip(tmp_path)
     password = tmp_path / "pw"
     password.write_text("pa ss\n")
     config = tmp_path / "logtide.toml"

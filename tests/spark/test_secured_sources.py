@@ -8,7 +8,7 @@ import ssl
 import pytest
 from cassandra.auth import PlainTextAuthProvider
 
-from tests.ops.serving import self_signed_certificate
+from tests.ops.serving import certificate_or_skip
 
 from .conftest import KEYSPACE_DDL, cluster, serve
 from .test_changefeed_source import kafka_port
@@ -21,10 +21,7 @@ def secured(tmp_path_factory):
     """A server requiring logins over TLS only (CQL and Kafka), holding ks.t (CDC and a changefeed on) with 40 rows:
     (server, CA file); the server's ``kafka`` is its Kafka bootstrap address."""
     d = tmp_path_factory.mktemp("secured")
-    try:
-        cert, key = self_signed_certificate(d)
-    except FileNotFoundError as e:
-        pytest.skip(str(e))
+    cert, key = certificate_or_skip(d)
     (d / "pw").write_text(PASSWORD + "\n")
     srv = serve(d / "data", "--auth", "--superuser", USER, "--superuser-password-file", str(d / "pw"),
                 "--tls-cert", str(cert), "--tls-key", str(key), "--kafka-port", "auto")
