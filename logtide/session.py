@@ -410,6 +410,18 @@ class Session:
             raise InvalidRequest("No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename")
         return self.db.catalog.table(ks, name.name)
 
+    def _tables(self, stmts: Sequence[Any]) -> list[Table]:
+        """The table of each statement, looked up once per name object (a prepared statement's children
+        share theirs; the statements, alive throughout, keep the ids apart)."""
+        found: dict[int, Table] = {}
+        out = []
+        for s in stmts:
+            t = found.get(id(s.table))
+            if t is None:
+                t = found[id(s.table)] = self._table(s.table)
+            out.append(t)
+        return out
+
     # -- reads ------------------------------------------------------------
     def _select(self, stmt: ast.Select, params: Any, page_size: int | None = None,
                 paging_state: bytes | None = None) -> ResultSet:
@@ -458,7 +470,7 @@ class Session:
         """Build and commit the mutation of one statement or batch (``evs``: one evaluator per statement)."""
         db = self.db
         catalog = db.catalog
-        tables = [self._table(s.table) for s in stmts]
+        tables = self._tables(stmts)
         conditional = [s for s in stmts if _is_conditional(s)]
         for s in conditional:
             if s.using.timestamp is not None:
@@ -469,7 +481,7 @@ class Session:
 
         def work(txn: Txn) -> ResultSet | None:
             # the tables as of this commit: a DDL may have committed while this write waited for the lock
-            current = tables if db.catalog is catalog else [self._table(s.table) for s in stmts]
+            current = tables if db.catalog is catalog else self._tables(stmts)
             now = db.now_seconds() if now_override is None else now_override
             ts = client_ts if client_ts is not None else db.timestamps.next()
             if batch is not None and batch.using.timestamp is not None:
@@ -532,7 +544,7 @@ class Session:
 
     def _check_batch(self, stmt: ast.Batch) -> None:
         """Cassandra's batch rules: timestamps, counter batches, conditions."""
-        tables = [self._table(s.table) for s in stmt.statements]
+        tables = self._tables(stmt.statements)
         if stmt.using.timestamp is not None and any(s.using.timestamp is not None for s in stmt.statements):
             raise InvalidRequest("Timestamp must be set either on BATCH or individual statements")
         for s in stmt.statements:

@@ -44,7 +44,7 @@ from ..mutation.model import PartitionUpdate, RangeDeletion
 from ..query.read import LiveRow, element_order_key
 from ..schema import types as T
 from ..schema.model import Column, Table
-from ..storage.records import encode_uniform_row
+from ..storage.records import encode_uniform_rows
 from . import log_schema as L
 from . import split_order as SO
 from .split_order import should_split
@@ -339,8 +339,9 @@ class Derivation:
 
     def _image_values(self, state: RowState, columns: list[Column], preimage: bool) -> dict[str, bytes]:
         values: dict[str, bytes] = {}
+        multicell = self.base.multicell_names
         for col in columns:
-            if col.type.is_multicell:
+            if col.name in multicell:
                 elems = state.elements.get(col.name)
                 if not elems:
                     v = None
@@ -654,17 +655,15 @@ def log_update(log: Table, stream_id: bytes, rows: list[LogRow], timeuuid: Calla
     time_col = log.clustering_key[0]
     times: dict[int, tuple[bytes, bytes]] = {}
     ldt = now + ttl if ttl else 0x7FFFFFFF
-    tid = log.store_id
-    out = []
+    records = []
     for r in rows:
         t = times.get(r.timestamp)
         if t is None:
             tu = timeuuid(r.timestamp)
-            t = times[r.timestamp] = (tu, time_col.type.comparable(tu))
+            t = times[r.timestamp] = (tu, time_col.type.comparable(tu), (r.timestamp, ttl, ldt))
         seq, seq_key = _seq_keys(r.seq)
-        ck = t[1] + seq_key
-        out.append((ck, encode_uniform_row((t[0], seq), r.timestamp, ttl, ldt, r.values, tid, stream_id, ck)))
-    return LogAppend(log, stream_id, token, out)
+        records.append((t[1] + seq_key, ((t[0], seq), t[2], r.values)))
+    return LogAppend(log, stream_id, token, encode_uniform_rows(log.store_id, stream_id, records))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -317,6 +317,7 @@ class _InsertPlan:
     columns: tuple[tuple[str, Column, Any], ...]
     static_only: bool
     value_columns: tuple[Column, ...]
+    atomic: bool  # every value column is a regular column of an atomic type: each value is one cell
 
 
 class _InsertPlans:
@@ -352,8 +353,9 @@ def _insert_plan(stmt: ast.Insert, table: Table) -> _InsertPlan | None:
             return None
         cols.append((name, col, term))
     names = set(stmt.columns)
-    return _InsertPlan(tuple(cols), _static_only(table, names),
-                       tuple(c for c in table.value_columns if c.name in names))
+    value_columns = tuple(c for c in table.value_columns if c.name in names)
+    return _InsertPlan(tuple(cols), _static_only(table, names), value_columns,
+                       all(c.kind != STATIC and not c.type.is_multicell for c in value_columns))
 
 
 def _static_only(table: Table, names) -> bool:
@@ -371,6 +373,7 @@ def build_insert(stmt: ast.Insert, table: Table, ctx: WriteContext, mutation: Mu
     if table.is_counter_table:
         raise InvalidRequest("INSERT statements are not allowed on counter tables, use UPDATE instead")
     plan = INSERT_PLANS.get(stmt, table)
+    atomic = False
     if plan is None:
         values = _insert_values(stmt, table, ctx)
         static_only = _static_only(table, values)
@@ -380,6 +383,7 @@ def build_insert(stmt: ast.Insert, table: Table, ctx: WriteContext, mutation: Mu
         values = {name: ev.value(term, col.type, name) for name, col, term in plan.columns}
         static_only = plan.static_only
         value_columns = plan.value_columns
+        atomic = plan.atomic and not static_only
     attrs = resolve_attributes(stmt.using, table, ctx)
     key_values: list[bytes] = []
     for c in table.partition_key:
@@ -402,6 +406,13 @@ def build_insert(stmt: ast.Insert, table: Table, ctx: WriteContext, mutation: Mu
         w = RowWriter(pu, row, attrs, ctx, target_ck)
         marker = Liveness(attrs.timestamp, attrs.ttl, ctx.now + attrs.ttl) if attrs.ttl else Liveness(attrs.timestamp)
         row.marker = reconcile_liveness(row.marker, marker)
+    if atomic:  # each value one cell (RowWriter.set_value without its checks)
+        now = ctx.now
+        for c in value_columns:
+            v = values[c.name]
+            if v is not T.UNSET:
+                w.put_cell(c.name, attrs.cell(None if v is None else c.type.serialize(v), now))
+        return [Target(tuple(key_values), pk, token, tuple(clustering), target_ck)]
     for c in value_columns:
         if c.name not in values:
             continue

@@ -45,6 +45,10 @@ class TermEvaluator:
         if term is None:
             return None
         if isinstance(term, ast.BindMarker):
+            b = self.bound
+            if (type(b) is list or type(b) is tuple) and term.index < len(b):  # the common case, inline
+                v = b[term.index]
+                return v if v is None or v is T.UNSET else T.python_to_value(ctype, v, receiver)
             return self._resolve(term, ctype, receiver)
         return T.term_to_value(term, ctype, receiver, self._resolve)
 

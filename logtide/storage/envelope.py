@@ -47,6 +47,18 @@ def seal(kind: int, tid: int, pk: bytes, ck: bytes, body: bytes) -> bytes:
     return data + _CRC(_crc32(data, _crc32(ck, _crc32(pk, tid & 0xFFFFFFFF))))
 
 
+def seal_all(kind: int, tid: int, pk: bytes, records: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``(ck, stored bytes)`` of records of one partition given as ``(ck, body)``: :func:`seal` of each,
+    the key's part of the checksum computed once."""
+    head = _HEADS[kind]
+    key_crc = _crc32(pk, tid & 0xFFFFFFFF)
+    out = []
+    for ck, body in records:
+        data = head + body
+        out.append((ck, data + _CRC(_crc32(data, _crc32(ck, key_crc)))))
+    return out
+
+
 def unseal(data: bytes, tid: int, pk: bytes, ck: bytes) -> tuple[int, memoryview]:
     """(kind, body) of a stored record after verifying its version and checksum; RecordDamaged otherwise."""
     if _crc32(data, _crc32(ck, _crc32(pk, tid & 0xFFFFFFFF))) != _RESIDUE or data[0] != VERSION or len(data) < OVERHEAD:

@@ -23,7 +23,7 @@ from typing import Callable, Optional, Union
 import msgspec
 
 from ..mutation.cells import Cell, ComplexColumn, Deletion, Liveness, PartitionData, RangeTombstone, RowData
-from .envelope import RecordDamaged, seal, unseal
+from .envelope import RecordDamaged, seal, seal_all, unseal
 
 ROW = ord("R")
 UNIFORM_ROW = ord("U")
@@ -66,6 +66,12 @@ def encode_uniform_row(clustering: tuple[bytes, ...], timestamp: int, ttl: int, 
 
     About half the size of the general form, which repeats the liveness in every cell."""
     return seal(UNIFORM_ROW, tid, pk, ck, _ENCODE((clustering, (timestamp, ttl, ldt), values)))
+
+
+def encode_uniform_rows(tid: int, pk: bytes, rows: list[tuple[bytes, tuple]]) -> list[tuple[bytes, bytes]]:
+    """``(ck, bytes)`` of new uniform rows of one partition, given as ``(ck, (clustering, (timestamp,
+    ttl, ldt), values))``: :func:`encode_uniform_row` of each, in one pass."""
+    return seal_all(UNIFORM_ROW, tid, pk, [(ck, _ENCODE(record)) for ck, record in rows])
 
 
 def _decode(decoder: msgspec.msgpack.Decoder, body):

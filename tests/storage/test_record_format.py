@@ -34,6 +34,12 @@ def test_records_round_trip_in_every_kind():
     assert records.decode_meta("catalog", records.encode_meta("catalog", b"{}")) == b"{}"
 
 
+def test_uniform_rows_of_one_partition_encode_as_each_row_alone():
+    rows = [(b"ck1", ((b"t", b"s"), (10, 60, 99), {"a": b"1", "b": None})), (b"ck2", ((b"u", b"v"), (11, 0, 7), {}))]
+    assert records.encode_uniform_rows(4, b"sid", rows) == [
+        (ck, records.encode_uniform_row(c, ts, ttl, ldt, vals, 4, b"sid", ck)) for ck, (c, (ts, ttl, ldt), vals) in rows]
+
+
 def test_a_record_is_bound_to_the_key_it_is_stored_under():
     data = records.encode_row(ROW, 3, b"pk", b"ck")
     for tid, pk, ck in [(4, b"pk", b"ck"), (3, b"pK", b"ck"), (3, b"pk", b"ck2")]:
