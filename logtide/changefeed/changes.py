@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, NamedTuple, Sequence
 
-from ..mutation.cells import Deletion, RowData, reconcile_deletion
+from ..mutation.cells import Deletion, RowData
 from ..mutation.model import PartitionUpdate
-from ..query.read import LiveRow, column_bytes, live_row
+from ..query.read import LiveRow, column_bytes, complex_plan, live_values_row
 from ..schema.model import Column, Table
 from .render import RowChange
 
@@ -59,8 +59,9 @@ class TablePlan:
         self.static = self._columns(table.static_columns)
         self.regular_names = frozenset(c.name for c in table.regular_columns)
         self.static_names = frozenset(c.name for c in table.static_columns)
-        # the regular columns in name order (``JsonRecords.row_columns``)
-        self.named_regular = self._columns([c for c in table.value_columns if c.name in self.regular_names])
+        # the regular columns in name order (``JsonRecords.row_columns``), and what reading them for values needs
+        self.named_regular = self._columns(table.regular_by_name)
+        self.complex = complex_plan(table)
 
     @staticmethod
     def _columns(columns: Sequence[Column]) -> tuple[ImageColumn, ...]:
@@ -82,29 +83,17 @@ def serialized(columns: tuple[ImageColumn, ...], row: LiveRow) -> list[bytes | N
     return [None if c is None else c.value for c in [cells.get(name) for _, name, _, _ in columns]]
 
 
-def live_values(columns: tuple[ImageColumn, ...], table: Table, row: RowData | None, outer: Deletion | None,
-                now: int, key: tuple[bytes, ...], ck: bytes) -> list[bytes | None] | None:
-    """:func:`serialized` of the live view of a stored clustered row record (None when nothing of it is live,
-    as ``query.read.live_row``), without making the view when the row has only atomic cells and the table no
-    dropped columns (a cell is then live when it has a value, has not expired and no deletion shadows it)."""
+def live_values(plan: TablePlan, row: RowData | None, outer: Deletion | None, now: int, key: tuple[bytes, ...],
+                ck: bytes) -> list[bytes | None] | None:
+    """The serialized value of each of ``plan.named_regular`` in the live view of a stored clustered row record
+    (None when nothing of it is live), read for values only (``query.read.live_values_row``)."""
     if row is None:
         return None
-    if row.complex or table.dropped_columns:
-        lr = live_row(table, row, outer, now, key, ck)
-        return None if lr is None else serialized(columns, lr)
-    deletion = reconcile_deletion(row.deletion, outer)
-    m = row.marker
-    live = m is not None and m.is_live(now) and not (deletion is not None and deletion.shadows(m.timestamp))
-    cells = row.cells
-    out: list[bytes | None] = []
-    for _, name, _, _ in columns:
-        c = cells.get(name)
-        if c is None or not c.is_live(now) or (deletion is not None and deletion.shadows(c.timestamp)):
-            out.append(None)
-        else:
-            out.append(c.value)
-            live = True
-    return out if live else None
+    lr = live_values_row(plan.table, row, outer, now, key, ck, plan.complex)
+    if lr is None:
+        return None
+    values = lr.values
+    return [values.get(name) for _, name, _, _ in plan.named_regular]
 
 
 def images(columns: tuple[ImageColumn, ...], before: "LiveRow | None",

@@ -234,12 +234,6 @@ class Feeds:
         :meth:`_append` writes for the same changes."""
         jr = self._json_records(table, feed)
         parts = feed.options.partitions
-        if len(rows) == 1:  # the common case: one row, one record
-            self._seq += 1  # every record takes a sequence number, whatever its format
-            key_json, text = jr.row_record(*rows[0], step, tx)
-            S.append(txn, feed.feed_id, hash_partition(key_json, parts), step, ((None, text.encode()),),
-                     next_offsets)
-            return
         by_part: dict[int, list[tuple[bytes | None, bytes]]] = {}
         for erase, key, old, new in rows:
             self.next_seq()  # every record takes a sequence number, whatever its format
@@ -517,14 +511,13 @@ def _row_values(pu: Any, table: Table, plan: TablePlan, touched: "TouchedRows",
     of it, as serialized values of the regular columns in name order (``JsonRecords.row_columns``), taken from
     the stored records the write merged (``TouchedRows.records``)."""
     out = []
-    cols = plan.named_regular
     records = touched.records
     tid = table.store_id
     for ck in sorted(pu.rows) if len(pu.rows) > 1 else pu.rows:
         upd = pu.rows[ck]
         old, old_outer, row, outer = records[(tid, pu.pk, ck, False)]
-        b = live_values(cols, table, old, old_outer, now, pu.key, ck)
-        a = live_values(cols, table, row, outer, now, pu.key, ck)
+        b = live_values(plan, old, old_outer, now, pu.key, ck)
+        a = live_values(plan, row, outer, now, pu.key, ck)
         erase = upd.deletion is not None and a is None
         out.append((erase, pu.key + upd.clustering if plan.clustered else pu.key, b, None if erase else a))
     return out

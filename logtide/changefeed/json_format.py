@@ -85,8 +85,7 @@ class JsonRecords:
         self._columns = tuple((c.name, encode_basestring(c.name) + ":", value_encoder(c.type))
                               for c in table.value_columns)
         # a clustered row's image columns (the regular ones, in name order) with their serialized-value encoders
-        regular = {c.name for c in table.regular_columns}
-        self.row_columns = tuple(c for c in table.value_columns if c.name in regular)
+        self.row_columns = table.regular_by_name
         self._row_json = tuple((encode_basestring(c.name) + ":", bytes_encoder(c.type)) for c in self.row_columns)
         self._key_bytes = tuple(bytes_encoder(c.type) for c in table.primary_key)
         mode = opts.mode

@@ -102,6 +102,11 @@ class Table:
         return tuple(sorted((c for c in self.columns if not c.is_primary_key), key=lambda c: c.name))
 
     @cached_property
+    def regular_by_name(self) -> tuple[Column, ...]:
+        """Regular columns sorted by name (a clustered row's image columns, as changefeeds render them)."""
+        return tuple(c for c in self.value_columns if c.kind == REGULAR)
+
+    @cached_property
     def multicell_names(self) -> frozenset[str]:
         """Names of the non-frozen collection and UDT columns (stored as cells per element)."""
         return frozenset(c.name for c in self.columns if c.type.is_multicell)
