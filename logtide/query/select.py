@@ -537,8 +537,9 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
 
 
 def _reads_cells(node: Any) -> bool:
-    """Whether selectors call ``writetime`` or ``ttl`` (which read cells, not only values)."""
-    if isinstance(node, ast.FunctionCall) and node.name in ("writetime", "ttl"):
+    """Whether selectors call a function of cell metadata (``cell_meta.FUNCTIONS``: write times, TTLs, list
+    keys, the row marker), which reads cells, not only values."""
+    if isinstance(node, ast.FunctionCall) and node.name in cell_meta.FUNCTIONS:
         return True
     if isinstance(node, (list, tuple)):
         return any(_reads_cells(n) for n in node)
