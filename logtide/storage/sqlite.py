@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from .opening import CommitSequence
 
 DB_FILE = "logtide.db"
+# pages of WAL after which a commit checkpoints (SQLite's own default): a small WAL that is reused
+# from its start costs single commits far less than one that grows for tens of megabytes
+WAL_CHECKPOINT_PAGES = 1000
 
 
 class Txn:
@@ -249,9 +252,10 @@ class Store:
             conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(f"PRAGMA synchronous={synchronous}")
         conn.execute("PRAGMA cache_size=-65536")
-        # checkpoint every ~40 MB of WAL rather than 4 MB: pages written again and again (the tails of
-        # CDC streams, B-tree inner pages) reach the database file once per checkpoint, not ten times
-        conn.execute("PRAGMA wal_autocheckpoint=10000")
+        # checkpoint every WAL_CHECKPOINT_PAGES (~4 MB): SQLite then starts the WAL again from its
+        # start, so commits overwrite blocks already written (an fdatasync of data only) instead of
+        # growing the file (a file-system journal commit each); docs/performance.md, "The WAL's size"
+        conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
         conn.execute("PRAGMA busy_timeout=10000")
         return conn
 
