@@ -41,6 +41,14 @@ YIELD_EVERY = 8
 WRITE_BUFFER_LIMIT = 1 << 20
 
 NEW, AUTHENTICATING, READY = "new", "authenticating", "ready"
+# a write request body up to this size is decoded and bound on the loop and committed by the committer
+# thread; a bigger one (a huge BATCH) runs on the worker pool, where it cannot hold the loop for long
+LOOP_PLAN_LIMIT = 64 * 1024
+
+
+def opcode_writes(opcode: int) -> bool:
+    """QUERY, EXECUTE and BATCH may write (PREPARE never does)."""
+    return opcode != M.PREPARE
 
 
 def parse_sasl_plain(token: bytes | None) -> tuple[str, str]:
@@ -255,8 +263,9 @@ class Connection:
 
     # -- statements -----------------------------------------------------------
     def _start_statement(self, frame: Frame, request: Any) -> None:
-        """Run a statement in the worker pool; no task is made per statement: the pool calls
-        ``_statement_done`` on the loop when it finishes."""
+        """Hand a write (up to ``LOOP_PLAN_LIMIT`` bytes) to the server's committer, any other statement to the
+        worker pool; no task is made per statement: either calls ``_statement_done`` on the loop when it
+        finishes."""
         runner = self.server.runner
         version = self.version
         session = self.session
@@ -274,11 +283,17 @@ class Connection:
         server = self.server
         self.tasks.add(call)  # the job's own callable marks it in flight
         server.tasks.add(call)
+        done = functools.partial(self._statement_done, call, frame.stream, kind, started)
         try:
-            server.post_blocking(self, call, functools.partial(self._statement_done, call, frame.stream, kind,
-                                                               started))
-        except Exception as e:  # the pool is shutting down: answered like a failed statement
-            self._statement_done(call, frame.stream, kind, started, False, e)
+            write = None
+            if server.committer is not None and len(frame.body) <= LOOP_PLAN_LIMIT and opcode_writes(frame.opcode):
+                write = runner.write(session, request, version)  # checked and bound here, on the loop
+            if write is not None:
+                server.committer.post(self, write, done)
+            else:
+                server.post_blocking(self, call, done)
+        except Exception as e:  # a bad write, or the server shutting down: answered like a failed statement
+            done(False, e)
 
     def _statement_done(self, job: Any, stream: int, kind: str, started: float, ok: bool, value: Any) -> None:
         """A statement run by the pool finished: answer it (called on the loop)."""

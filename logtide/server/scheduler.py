@@ -51,9 +51,7 @@ class WorkerPool:
         self._tokens: queue.SimpleQueue = queue.SimpleQueue()  # one per queued job; _STOP per thread at shutdown
         self._queues: dict[Hashable, deque[Job]] = {}
         self._ring: deque[Hashable] = deque()
-        self._done: list[tuple[Callable[[bool, Any], None], bool, Any]] = []
-        self._done_lock = threading.Lock()
-        self._loop_waiting = False
+        self._answers = Answers(loop, "worker pool")
         self._queued = 0
         self._stopping = False
         self._threads = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True) for i in range(threads)]
@@ -73,7 +71,7 @@ class WorkerPool:
             finished.acquire()
         self._submit(owner, fn, finished, done)
         if finished is not None:
-            self._wait_briefly(finished)
+            self._answers.wait(finished, self.handoff_wait)
 
     def _submit(self, owner: Hashable, fn: Callable[[], R], finished: "threading.Lock | None",
                 done: Callable[[bool, Any], None]) -> None:
@@ -87,16 +85,6 @@ class WorkerPool:
             queue_.append((fn, done, finished))
             self._queued += 1
         self._tokens.put(True)
-
-    def _wait_briefly(self, finished: threading.Lock) -> None:
-        """Block the loop thread (GIL released) until the job finishes or ``handoff_wait`` passes."""
-        self._loop_waiting = True
-        try:
-            finished.acquire(timeout=self.handoff_wait)
-        finally:
-            self._loop_waiting = False
-        if self._done:
-            self._deliver()
 
     def shutdown(self, timeout: float | None = None) -> None:
         """Finish the queued jobs, then stop the threads (waiting at most ``timeout`` for each)."""
@@ -135,24 +123,59 @@ class WorkerPool:
                 outcome = (done, False, e)
             with self._lock:
                 self.busy -= 1
-            with self._done_lock:
-                first = not self._done
-                self._done.append(outcome)
-            if finished is not None:
-                finished.release()
-            # the loop thread, waiting briefly for this very job, delivers it itself
-            if first and not (finished is not None and self._loop_waiting):
-                try:
-                    self.loop.call_soon_threadsafe(self._deliver)
-                except RuntimeError:  # the loop is closed: nobody is waiting any more
-                    pass
+            self._answers.add([outcome], finished)
 
-    # -- loop side ----------------------------------------------------------------
-    def _deliver(self) -> None:
-        with self._done_lock:
+
+Outcome = tuple[Callable[[bool, Any], None], bool, Any]  # (callback, ok, result or exception)
+
+
+class Answers:
+    """Outcomes handed from threads to the loop, many for one wake-up.
+
+    ``add`` queues outcomes and wakes the loop (``call_soon_threadsafe``) only
+    when none were waiting already; ``wait`` lets the loop thread wait briefly
+    (GIL released) for work it has just handed over, released through the
+    ``finished`` lock given to ``add``, and deliver the outcomes itself
+    without a wake-up.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, what: str) -> None:
+        self.loop = loop
+        self.what = what
+        self._done: list[Outcome] = []
+        self._lock = threading.Lock()
+        self._loop_waiting = False
+
+    def add(self, outcomes: list[Outcome], finished: "threading.Lock | None" = None) -> None:
+        """Queue ``outcomes`` for the loop (called by a thread); release ``finished`` if given."""
+        with self._lock:
+            first = not self._done
+            self._done.extend(outcomes)
+        if finished is not None:
+            finished.release()
+        # the loop thread, waiting briefly for this very work, delivers it itself
+        if first and not (finished is not None and self._loop_waiting):
+            try:
+                self.loop.call_soon_threadsafe(self.deliver)
+            except RuntimeError:  # the loop is closed: nobody is waiting any more
+                pass
+
+    def wait(self, finished: threading.Lock, timeout: float) -> None:
+        """Block the loop thread (GIL released) until ``finished`` is released or ``timeout`` passes."""
+        self._loop_waiting = True
+        try:
+            finished.acquire(timeout=timeout)
+        finally:
+            self._loop_waiting = False
+        if self._done:
+            self.deliver()
+
+    def deliver(self) -> None:
+        """Call back every queued outcome (on the loop)."""
+        with self._lock:
             done, self._done = self._done, []
         for callback, ok, value in done:
             try:
                 callback(ok, value)
             except Exception as e:  # one failing callback must not lose the others' results
-                self.loop.call_exception_handler({"message": "worker pool callback failed", "exception": e})
+                self.loop.call_exception_handler({"message": f"{self.what} callback failed", "exception": e})
