@@ -35,10 +35,9 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
-from collections import deque
 from typing import Any, Callable, Hashable, Sequence
 
-from .scheduler import Answers, Outcome
+from .scheduler import Answers, FairQueue, Outcome
 from .statements import WriteRequest
 
 Done = Callable[[bool, Any], None]
@@ -57,9 +56,7 @@ class Committer:
         self.handoff_wait = handoff_wait
         self.committing = 0  # writes in the group being committed
         self._lock = threading.Lock()  # guards the queues, the ring, the counters and the flags
-        self._queues: dict[Hashable, deque[Queued]] = {}
-        self._ring: deque[Hashable] = deque()
-        self._queued = 0
+        self._writes: FairQueue[Queued] = FairQueue()
         self._idle = False  # the thread sleeps on _wake: the next post wakes it
         self._stopping = False
         self._wake: queue.SimpleQueue = queue.SimpleQueue()
@@ -69,7 +66,7 @@ class Committer:
         self._thread.start()
 
     def pending(self) -> int:
-        return self._queued
+        return len(self._writes)
 
     def post(self, owner: Hashable, request: WriteRequest, done: Done) -> None:
         """Queue ``request`` for ``owner`` (a connection); ``done(True, outcome)`` or ``done(False, exception)``
@@ -77,12 +74,7 @@ class Committer:
         with self._lock:
             if self._stopping:
                 raise RuntimeError("the committer is shut down")
-            writes = self._queues.get(owner)
-            if writes is None:
-                writes = self._queues[owner] = deque()
-                self._ring.append(owner)
-            writes.append((request, done))
-            self._queued += 1
+            self._writes.append(owner, (request, done))
             wake, self._idle = self._idle, False
             finished = None
             if wake and self.handoff_wait > 0:
@@ -103,25 +95,10 @@ class Committer:
         self._thread.join(timeout)
 
     # -- the committer thread ----------------------------------------------------
-    def _take(self) -> list[Queued]:
-        """Up to ``max_group`` queued writes, one from each connection in turn (called holding the lock)."""
-        group: list[Queued] = []
-        ring, queues = self._ring, self._queues
-        while ring and len(group) < self.max_group:
-            owner = ring.popleft()
-            writes = queues[owner]
-            group.append(writes.popleft())
-            if writes:
-                ring.append(owner)
-            else:
-                del queues[owner]
-        self._queued -= len(group)
-        return group
-
     def _work(self) -> None:
         while True:
             with self._lock:
-                group = self._take()
+                group = self._writes.take(self.max_group)  # from each connection in turn
                 finished, self._finished = self._finished, None
                 if not group:
                     if self._stopping:

@@ -1,8 +1,8 @@
 """The asyncio CQL server: listening, connections, the worker pool, events and a clean stop.
 
-``Server(db, config)`` serves an open Database.  Statements run on
-``config.workers`` threads shared fairly between connections (``scheduler``);
-the engine serializes writes itself.
+``Server(db, config)`` serves an open Database.  Writes are committed in
+groups by one committer thread (``committer``); other statements run on
+``config.workers`` threads shared fairly between connections (``scheduler``).
 ``stop()`` stops accepting, lets statements in flight finish and answer,
 closes every connection, shuts the pool down and, when the server owns it,
 closes the Database.
