@@ -140,3 +140,29 @@ def test_sigkill_loses_no_acknowledged_write(tmp_path):
     with logtide.open(data) as db:
         stored = {r.k for r in db.session().execute("SELECT k FROM wp.t")}
     assert set(done) <= stored
+
+
+def test_stop_commits_and_answers_the_writes_queued_for_the_committer(tmp_path):
+    db = logtide.open(tmp_path / "data")
+    srv = BackgroundServer(db, ServerConfig(port=0)).start()
+    c = cluster(srv.port)
+    s = c.connect()
+    s.execute(KEYSPACE_DDL.format("wp"))
+    s.execute("CREATE TABLE wp.t (k int PRIMARY KEY, v int)")
+    insert = s.prepare("INSERT INTO wp.t (k, v) VALUES (?, ?)")
+    with db.write_lock:  # the writes wait in the committer's queue while the server begins to stop
+        futures = [s.execute_async(insert, (i, i)) for i in range(50)]
+        deadline = time.monotonic() + 10
+        while srv.server.committer.pending() < 49 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert srv.server.committer.pending() == 49  # the first write waits for the lock, the others queue
+        stopping = threading.Thread(target=srv.stop)
+        stopping.start()
+        time.sleep(0.2)
+    stopping.join(60)
+    assert not stopping.is_alive()
+    for f in futures:
+        f.result()  # every write was answered, none failed
+    c.shutdown()
+    assert {r.k for r in db.session().execute("SELECT k FROM wp.t")} == set(range(50))
+    db.close()
