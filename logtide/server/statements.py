@@ -250,4 +250,6 @@ class WriteRequest:
         ``Session.execute`` raises it."""
         if not ok:
             raise self.job.failure(value) from None
+        if value is None and self.job.conditional is None:
+            return _VOID  # what ``respond`` makes of a plain write's VOID result, without making it
         return self.respond(self.job.result(value))
