@@ -17,7 +17,7 @@ import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .counters import WriteCounters
 from .clock import Clock, SystemClock, TimestampSource
@@ -52,6 +52,7 @@ DDL = (ast.CreateKeyspace, ast.AlterKeyspace, ast.DropKeyspace, ast.CreateTable,
        ast.AlterTableDrop, ast.AlterTableRename, ast.AlterTableWith, ast.AlterTableAlterType, ast.DropTable,
        ast.CreateType, ast.AlterTypeAdd, ast.AlterTypeRename, ast.DropType)
 DML = (ast.Insert, ast.Update, ast.Delete)
+WRITES = (*DML, ast.Batch)
 ROLE_STATEMENTS = (ast.CreateRole, ast.AlterRole, ast.DropRole, ast.ListRoles, ast.Grant, ast.Revoke,
                    ast.ListPermissions)
 
@@ -340,18 +341,7 @@ class Session:
         ``now_in_seconds`` replaces the clock for TTL expiry (protocol v5's
         ``now_in_seconds``): what is live for a read, when a TTL ends for a write.
         """
-        if isinstance(query, PreparedStatement):
-            parsed = query.parsed
-        else:
-            parsed = self.db.parse(query)
-        check_params(params)
-        if parsed.bind_markers:
-            if params is None:
-                raise InvalidRequest(f"Statement has {len(parsed.bind_markers)} bind markers but no values were given")
-            if (type(params) in (list, tuple) or not isinstance(params, Mapping)) and len(params) != len(parsed.bind_markers):
-                raise InvalidRequest(f"There were {len(parsed.bind_markers)} markers(?) in CQL but "
-                                     f"{len(params)} bound variables")
-        self._authorize(parsed.statement)
+        parsed = self._checked(query, params)
         self._call.now = now_in_seconds
         try:
             self._check_timeouts(parsed.statement, params)
@@ -360,12 +350,51 @@ class Session:
             return self._execute(parsed.statement, params, timestamp)
         except CqlError:
             raise
-        except RecursionError as e:
-            raise InvalidRequest(f"Statement is too deeply nested: {e}") from None
-        except (sqlite3.Error, OSError, UnicodeEncodeError) as e:
-            raise engine_error(e, reading=isinstance(parsed.statement, (ast.Select, ast.Describe))) from None
+        except STATEMENT_FAILURES as e:
+            raise statement_error(e, reading=isinstance(parsed.statement, (ast.Select, ast.Describe))) from None
         finally:
             self._call.now = None
+
+    def plan_write(self, query: str | PreparedStatement, params: Sequence[Any] | Mapping[str, Any] | None = None,
+                   timestamp: int | None = None, now_in_seconds: int | None = None) -> "WriteJob | None":
+        """A write statement (INSERT, UPDATE, DELETE, BATCH) checked and bound as ``execute`` would run it, as a
+        ``WriteJob`` for a caller that commits writes itself (``GroupCommitter.run_group``: the server's
+        committer); None for any other statement.  Raises what ``execute`` raises before writing."""
+        parsed = query.parsed if isinstance(query, PreparedStatement) else self.db.parse(query)
+        stmt = parsed.statement
+        if not is_write(stmt):
+            return None
+        self._checked(parsed, params)
+        try:
+            self._check_timeouts(stmt, params)
+            ev = self._evaluator(params)
+            if isinstance(stmt, ast.Batch):
+                self._check_batch(stmt)
+                return self._write_job(list(stmt.statements), [ev] * len(stmt.statements), timestamp, stmt,
+                                       now_in_seconds)
+            return self._write_job([stmt], [ev], timestamp, None, now_in_seconds)
+        except CqlError:
+            raise
+        except STATEMENT_FAILURES as e:
+            raise statement_error(e, reading=False) from None
+
+    def _checked(self, query: str | PreparedStatement | ast.Parsed, params: Any) -> ast.Parsed:
+        """The parsed statement, its bound values checked against its markers, authorized for this session."""
+        if isinstance(query, PreparedStatement):
+            parsed = query.parsed
+        elif isinstance(query, str):
+            parsed = self.db.parse(query)
+        else:
+            parsed = query
+        check_params(params)
+        if parsed.bind_markers:
+            if params is None:
+                raise InvalidRequest(f"Statement has {len(parsed.bind_markers)} bind markers but no values were given")
+            if (type(params) in (list, tuple) or not isinstance(params, Mapping)) and len(params) != len(parsed.bind_markers):
+                raise InvalidRequest(f"There were {len(parsed.bind_markers)} markers(?) in CQL but "
+                                     f"{len(params)} bound variables")
+        self._authorize(parsed.statement)
+        return parsed
 
     def _check_timeouts(self, stmt: Any, params: Any) -> None:
         """ScyllaDB's ``USING TIMEOUT``: checked, then ignored (see logtide.query.timeout)."""
@@ -468,6 +497,12 @@ class Session:
     def _write(self, stmts: Sequence[Any], evs: Sequence[TermEvaluator], client_ts: int | None,
                batch: ast.Batch | None) -> ResultSet:
         """Build and commit the mutation of one statement or batch (``evs``: one evaluator per statement)."""
+        job = self._write_job(stmts, evs, client_ts, batch, getattr(self._call, "now", None))
+        return job.result(self.db.committer.run(job.work))
+
+    def _write_job(self, stmts: Sequence[Any], evs: Sequence[TermEvaluator], client_ts: int | None,
+                   batch: ast.Batch | None, now_override: int | None) -> "WriteJob":
+        """The checks of one statement or batch made, its mutation to be built and applied in a write transaction."""
         db = self.db
         catalog = db.catalog
         tables = self._tables(stmts)
@@ -477,7 +512,6 @@ class Session:
                 raise InvalidRequest("Cannot provide custom timestamp for conditional updates")
         if batch is not None and conditional and batch.using.timestamp is not None:
             raise InvalidRequest("Cannot provide custom timestamp for conditional BATCH")
-        now_override = getattr(self._call, "now", None)
 
         def work(txn: Txn) -> ResultSet | None:
             # the tables as of this commit: a DDL may have committed while this write waited for the lock
@@ -502,13 +536,7 @@ class Session:
             db.commit_mutation(mutation, txn, now, reader)
             return None
 
-        not_applied = db.committer.run(work)
-        if not_applied is not None:
-            return not_applied
-        if conditional:
-            return ResultSet("rows", (ColumnSpec(tables[0].keyspace, tables[0].name, "[applied]",
-                                                 T.BOOLEAN),), [Row(("[applied]",), [True])])
-        return ResultSet("void")
+        return WriteJob(work, tables[0] if conditional else None)
 
     def execute_batch(self, kind: str, statements: Sequence[tuple[str | PreparedStatement, Any]],
                       timestamp: int | None = None, now_in_seconds: int | None = None) -> ResultSet:
@@ -517,6 +545,18 @@ class Session:
         ``kind`` is LOGGED, UNLOGGED or COUNTER; each statement is an INSERT,
         UPDATE or DELETE text or prepared statement with its own values.
         """
+        self._call.now = now_in_seconds
+        try:
+            job = self.plan_batch(kind, statements, timestamp, now_in_seconds)
+            return job.result(self.db.committer.run(job.work))
+        except (sqlite3.Error, OSError, UnicodeEncodeError) as e:
+            raise engine_error(e, reading=False) from None
+        finally:
+            self._call.now = None
+
+    def plan_batch(self, kind: str, statements: Sequence[tuple[str | PreparedStatement, Any]],
+                   timestamp: int | None = None, now_in_seconds: int | None = None) -> "WriteJob":
+        """``execute_batch``'s batch checked and bound, as a ``WriteJob`` (see ``plan_write``)."""
         parsed = []
         evs = []
         for query, params in statements:
@@ -529,13 +569,7 @@ class Session:
             evs.append(self._evaluator(params))
         batch = ast.Batch(kind.upper(), tuple(parsed))
         self._check_batch(batch)
-        self._call.now = now_in_seconds
-        try:
-            return self._write(parsed, evs, timestamp, batch)
-        except (sqlite3.Error, OSError, UnicodeEncodeError) as e:
-            raise engine_error(e, reading=False) from None
-        finally:
-            self._call.now = None
+        return self._write_job(parsed, evs, timestamp, batch, now_in_seconds)
 
     def _batch(self, stmt: ast.Batch, params: Any, client_ts: int | None) -> ResultSet:
         self._check_batch(stmt)
@@ -658,6 +692,52 @@ def check_params(params: Any) -> None:
     if not isinstance(params, Sequence) or isinstance(params, (str, bytes, bytearray)):
         raise InvalidRequest(f"Bound values must be a sequence (list, tuple) or a mapping of names, "
                              f"not {type(params).__name__}")
+
+
+STATEMENT_FAILURES = (RecursionError, sqlite3.Error, OSError, UnicodeEncodeError)  # what statement_error maps
+
+
+def statement_error(exc: BaseException, reading: bool) -> BaseException:
+    """What a statement that raised ``exc`` raises to its caller: a deeply nested statement is an InvalidRequest,
+    SQLite and OS errors the engine's (``engine_error``), anything else itself."""
+    if isinstance(exc, RecursionError):
+        return InvalidRequest(f"Statement is too deeply nested: {exc}")
+    if isinstance(exc, (sqlite3.Error, OSError, UnicodeEncodeError)):
+        return engine_error(exc, reading)
+    return exc
+
+
+def is_write(stmt: Any) -> bool:
+    """An INSERT, UPDATE, DELETE or BATCH: a statement that ``plan_write`` makes a ``WriteJob`` of."""
+    return isinstance(stmt, WRITES)
+
+
+@dataclass(frozen=True)
+class WriteJob:
+    """A write statement or batch checked and bound, waiting for its commit (docs/architecture.md "A write").
+
+    ``work(txn)`` builds and applies its mutation inside a write transaction
+    (a group commit's savepoint) and returns the "not applied" result of a
+    lightweight transaction whose conditions failed, else None; ``result`` is
+    the statement's result from that, ``failure`` the error it raises for an
+    exception of ``work`` or of its commit, both as ``Session.execute`` would.
+    """
+
+    work: Callable[[Txn], ResultSet | None]
+    conditional: Table | None = None  # a lightweight transaction's table: its result is the [applied] row
+
+    def result(self, not_applied: ResultSet | None) -> ResultSet:
+        if not_applied is not None:
+            return not_applied
+        if self.conditional is not None:
+            t = self.conditional
+            return ResultSet("rows", (ColumnSpec(t.keyspace, t.name, "[applied]", T.BOOLEAN),),
+                             [Row(("[applied]",), [True])])
+        return ResultSet("void")
+
+    @staticmethod
+    def failure(exc: BaseException) -> BaseException:
+        return exc if isinstance(exc, CqlError) else statement_error(exc, reading=False)
 
 
 def engine_error(exc: BaseException, reading: bool) -> CqlError:

@@ -68,7 +68,7 @@ def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
                    help="file whose first line is the bootstrap superuser's password")
     p.add_argument("--tls-cert", metavar="FILE", help="PEM certificate (chain): serve over TLS")
     p.add_argument("--tls-key", metavar="FILE", help="PEM private key for --tls-cert")
-    p.add_argument("--workers", type=integer, help="threads running statements (default 8)")
+    p.add_argument("--workers", type=integer, help="threads running reads and other statements; writes have one committer thread (default 8)")
     p.add_argument("--synchronous", choices=SYNCHRONOUS,
                    help="SQLite durability: FULL (default) survives power loss, NORMAL survives crashes")
     p.add_argument("--max-connections", type=integer, metavar="N",

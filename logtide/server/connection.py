@@ -1,10 +1,12 @@
 """One client connection: the handshake, then requests on many streams at once.
 
 The read loop decodes frames in order.  OPTIONS, STARTUP, AUTH_RESPONSE and
-REGISTER are answered in the loop; QUERY, PREPARE, EXECUTE and BATCH each
-run in the server's thread pool, whose callback writes the response when
-done, so a slow statement holds up neither its neighbours on the connection
-nor other connections.  At most ``max_in_flight`` statements run per
+REGISTER are answered in the loop; a write (QUERY, EXECUTE or BATCH of
+INSERT, UPDATE, DELETE) is bound and checked in the loop and committed by
+the server's committer thread (``committer``); every other QUERY, PREPARE,
+EXECUTE and BATCH runs in the server's thread pool.  Either calls back with
+the response when done, so a slow statement holds up neither its neighbours
+on the connection nor other connections.  At most ``max_in_flight`` statements run per
 connection; past that the loop stops reading (TCP backpressure).
 
 Frame-level errors (bad header, unsupported version, oversized or corrupt
@@ -41,6 +43,15 @@ YIELD_EVERY = 8
 WRITE_BUFFER_LIMIT = 1 << 20
 
 NEW, AUTHENTICATING, READY = "new", "authenticating", "ready"
+# a write request body up to this size is decoded and bound on the loop and committed by the committer
+# thread; a bigger one (a huge BATCH) runs on the worker pool, where it cannot hold the loop for long
+LOOP_PLAN_LIMIT = 64 * 1024
+SMALL_BODY, SMALL_BODIES = 64, 64  # response bodies up to SMALL_BODY bytes are compressed once (at most SMALL_BODIES kept)
+
+
+def opcode_writes(opcode: int) -> bool:
+    """QUERY, EXECUTE and BATCH may write (PREPARE never does)."""
+    return opcode != M.PREPARE
 
 
 def parse_sasl_plain(token: bytes | None) -> tuple[str, str]:
@@ -71,6 +82,7 @@ class Connection:
         self.state = NEW
         self.session: Any = None
         self.compression: Compression | None = None  # v3/v4 responses
+        self._small_bodies: dict[bytes, bytes] = {}  # small response bodies, compressed
         self.segments: SegmentCodec | None = None
         self.registered: set[str] = set()
         self._out: list[bytes] = []  # encoded frames waiting for the next flush
@@ -255,8 +267,9 @@ class Connection:
 
     # -- statements -----------------------------------------------------------
     def _start_statement(self, frame: Frame, request: Any) -> None:
-        """Run a statement in the worker pool; no task is made per statement: the pool calls
-        ``_statement_done`` on the loop when it finishes."""
+        """Hand a write (up to ``LOOP_PLAN_LIMIT`` bytes) to the server's committer, any other statement to the
+        worker pool; no task is made per statement: either calls ``_statement_done`` on the loop when it
+        finishes."""
         runner = self.server.runner
         version = self.version
         session = self.session
@@ -274,11 +287,17 @@ class Connection:
         server = self.server
         self.tasks.add(call)  # the job's own callable marks it in flight
         server.tasks.add(call)
+        done = functools.partial(self._statement_done, call, frame.stream, kind, started)
         try:
-            server.post_blocking(self, call, functools.partial(self._statement_done, call, frame.stream, kind,
-                                                               started))
-        except Exception as e:  # the pool is shutting down: answered like a failed statement
-            self._statement_done(call, frame.stream, kind, started, False, e)
+            write = None
+            if server.committer is not None and len(frame.body) <= LOOP_PLAN_LIMIT and opcode_writes(frame.opcode):
+                write = runner.write(session, request, version)  # checked and bound here, on the loop
+            if write is not None:
+                server.committer.post(self, write, done)
+            else:
+                server.post_blocking(self, call, done)
+        except Exception as e:  # a bad write, or the server shutting down: answered like a failed statement
+            done(False, e)
 
     def _statement_done(self, job: Any, stream: int, kind: str, started: float, ok: bool, value: Any) -> None:
         """A statement run by the pool finished: answer it (called on the loop)."""
@@ -328,9 +347,21 @@ class Connection:
             body = BodyWriter().string_list(warnings).getvalue() + body
             flags |= FLAG_WARNING
         if self.compression is not None and self.segments is None:
-            body = self.compression.compress_body(body)
+            body = self._compressed(body)
             flags |= FLAG_COMPRESSED
         return encode_frame(self.version, flags, stream, opcode, body)
+
+    def _compressed(self, body: bytes) -> bytes:
+        """``body`` compressed (v3/v4); small bodies (a VOID result, most errors) are compressed once each."""
+        assert self.compression is not None
+        if len(body) > SMALL_BODY:
+            return self.compression.compress_body(body)
+        packed = self._small_bodies.get(body)
+        if packed is None:
+            if len(self._small_bodies) >= SMALL_BODIES:
+                self._small_bodies.clear()
+            packed = self._small_bodies[body] = self.compression.compress_body(body)
+        return packed
 
     def _respond_now(self, stream: int, response: M.Response, warnings: list[str] | None = None) -> None:
         """Queue a response; everything queued in one loop iteration goes out in one write."""

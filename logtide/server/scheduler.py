@@ -32,7 +32,7 @@ import asyncio
 import queue
 import threading
 from collections import deque
-from typing import Any, Callable, Hashable, TypeVar
+from typing import Any, Callable, Generic, Hashable, TypeVar
 
 R = TypeVar("R")
 Job = tuple[Callable[[], Any], Callable[[bool, Any], None], "threading.Lock | None"]  # (fn, done, finished)
@@ -49,54 +49,35 @@ class WorkerPool:
         self.busy = 0
         self._lock = threading.Lock()  # guards the owners' queues, the ring and the counters
         self._tokens: queue.SimpleQueue = queue.SimpleQueue()  # one per queued job; _STOP per thread at shutdown
-        self._queues: dict[Hashable, deque[Job]] = {}
-        self._ring: deque[Hashable] = deque()
-        self._done: list[tuple[Callable[[bool, Any], None], bool, Any]] = []
-        self._done_lock = threading.Lock()
-        self._loop_waiting = False
-        self._queued = 0
+        self._jobs: FairQueue[Job] = FairQueue()
+        self._answers = Answers(loop, "worker pool")
         self._stopping = False
         self._threads = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True) for i in range(threads)]
         for t in self._threads:
             t.start()
 
     def pending(self) -> int:
-        return self._queued
+        return len(self._jobs)
 
     def post(self, owner: Hashable, fn: Callable[[], R], done: Callable[[bool, Any], None]) -> None:
         """Queue ``fn()`` for ``owner``; ``done(True, result)`` or ``done(False, exception)`` is then called
         on the loop (no future, no task: the cheapest way back).  When the job can start at once and
         ``handoff_wait`` is set, the loop thread first waits that long for it (module docstring)."""
-        soon = self._queued < len(self._threads)
+        soon = len(self._jobs) < len(self._threads)
         finished = threading.Lock() if soon and self.handoff_wait > 0 else None
         if finished is not None:
             finished.acquire()
         self._submit(owner, fn, finished, done)
         if finished is not None:
-            self._wait_briefly(finished)
+            self._answers.wait(finished, self.handoff_wait)
 
     def _submit(self, owner: Hashable, fn: Callable[[], R], finished: "threading.Lock | None",
                 done: Callable[[bool, Any], None]) -> None:
         with self._lock:
             if self._stopping:
                 raise RuntimeError("the worker pool is shut down")
-            queue_ = self._queues.get(owner)
-            if queue_ is None:
-                queue_ = self._queues[owner] = deque()
-                self._ring.append(owner)
-            queue_.append((fn, done, finished))
-            self._queued += 1
+            self._jobs.append(owner, (fn, done, finished))
         self._tokens.put(True)
-
-    def _wait_briefly(self, finished: threading.Lock) -> None:
-        """Block the loop thread (GIL released) until the job finishes or ``handoff_wait`` passes."""
-        self._loop_waiting = True
-        try:
-            finished.acquire(timeout=self.handoff_wait)
-        finally:
-            self._loop_waiting = False
-        if self._done:
-            self._deliver()
 
     def shutdown(self, timeout: float | None = None) -> None:
         """Finish the queued jobs, then stop the threads (waiting at most ``timeout`` for each)."""
@@ -112,16 +93,8 @@ class WorkerPool:
         if self._tokens.get() is _STOP:
             return None
         with self._lock:
-            owner = self._ring.popleft()
-            queue_ = self._queues[owner]
-            job = queue_.popleft()
-            if queue_:
-                self._ring.append(owner)
-            else:
-                del self._queues[owner]
-            self._queued -= 1
             self.busy += 1
-            return job
+            return self._jobs.take(1)[0]
 
     def _work(self) -> None:
         while True:
@@ -135,24 +108,96 @@ class WorkerPool:
                 outcome = (done, False, e)
             with self._lock:
                 self.busy -= 1
-            with self._done_lock:
-                first = not self._done
-                self._done.append(outcome)
-            if finished is not None:
-                finished.release()
-            # the loop thread, waiting briefly for this very job, delivers it itself
-            if first and not (finished is not None and self._loop_waiting):
-                try:
-                    self.loop.call_soon_threadsafe(self._deliver)
-                except RuntimeError:  # the loop is closed: nobody is waiting any more
-                    pass
+            self._answers.add([outcome], finished)
 
-    # -- loop side ----------------------------------------------------------------
-    def _deliver(self) -> None:
-        with self._done_lock:
+
+Outcome = tuple[Callable[[bool, Any], None], bool, Any]  # (callback, ok, result or exception)
+T = TypeVar("T")
+
+
+class FairQueue(Generic[T]):
+    """Items queued per owner (a connection), taken from the owners in turn (round-robin), each owner's in
+    the order queued.  Not locked: its user guards it with its own lock."""
+
+    def __init__(self) -> None:
+        self._queues: dict[Hashable, deque[T]] = {}
+        self._ring: deque[Hashable] = deque()
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def append(self, owner: Hashable, item: T) -> None:
+        items = self._queues.get(owner)
+        if items is None:
+            items = self._queues[owner] = deque()
+            self._ring.append(owner)
+        items.append(item)
+        self._count += 1
+
+    def take(self, n: int) -> list[T]:
+        """Up to ``n`` items, one from each owner in turn."""
+        taken: list[T] = []
+        ring, queues = self._ring, self._queues
+        while ring and len(taken) < n:
+            owner = ring.popleft()
+            items = queues[owner]
+            taken.append(items.popleft())
+            if items:
+                ring.append(owner)
+            else:
+                del queues[owner]
+        self._count -= len(taken)
+        return taken
+
+
+class Answers:
+    """Outcomes handed from threads to the loop, many for one wake-up.
+
+    ``add`` queues outcomes and wakes the loop (``call_soon_threadsafe``) only
+    when none were waiting already; ``wait`` lets the loop thread wait briefly
+    (GIL released) for work it has just handed over, released through the
+    ``finished`` lock given to ``add``, and deliver the outcomes itself
+    without a wake-up.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, what: str) -> None:
+        self.loop = loop
+        self.what = what
+        self._done: list[Outcome] = []
+        self._lock = threading.Lock()
+        self._loop_waiting = False
+
+    def add(self, outcomes: list[Outcome], finished: "threading.Lock | None" = None) -> None:
+        """Queue ``outcomes`` for the loop (called by a thread); release ``finished`` if given."""
+        with self._lock:
+            first = not self._done
+            self._done.extend(outcomes)
+        if finished is not None:
+            finished.release()
+        # the loop thread, waiting briefly for this very work, delivers it itself
+        if first and not (finished is not None and self._loop_waiting):
+            try:
+                self.loop.call_soon_threadsafe(self.deliver)
+            except RuntimeError:  # the loop is closed: nobody is waiting any more
+                pass
+
+    def wait(self, finished: threading.Lock, timeout: float) -> None:
+        """Block the loop thread (GIL released) until ``finished`` is released or ``timeout`` passes."""
+        self._loop_waiting = True
+        try:
+            finished.acquire(timeout=timeout)
+        finally:
+            self._loop_waiting = False
+        if self._done:
+            self.deliver()
+
+    def deliver(self) -> None:
+        """Call back every queued outcome (on the loop)."""
+        with self._lock:
             done, self._done = self._done, []
         for callback, ok, value in done:
             try:
                 callback(ok, value)
             except Exception as e:  # one failing callback must not lose the others' results
-                self.loop.call_exception_handler({"message": "worker pool callback failed", "exception": e})
+                self.loop.call_exception_handler({"message": f"{self.what} callback failed", "exception": e})

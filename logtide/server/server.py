@@ -1,8 +1,8 @@
 """The asyncio CQL server: listening, connections, the worker pool, events and a clean stop.
 
-``Server(db, config)`` serves an open Database.  Statements run on
-``config.workers`` threads shared fairly between connections (``scheduler``);
-the engine serializes writes itself.
+``Server(db, config)`` serves an open Database.  Writes are committed in
+groups by one committer thread (``committer``); other statements run on
+``config.workers`` threads shared fairly between connections (``scheduler``).
 ``stop()`` stops accepting, lets statements in flight finish and answer,
 closes every connection, shuts the pool down and, when the server owns it,
 closes the Database.
@@ -24,6 +24,7 @@ from logtide.schema.system_schema import NodeInfo
 
 from . import compression as compression_mod
 from . import messages as M
+from .committer import Committer
 from .connection import Connection
 from .frame import DEFAULT_MAX_AUTH_FRAME_BODY, DEFAULT_MAX_FRAME_BODY
 from .limits import connection_limit, default_fd_reserve
@@ -79,6 +80,7 @@ class Server:
         self.tasks: set[Any] = set()  # statements in flight on every connection
         self._conn_tasks: set[asyncio.Task] = set()
         self.workers: WorkerPool | None = None
+        self.committer: Committer | None = None  # writes (see committer): one thread, one wake-up per group
         self._server: asyncio.base_events.Server | None = None
         self._stopped: asyncio.Event | None = None
         self.address: tuple[str, int] | None = None
@@ -106,6 +108,8 @@ class Server:
         if wait is None:
             wait = 0.0 if getattr(self.db.store, "synchronous", "FULL") == "FULL" else 0.002
         self.workers = WorkerPool(asyncio.get_running_loop(), self.config.workers, "logtide-cql", wait)
+        self.committer = Committer(asyncio.get_running_loop(), self.db.committer.run_group,
+                                   self.db.committer.max_group, wait)
         sockname = self._server.sockets[0].getsockname()
         self.address = (sockname[0], sockname[1])
         self._publish_node_info()
@@ -139,6 +143,8 @@ class Server:
         await self._server.wait_closed()
         if self.workers is not None:
             await asyncio.to_thread(self.workers.shutdown, self.config.shutdown_timeout)
+        if self.committer is not None:
+            await asyncio.to_thread(self.committer.shutdown, self.config.shutdown_timeout)
         if self._login is not None:
             self._login.shutdown()
         self.metrics.close()
@@ -215,8 +221,11 @@ class Server:
         return {"connections": len(self.connections), "max_connections": self.max_connections,
                 "tasks": len(self.tasks),
                 "connection_tasks": len(self._conn_tasks),
-                "queued": self.workers.pending() if self.workers else 0,
-                "running": self.workers.busy if self.workers else 0, "prepared": len(self.runner.cache)}
+                "queued": (self.workers.pending() if self.workers else 0)
+                + (self.committer.pending() if self.committer else 0),
+                "running": (self.workers.busy if self.workers else 0)
+                + (self.committer.committing if self.committer else 0),
+                "prepared": len(self.runner.cache)}
 
 
 def no_delay(writer: asyncio.StreamWriter) -> None:

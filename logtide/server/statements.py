@@ -9,12 +9,14 @@ statement's bind markers; results are encoded with their column types.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from logtide.errors import InvalidRequest
 from logtide.query.select_result import SelectResult
 from logtide.result import ColumnSpec, ResultSet, SchemaChange
+from logtide.session import WriteJob, is_write
 
 from . import messages as M
 from .datatypes import decode_value
@@ -176,6 +178,12 @@ class StatementRunner:
 
     def batch(self, session: Any, req: M.Batch, version: int) -> Outcome:
         s = self.session_in(session, req.keyspace)
+        result = s.execute_batch(req.kind, self._children(session, s, req), timestamp=req.timestamp,
+                                 now_in_seconds=getattr(req, "now_in_seconds", None))
+        return self.outcome(result, version)
+
+    def _children(self, session: Any, s: Any, req: M.Batch) -> list[tuple[Any, Any]]:
+        """A BATCH's statements with their values bound (prepared children from the prepared cache)."""
         children: list[tuple[Any, Any]] = []
         for child in req.children:
             if child.statement_id is not None:
@@ -187,6 +195,61 @@ class StatementRunner:
                 children.append((statement, bind_values(statement.bind_specs, child.values, None)))
             else:
                 children.append((child.query, None))
-        result = s.execute_batch(req.kind, children, timestamp=req.timestamp,
-                                 now_in_seconds=getattr(req, "now_in_seconds", None))
-        return self.outcome(result, version)
+        return children
+
+    # -- writes for the committer -----------------------------------------------
+    def write(self, session: Any, req: M.Request, version: int) -> "WriteRequest | None":
+        """A QUERY, EXECUTE or BATCH that writes (INSERT, UPDATE, DELETE, BATCH), checked and bound as
+        ``query``/``execute``/``batch`` would run it, for the server's committer; None for any other
+        request (it runs on the worker pool).  Raises what those raise before writing."""
+        if isinstance(req, M.Execute):
+            p = req.params
+            entry = self._current(session, self.cache.get(req.statement_id))
+            statement = entry.statement
+            if not is_write(statement.parsed.statement):
+                return None
+            values = bind_values(statement.bind_specs, p.values, p.names, entry.decoders)
+            s = self.session_in(session, statement.keyspace if p.keyspace is None else p.keyspace)
+            job = s.plan_write(statement, values, timestamp=p.timestamp, now_in_seconds=p.now_in_seconds)
+            known = req.result_metadata_id if version >= 5 else entry.result_metadata_id
+            return WriteRequest(job, functools.partial(self.outcome, version=version, skip_metadata=p.skip_metadata,
+                                                       known_metadata_id=known))
+        if isinstance(req, M.Batch):
+            s = self.session_in(session, req.keyspace)
+            job = s.plan_batch(req.kind, self._children(session, s, req), timestamp=req.timestamp,
+                               now_in_seconds=req.now_in_seconds)
+            return WriteRequest(job, functools.partial(self.outcome, version=version))
+        if isinstance(req, M.Query):
+            p = req.params
+            s = self.session_in(session, p.keyspace)
+            if not is_write(self.db.parse(req.query).statement):
+                return None
+            if p.values or p.names is not None:
+                statement = s.prepare(req.query)
+                planned = s.plan_write(statement, bind_values(statement.bind_specs, p.values, p.names),
+                                       timestamp=p.timestamp, now_in_seconds=p.now_in_seconds)
+            else:
+                planned = s.plan_write(req.query, None, timestamp=p.timestamp, now_in_seconds=p.now_in_seconds)
+            if planned is None:
+                return None
+            return WriteRequest(planned, functools.partial(self.outcome, version=version,
+                                                           skip_metadata=p.skip_metadata))
+        return None
+
+
+@dataclass(frozen=True)
+class WriteRequest:
+    """A write request decoded and bound on the event loop, waiting for the server's committer: ``job`` is
+    the engine's write (``WriteJob``), ``respond`` makes the RESULT of its result."""
+
+    job: WriteJob
+    respond: Callable[[ResultSet], Outcome]
+
+    def answer(self, ok: bool, value: Any) -> Outcome:
+        """The Outcome for what the job's work returned (``ok``) or raised: the error, raised as
+        ``Session.execute`` raises it."""
+        if not ok:
+            raise self.job.failure(value) from None
+        if value is None and self.job.conditional is None:
+            return _VOID  # what ``respond`` makes of a plain write's VOID result, without making it
+        return self.respond(self.job.result(value))

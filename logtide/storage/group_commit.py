@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from .sqlite import Store, Txn
 
@@ -88,6 +88,16 @@ class GroupCommitter:
             takes_lead = True
         self._lead(item, takes_lead)
         return _outcome(item)
+
+    def run_group(self, fns: Sequence[Callable[[Txn], Any]]) -> list[tuple[bool, Any]]:
+        """Run ``fns`` as one group for a caller that collects writes itself (the server's committer thread):
+        under the write lock, in one transaction, each in its own savepoint (one alone: none), one commit.
+        Returns each one's ``(True, result)`` or ``(False, exception)``, as ``run`` would return or raise it;
+        the writers queued in ``run`` are not part of the group (they run before or after it)."""
+        group = [_Pending(fn) for fn in fns]
+        with self.lock:
+            self._commit(group)
+        return [(True, item.result) if item.error is None else (False, item.error) for item in group]
 
     def _lead(self, item: _Pending, takes_lead: bool) -> None:
         """Commit groups under the write lock until ``item`` has run; then hand the lead over (if ours)."""
