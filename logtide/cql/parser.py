@@ -43,12 +43,18 @@ _CONSTANT_KINDS = {
 }
 
 
+_TOO_DEEP = "statement nested too deeply to parse (collection literals, parentheses or function calls)"
+
+
 def parse(text: str) -> ast.Parsed:
     """Parse exactly one CQL statement (a trailing ``;`` is allowed)."""
     parser = _Parser(text, tokenize(text))
-    if parser._peek().kind == EOF or parser._at_punct(";"):
-        parser._empty_statement()
-    parsed = parser._parsed_statement()
+    try:
+        if parser._peek().kind == EOF or parser._at_punct(";"):
+            parser._empty_statement()
+        parsed = parser._parsed_statement()
+    except RecursionError:  # the parser descends once per nesting level: a clear error, not a crash
+        raise parser._too_deep() from None
     parser._accept_punct(";")
     parser._expect_eof()
     return parsed
@@ -63,7 +69,10 @@ def parse_many(text: str) -> list[ast.Parsed]:
             pass
         if parser._peek().kind == EOF:
             return result
-        result.append(parser._parsed_statement())
+        try:
+            result.append(parser._parsed_statement())
+        except RecursionError:
+            raise parser._too_deep() from None
         if not parser._accept_punct(";"):
             parser._expect_eof()
 
@@ -137,6 +146,10 @@ class _Parser:
     # ------------------------------------------------------------------
     # Errors
     # ------------------------------------------------------------------
+
+    def _too_deep(self) -> SyntaxException:
+        """The error for a statement nested deeper than the parser's recursion allows, where it gave up."""
+        return SyntaxException(f"{self._where(self.tokens[min(self.i, len(self.tokens) - 1)])} {_TOO_DEEP}")
 
     def _where(self, tok: Token) -> str:
         line, col = position(self.text, tok.start)

@@ -55,3 +55,17 @@ def test_split_statements_agrees_with_parse_many(stmts, sep):
     assert [p.text for p in pieces] == stmts
     assert all(p.complete for p in pieces)
     assert [p.text for p in parse_many(script)] == stmts
+
+
+def test_a_statement_nested_too_deeply_is_a_syntax_error_not_a_crash():
+    for depth in (3_000, 200_000):
+        for text in ("INSERT INTO t (k, v) VALUES (1, " + "[" * depth + "1" + "]" * depth + ")",
+                     "SELECT * FROM t WHERE k = " + "(" * depth + "1" + ")" * depth,
+                     "SELECT " + "f(" * depth + "k" + ")" * depth + " FROM t"):
+            for func in (parse, parse_many):
+                try:
+                    func(text)
+                except SyntaxException as exc:
+                    assert str(exc).startswith("line 1:") and "nested too deeply to parse" in str(exc)
+                else:
+                    raise AssertionError("parsed a statement nested %d deep" % depth)
