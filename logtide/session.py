@@ -229,7 +229,7 @@ class Database:
                               self.clock.now_micros(), self.log_targets)
         touched.record_after = feed_rows is not None  # a changefeed's new images: no read after the write
         apply_mutation(mutation, txn, now, log_updates, touched)
-        self.counters.committed(sum(len(lu.rows) for lu in log_updates))
+        self.counters.committed(sum([len(lu.rows) for lu in log_updates]) if log_updates else 0)
         if feed_rows is not None:
             self.feeds.capture_after(feed_rows, touched, reader.row, txn)
 
@@ -286,8 +286,10 @@ class Session:
         return self.db.now_seconds() if override is None else override
 
     def _authorize(self, stmt: Any) -> None:
+        if self.user is None:
+            return
         auth = getattr(self.db, "auth", None)
-        if self.user is not None and auth is not None:
+        if auth is not None:
             auth.authorize(self.user, stmt, self.keyspace)
 
     def __enter__(self) -> "Session":
@@ -413,6 +415,8 @@ class Session:
     def _tables(self, stmts: Sequence[Any]) -> list[Table]:
         """The table of each statement, looked up once per name object (a prepared statement's children
         share theirs; the statements, alive throughout, keep the ids apart)."""
+        if len(stmts) == 1:
+            return [self._table(stmts[0].table)]
         found: dict[int, Table] = {}
         out = []
         for s in stmts:

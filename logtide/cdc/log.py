@@ -512,6 +512,7 @@ class Derivation:
         regular = self.regular_cols
         cks = sorted(pu.rows) if len(pu.rows) > 1 else list(pu.rows)
         keys = {ck: self._key_values(pu.rows[ck].clustering) for ck in cks}  # copied for each row of a ck
+        plain = not self.base.multicell_names  # no collection column: an image is the atomic values alone
         out: list[LogRow] = []
         if opts.preimage:
             full = opts.full_preimage
@@ -521,7 +522,16 @@ class Derivation:
                     continue
                 cols = regular if full else [c for c in regular if c.name in pu.rows[ck].cells]
                 vals = dict(keys[ck])
-                vals.update(self._image_values(st, cols, True))
+                if plain:  # _image_values of atomic columns, inline
+                    sv = st.values
+                    for col in cols:
+                        v = sv.get(col.name)
+                        if v is not None:
+                            vals[col.name] = v
+                        else:
+                            vals[L.DELETED + col.name] = TRUE
+                else:
+                    vals.update(self._image_values(st, cols, True))
                 vals[L.OPERATION] = OPERATION_BYTES[PREIMAGE]
                 out.append(LogRow(ts, len(out), vals))
         keys_only = opts.delta_keys_only
@@ -536,7 +546,23 @@ class Derivation:
                         vals[name] = cell.value
             vals[L.OPERATION] = OPERATION_BYTES[INSERT if row.marker is not None else UPDATE]
             out.append(LogRow(ts, len(out), vals))
-        if opts.postimage:
+        if opts.postimage and plain:
+            for ck in cks:
+                before = self.state_rows.get(ck)
+                merged = dict(before.values) if before is not None else {}
+                for name, cell in pu.rows[ck].cells.items():
+                    if cell.value is None:
+                        merged.pop(name, None)
+                    else:
+                        merged[name] = cell.value
+                vals = keys[ck]
+                for col in regular:
+                    v = merged.get(col.name)
+                    if v is not None:
+                        vals[col.name] = v
+                vals[L.OPERATION] = OPERATION_BYTES[POSTIMAGE]
+                out.append(LogRow(ts, len(out), vals))
+        elif opts.postimage:
             for ck in cks:
                 row = pu.rows[ck]
                 before = self.state_rows.get(ck)
