@@ -135,6 +135,7 @@ class Database:
         self.counters = WriteCounters()  # read by the server's metrics
         self._parse_cache: OrderedDict[str, ast.Parsed] = OrderedDict()
         self._parse_lock = threading.Lock()
+        self._plain_writes: dict[int, tuple[Any, bool]] = {}  # plain_write by statement identity
         with self.store.snapshot() as txn:
             doc = txn.get_meta(CATALOG_KEY)
             host = txn.get_meta(HOST_ID_KEY)
@@ -148,6 +149,7 @@ class Database:
         self.host_id = uuid.UUID(bytes=host)
         self.cdc_timeuuids = CdcTimeuuids()
         self.log_targets = LogTargets()
+        self._changefeeds_in: tuple[Catalog, bool] | None = None  # _has_changefeeds of one catalog
         self.generations = self._load_generations(topology)
         self._closed = False
         from .changefeed.feeds import Feeds
@@ -224,7 +226,7 @@ class Database:
     def commit_mutation(self, mutation: Mutation, txn: Txn, now: int, reader: TxnRowReader) -> None:
         """Write a mutation and its CDC log rows in ``txn`` (the caller holds the write lock)."""
         touched = TouchedRows(reader.row, now)  # read once, shared by the CDC log and the changefeeds
-        feed_rows = self.feeds.capture_before(mutation, touched, txn, now)
+        feed_rows = self.feeds.capture_before(mutation, touched, txn, now) if self._has_changefeeds() else None
         log_updates = capture(mutation, self.catalog, self.generations, touched.row, self.cdc_timeuuids, now,
                               self.clock.now_micros(), self.log_targets)
         touched.record_after = feed_rows is not None  # a changefeed's new images: no read after the write
@@ -232,6 +234,30 @@ class Database:
         self.counters.committed(sum([len(lu.rows) for lu in log_updates]) if log_updates else 0)
         if feed_rows is not None:
             self.feeds.capture_after(feed_rows, touched, reader.row, txn)
+
+    def plain_write(self, stmt: Any) -> bool:
+        """Whether ``stmt`` is an INSERT, UPDATE or DELETE without a condition and without ``USING TIMEOUT``
+        (decided once per statement object: a prepared statement executes the same one again and again)."""
+        hit = self._plain_writes.get(id(stmt))
+        if hit is not None and hit[0] is stmt:
+            return hit[1]
+        plain = (isinstance(stmt, DML) and not _is_conditional(stmt)
+                 and getattr(stmt.using, "timeout", None) is None)
+        with self._parse_lock:
+            if len(self._plain_writes) >= 1024:
+                self._plain_writes.clear()
+            self._plain_writes[id(stmt)] = (stmt, plain)
+        return plain
+
+    def _has_changefeeds(self) -> bool:
+        """Whether a table of the current catalog has a changefeed (checked once per catalog): without one,
+        ``Feeds.capture_before`` finds nothing to capture for any write."""
+        cat = self.catalog
+        hit = self._changefeeds_in
+        if hit is None or hit[0] is not cat:
+            hit = self._changefeeds_in = (cat, any(t.changefeeds for ks in cat.keyspaces.values()
+                                                   for t in ks.tables.values()))
+        return hit[1]
 
     def close(self) -> None:
         """Close storage and release the data directory."""
@@ -356,6 +382,8 @@ class Session:
         self._authorize(parsed.statement)
         self._call.now = now_in_seconds
         try:
+            if self.db.plain_write(parsed.statement):  # no USING TIMEOUT, no condition: straight to the write
+                return self._write([parsed.statement], [self._evaluator(params)], timestamp, None, ())
             self._check_timeouts(parsed.statement, params)
             if isinstance(parsed.statement, ast.Select):
                 return self._select(parsed.statement, params, page_size, paging_state)
@@ -470,12 +498,14 @@ class Session:
 
     # -- writes -----------------------------------------------------------
     def _write(self, stmts: Sequence[Any], evs: Sequence[TermEvaluator], client_ts: int | None,
-               batch: ast.Batch | None) -> ResultSet:
-        """Build and commit the mutation of one statement or batch (``evs``: one evaluator per statement)."""
+               batch: ast.Batch | None, conditional: Sequence[Any] | None = None) -> ResultSet:
+        """Build and commit the mutation of one statement or batch (``evs``: one evaluator per statement;
+        ``conditional``: the statements with conditions, when the caller knows them)."""
         db = self.db
         catalog = db.catalog
         tables = self._tables(stmts)
-        conditional = [s for s in stmts if _is_conditional(s)]
+        if conditional is None:
+            conditional = [s for s in stmts if _is_conditional(s)]
         for s in conditional:
             if s.using.timestamp is not None:
                 raise InvalidRequest("Cannot provide custom timestamp for conditional updates")

@@ -135,6 +135,7 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int,
                 touched.merged(k, old, outer, None if row.is_empty() else row, outer)
         if row.is_empty():
             if old is not None:
+                decoded.pop(stored_row, None)
                 txn.put_row(tid, pu.token, pu.pk, ck, None)
                 removed_rows = True
         else:
@@ -157,9 +158,12 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int,
     if keep:
         if changed or stored is None:
             data = encode_partition(part, tid, pu.pk)
-            txn.decoded[data] = part  # not modified after this: a read after the write reuses it
+            if stored is not None:  # the record it replaces is never read again
+                decoded.pop(stored, None)
+            decoded[data] = part  # not modified after this: a read after the write reuses it
             txn.put_partition(tid, pu.token, pu.pk, data)
     elif stored is not None:
+        decoded.pop(stored, None)
         txn.put_partition(tid, pu.token, pu.pk, None)
 
 
