@@ -273,10 +273,10 @@ class Derivation:
         self.pre = pre
         self.static_cols = base.static_columns
         self.regular_cols = base.regular_columns
-        self.state_static = RowState.of(pre.static)
-        self.state_rows: dict[bytes, RowState | None] = {ck: RowState.of(r) for ck, r in pre.rows.items()}
-        self.clusterings: dict[bytes, tuple[bytes, ...]] = {
-            ck: r.clustering for ck, r in pre.rows.items() if r is not None}
+        self.state_static = None if pre.static is None else RowState.of(pre.static)
+        self.state_rows: dict[bytes, RowState | None] = {ck: None if r is None else RowState.of(r)
+                                                         for ck, r in pre.rows.items()}
+        self._clusterings: dict[bytes, tuple[bytes, ...]] | None = None
         self._deleted_in_batch: set[bytes | None] | None = None
         self._partition_values: dict[str, bytes] | None = None
 
@@ -469,6 +469,13 @@ class Derivation:
             vals = self._key_values(self._clustering(ck))
             vals.update(self._image_values(self.state_rows.get(ck) or RowState(), self.regular_cols, False))
             g.add(POSTIMAGE, vals)
+
+    @property
+    def clusterings(self) -> dict[bytes, tuple[bytes, ...]]:
+        """The clustering values of the rows that existed before the write, by clustering key."""
+        if self._clusterings is None:
+            self._clusterings = {ck: r.clustering for ck, r in self.pre.rows.items() if r is not None}
+        return self._clusterings
 
     def _clustering(self, ck: bytes) -> tuple[bytes, ...]:
         row = self.pu.rows.get(ck)
