@@ -136,6 +136,7 @@ class Database:
         self.counters = WriteCounters()  # read by the server's metrics
         self._parse_cache: OrderedDict[str, ast.Parsed] = OrderedDict()
         self._parse_lock = threading.Lock()
+        self._plain_writes: dict[int, tuple[Any, bool]] = {}  # plain_write by statement identity
         with self.store.snapshot() as txn:
             doc = txn.get_meta(CATALOG_KEY)
             host = txn.get_meta(HOST_ID_KEY)
@@ -149,6 +150,7 @@ class Database:
         self.host_id = uuid.UUID(bytes=host)
         self.cdc_timeuuids = CdcTimeuuids()
         self.log_targets = LogTargets()
+        self._changefeeds_in: tuple[Catalog, bool] | None = None  # _has_changefeeds of one catalog
         self.generations = self._load_generations(topology)
         self._closed = False
         from .changefeed.feeds import Feeds
@@ -225,14 +227,38 @@ class Database:
     def commit_mutation(self, mutation: Mutation, txn: Txn, now: int, reader: TxnRowReader) -> None:
         """Write a mutation and its CDC log rows in ``txn`` (the caller holds the write lock)."""
         touched = TouchedRows(reader.row, now)  # read once, shared by the CDC log and the changefeeds
-        feed_rows = self.feeds.capture_before(mutation, touched, txn, now)
+        feed_rows = self.feeds.capture_before(mutation, touched, txn, now) if self._has_changefeeds() else None
         log_updates = capture(mutation, self.catalog, self.generations, touched.row, self.cdc_timeuuids, now,
                               self.clock.now_micros(), self.log_targets)
         touched.record_after = feed_rows is not None  # a changefeed's new images: no read after the write
         apply_mutation(mutation, txn, now, log_updates, touched)
-        self.counters.committed(sum(len(lu.rows) for lu in log_updates))
+        self.counters.committed(sum([len(lu.rows) for lu in log_updates]) if log_updates else 0)
         if feed_rows is not None:
             self.feeds.capture_after(feed_rows, touched, reader.row, txn)
+
+    def plain_write(self, stmt: Any) -> bool:
+        """Whether ``stmt`` is an INSERT, UPDATE or DELETE without a condition and without ``USING TIMEOUT``
+        (decided once per statement object: a prepared statement executes the same one again and again)."""
+        hit = self._plain_writes.get(id(stmt))
+        if hit is not None and hit[0] is stmt:
+            return hit[1]
+        plain = (isinstance(stmt, DML) and not _is_conditional(stmt)
+                 and getattr(stmt.using, "timeout", None) is None)
+        with self._parse_lock:
+            if len(self._plain_writes) >= 1024:
+                self._plain_writes.clear()
+            self._plain_writes[id(stmt)] = (stmt, plain)
+        return plain
+
+    def _has_changefeeds(self) -> bool:
+        """Whether a table of the current catalog has a changefeed (checked once per catalog): without one,
+        ``Feeds.capture_before`` finds nothing to capture for any write."""
+        cat = self.catalog
+        hit = self._changefeeds_in
+        if hit is None or hit[0] is not cat:
+            hit = self._changefeeds_in = (cat, any(t.changefeeds for ks in cat.keyspaces.values()
+                                                   for t in ks.tables.values()))
+        return hit[1]
 
     def close(self) -> None:
         """Close storage and release the data directory."""
@@ -287,8 +313,10 @@ class Session:
         return self.db.now_seconds() if override is None else override
 
     def _authorize(self, stmt: Any) -> None:
+        if self.user is None:
+            return
         auth = getattr(self.db, "auth", None)
-        if self.user is not None and auth is not None:
+        if auth is not None:
             auth.authorize(self.user, stmt, self.keyspace)
 
     def __enter__(self) -> "Session":
@@ -344,6 +372,8 @@ class Session:
         parsed = self._checked(query, params)
         self._call.now = now_in_seconds
         try:
+            if self.db.plain_write(parsed.statement):  # no USING TIMEOUT, no condition: straight to the write
+                return self._write([parsed.statement], [self._evaluator(params)], timestamp, None, ())
             self._check_timeouts(parsed.statement, params)
             if isinstance(parsed.statement, ast.Select):
                 return self._select(parsed.statement, params, page_size, paging_state)
@@ -366,6 +396,8 @@ class Session:
             return None
         self._checked(parsed, params)
         try:
+            if self.db.plain_write(stmt):  # no USING TIMEOUT, no condition, not a batch: as in execute
+                return self._write_job([stmt], [self._evaluator(params)], timestamp, None, now_in_seconds, ())
             self._check_timeouts(stmt, params)
             ev = self._evaluator(params)
             if isinstance(stmt, ast.Batch):
@@ -442,6 +474,8 @@ class Session:
     def _tables(self, stmts: Sequence[Any]) -> list[Table]:
         """The table of each statement, looked up once per name object (a prepared statement's children
         share theirs; the statements, alive throughout, keep the ids apart)."""
+        if len(stmts) == 1:
+            return [self._table(stmts[0].table)]
         found: dict[int, Table] = {}
         out = []
         for s in stmts:
@@ -495,18 +529,22 @@ class Session:
 
     # -- writes -----------------------------------------------------------
     def _write(self, stmts: Sequence[Any], evs: Sequence[TermEvaluator], client_ts: int | None,
-               batch: ast.Batch | None) -> ResultSet:
-        """Build and commit the mutation of one statement or batch (``evs``: one evaluator per statement)."""
-        job = self._write_job(stmts, evs, client_ts, batch, getattr(self._call, "now", None))
+               batch: ast.Batch | None, conditional: Sequence[Any] | None = None) -> ResultSet:
+        """Build and commit the mutation of one statement or batch (``evs``: one evaluator per statement;
+        ``conditional``: the statements with conditions, when the caller knows them)."""
+        job = self._write_job(stmts, evs, client_ts, batch, getattr(self._call, "now", None), conditional)
         return job.result(self.db.committer.run(job.work))
 
     def _write_job(self, stmts: Sequence[Any], evs: Sequence[TermEvaluator], client_ts: int | None,
-                   batch: ast.Batch | None, now_override: int | None) -> "WriteJob":
-        """The checks of one statement or batch made, its mutation to be built and applied in a write transaction."""
+                   batch: ast.Batch | None, now_override: int | None,
+                   conditional: Sequence[Any] | None = None) -> "WriteJob":
+        """The checks of one statement or batch made, its mutation to be built and applied in a write transaction
+        (``conditional`` as for :meth:`_write`)."""
         db = self.db
         catalog = db.catalog
         tables = self._tables(stmts)
-        conditional = [s for s in stmts if _is_conditional(s)]
+        if conditional is None:
+            conditional = [s for s in stmts if _is_conditional(s)]
         for s in conditional:
             if s.using.timestamp is not None:
                 raise InvalidRequest("Cannot provide custom timestamp for conditional updates")

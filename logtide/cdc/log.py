@@ -273,10 +273,10 @@ class Derivation:
         self.pre = pre
         self.static_cols = base.static_columns
         self.regular_cols = base.regular_columns
-        self.state_static = RowState.of(pre.static)
-        self.state_rows: dict[bytes, RowState | None] = {ck: RowState.of(r) for ck, r in pre.rows.items()}
-        self.clusterings: dict[bytes, tuple[bytes, ...]] = {
-            ck: r.clustering for ck, r in pre.rows.items() if r is not None}
+        self.state_static = None if pre.static is None else RowState.of(pre.static)
+        self.state_rows: dict[bytes, RowState | None] = {ck: None if r is None else RowState.of(r)
+                                                         for ck, r in pre.rows.items()}
+        self._clusterings: dict[bytes, tuple[bytes, ...]] | None = None
         self._deleted_in_batch: set[bytes | None] | None = None
         self._partition_values: dict[str, bytes] | None = None
 
@@ -470,6 +470,13 @@ class Derivation:
             vals.update(self._image_values(self.state_rows.get(ck) or RowState(), self.regular_cols, False))
             g.add(POSTIMAGE, vals)
 
+    @property
+    def clusterings(self) -> dict[bytes, tuple[bytes, ...]]:
+        """The clustering values of the rows that existed before the write, by clustering key."""
+        if self._clusterings is None:
+            self._clusterings = {ck: r.clustering for ck, r in self.pre.rows.items() if r is not None}
+        return self._clusterings
+
     def _clustering(self, ck: bytes) -> tuple[bytes, ...]:
         row = self.pu.rows.get(ck)
         if row is not None:
@@ -512,6 +519,7 @@ class Derivation:
         regular = self.regular_cols
         cks = sorted(pu.rows) if len(pu.rows) > 1 else list(pu.rows)
         keys = {ck: self._key_values(pu.rows[ck].clustering) for ck in cks}  # copied for each row of a ck
+        plain = not self.base.multicell_names  # no collection column: an image is the atomic values alone
         out: list[LogRow] = []
         if opts.preimage:
             full = opts.full_preimage
@@ -521,7 +529,16 @@ class Derivation:
                     continue
                 cols = regular if full else [c for c in regular if c.name in pu.rows[ck].cells]
                 vals = dict(keys[ck])
-                vals.update(self._image_values(st, cols, True))
+                if plain:  # _image_values of atomic columns, inline
+                    sv = st.values
+                    for col in cols:
+                        v = sv.get(col.name)
+                        if v is not None:
+                            vals[col.name] = v
+                        else:
+                            vals[L.DELETED + col.name] = TRUE
+                else:
+                    vals.update(self._image_values(st, cols, True))
                 vals[L.OPERATION] = OPERATION_BYTES[PREIMAGE]
                 out.append(LogRow(ts, len(out), vals))
         keys_only = opts.delta_keys_only
@@ -536,7 +553,23 @@ class Derivation:
                         vals[name] = cell.value
             vals[L.OPERATION] = OPERATION_BYTES[INSERT if row.marker is not None else UPDATE]
             out.append(LogRow(ts, len(out), vals))
-        if opts.postimage:
+        if opts.postimage and plain:
+            for ck in cks:
+                before = self.state_rows.get(ck)
+                merged = dict(before.values) if before is not None else {}
+                for name, cell in pu.rows[ck].cells.items():
+                    if cell.value is None:
+                        merged.pop(name, None)
+                    else:
+                        merged[name] = cell.value
+                vals = keys[ck]
+                for col in regular:
+                    v = merged.get(col.name)
+                    if v is not None:
+                        vals[col.name] = v
+                vals[L.OPERATION] = OPERATION_BYTES[POSTIMAGE]
+                out.append(LogRow(ts, len(out), vals))
+        elif opts.postimage:
             for ck in cks:
                 row = pu.rows[ck]
                 before = self.state_rows.get(ck)

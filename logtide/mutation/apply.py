@@ -13,7 +13,7 @@ from typing import Any
 from ..storage.damage import partition_record, row_record
 from ..storage.records import encode_partition, encode_row
 from ..storage.sqlite import Txn
-from .cells import PartitionData, RangeTombstone, RowData, merge_rows, purge_row, reconcile_deletion
+from .cells import PartitionData, RangeTombstone, RowData, merge_plain, merge_rows, purge_row, reconcile_deletion
 from .model import Mutation, PartitionUpdate
 
 
@@ -55,7 +55,8 @@ def apply_mutation(mutation: Mutation, txn: Txn, now: int, logs: Any = (), touch
     for log in logs:
         _log_partition(log, txn)
         tid = log.table.store_id
-        pending.extend((tid, log.token, log.stream_id, ck, data) for ck, data in log.rows)
+        token, stream = log.token, log.stream_id
+        pending.extend([(tid, token, stream, ck, data) for ck, data in log.rows])
     txn.put_rows(pending, base_rows)
 
 
@@ -118,11 +119,15 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int,
             touched.wrote((tid, pu.pk, b"", True), part.static, part.deletion, part.key)
     wrote_rows = False
     removed_rows = False
+    decoded = txn.decoded
     for ck, upd in pu.rows.items():
-        old = read_row(txn, table, pu.token, pu.pk, ck)
+        stored_row = txn.get_row(tid, pu.token, pu.pk, ck)
+        old = None if stored_row is None else read_row(txn, table, pu.token, pu.pk, ck)
         outer = part.row_deletion(ck)
-        before = purge_row(old, outer, now, gc) if old is not None else None
-        row = purge_row(merge_rows(before, upd, now), outer, now, gc)
+        row = merge_plain(old, upd, now, gc) if outer is None else None
+        if row is None:
+            before = purge_row(old, outer, now, gc) if old is not None else None
+            row = purge_row(merge_rows(before, upd, now), outer, now, gc)
         if touched is not None:
             k = (tid, pu.pk, ck, False)
             touched.wrote(k, None if row.is_empty() else row, outer, part.key)
@@ -130,11 +135,14 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int,
                 touched.merged(k, old, outer, None if row.is_empty() else row, outer)
         if row.is_empty():
             if old is not None:
+                decoded.pop(stored_row, None)
                 txn.put_row(tid, pu.token, pu.pk, ck, None)
                 removed_rows = True
         else:
             data = encode_row(row, tid, pu.pk, ck)
-            txn.decoded[data] = row  # a read after the write (a changefeed's new image) need not decode it again
+            if stored_row is not None:  # the record it replaces is never read again: keep the cache to live rows
+                decoded.pop(stored_row, None)
+            decoded[data] = row  # a read after the write (a changefeed's new image) need not decode it again
             if pending is None:
                 txn.put_row(tid, pu.token, pu.pk, ck, data)
             else:
@@ -150,9 +158,12 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int,
     if keep:
         if changed or stored is None:
             data = encode_partition(part, tid, pu.pk)
-            txn.decoded[data] = part  # not modified after this: a read after the write reuses it
+            if stored is not None:  # the record it replaces is never read again
+                decoded.pop(stored, None)
+            decoded[data] = part  # not modified after this: a read after the write reuses it
             txn.put_partition(tid, pu.token, pu.pk, data)
     elif stored is not None:
+        decoded.pop(stored, None)
         txn.put_partition(tid, pu.token, pu.pk, None)
 
 

@@ -318,6 +318,11 @@ class _InsertPlan:
     static_only: bool
     value_columns: tuple[Column, ...]
     atomic: bool  # every value column is a regular column of an atomic type: each value is one cell
+    # the plain upsert bound from a list or tuple (every value a bind marker, the whole primary key given,
+    # each value one cell, no USING): (column name, type, marker index) in statement order; else None
+    markers: tuple[tuple[str, Any, int], ...] | None = None
+    bound_count: int = 0  # the values ``markers`` needs: one past its largest marker index
+    default_ttl: int = 0  # the table's, read once
 
 
 class _InsertPlans:
@@ -354,8 +359,15 @@ def _insert_plan(stmt: ast.Insert, table: Table) -> _InsertPlan | None:
         cols.append((name, col, term))
     names = set(stmt.columns)
     value_columns = tuple(c for c in table.value_columns if c.name in names)
-    return _InsertPlan(tuple(cols), _static_only(table, names), value_columns,
-                       all(c.kind != STATIC and not c.type.is_multicell for c in value_columns))
+    static_only = _static_only(table, names)
+    atomic = all(c.kind != STATIC and not c.type.is_multicell for c in value_columns)
+    markers = None
+    if (atomic and not static_only and stmt.using.timestamp is None and stmt.using.ttl is None
+            and all(isinstance(term, ast.BindMarker) for _, _, term in cols)
+            and all(c.name in names for c in table.primary_key)):
+        markers = tuple((name, col.type, term.index) for name, col, term in cols)
+    return _InsertPlan(tuple(cols), static_only, value_columns, atomic, markers,
+                       1 + max((i for _, _, i in markers or ()), default=-1), table.default_ttl)
 
 
 def _static_only(table: Table, names) -> bool:
@@ -373,6 +385,10 @@ def build_insert(stmt: ast.Insert, table: Table, ctx: WriteContext, mutation: Mu
     if table.is_counter_table:
         raise InvalidRequest("INSERT statements are not allowed on counter tables, use UPDATE instead")
     plan = INSERT_PLANS.get(stmt, table)
+    if plan is not None and plan.markers is not None:
+        bound = getattr(ctx.ev, "bound", None)
+        if (type(bound) is list or type(bound) is tuple) and len(bound) >= plan.bound_count:
+            return _build_bound_insert(plan, bound, table, ctx, mutation)
     atomic = False
     if plan is None:
         values = _insert_values(stmt, table, ctx)
@@ -425,6 +441,48 @@ def build_insert(stmt: ast.Insert, table: Table, ctx: WriteContext, mutation: Mu
         else:
             w.set_value(c, v)
     return [Target(tuple(key_values), pk, token, tuple(clustering), target_ck)]
+
+
+def _build_bound_insert(plan: _InsertPlan, bound: list | tuple, table: Table, ctx: WriteContext,
+                        mutation: Mutation) -> list[Target]:
+    """:func:`build_insert` of a plan with ``markers``, the values given as a list or tuple: the same
+    mutation and the same errors in the same order, without what the plan decided once (the
+    evaluator, ``USING``, missing key columns, a writer per row)."""
+    unset = T.UNSET
+    to_value = T.python_to_value
+    values: dict[str, Any] = {}
+    for name, ctype, i in plan.markers:  # type: ignore[union-attr]
+        v = bound[i]
+        values[name] = v if v is None or v is unset else to_value(ctype, v, name)
+    ts = ctx.timestamp
+    ttl = plan.default_ttl
+    attrs = Attributes(ts, ttl)
+    keys: list[bytes] = []
+    for c in table.primary_key:  # _key_bytes of each, inline
+        v = values[c.name]
+        data = _key_bytes(c, v) if v is None or v is unset else c.type.serialize(v)
+        if len(data) > 0xFFFF:
+            _check_value_size(c, data)
+        keys.append(data)
+    n = len(table.partition_key)
+    key_values = keys[:n]
+    clustering = tuple(keys[n:])
+    pk = serialize_partition_key(key_values)
+    token = partition_token(table, pk)
+    key = tuple(key_values)
+    pu = mutation.partition(table, key, pk, token)
+    row, target_ck = _row_for(pu, table, clustering, static=False)
+    now = ctx.now
+    marker = Liveness(ts, ttl, now + ttl) if ttl else Liveness(ts)
+    row.marker = reconcile_liveness(row.marker, marker)
+    cells = row.cells
+    for c in plan.value_columns:
+        v = values[c.name]
+        if v is not unset:
+            cell = attrs.cell(None if v is None else c.type.serialize(v), now)
+            cur = cells.get(c.name)
+            cells[c.name] = cell if cur is None else reconcile(cur, cell)
+    return [Target(key, pk, token, clustering, target_ck)]
 
 
 def _key_bytes(col: Column, value: Any) -> bytes:

@@ -118,11 +118,14 @@ def live_row(table: Table, row: RowData, outer: Deletion | None, now: int, key: 
     out = LiveRow(key, row.clustering, ck, static=static, marker_live=marker_live,
                   marker=row.marker if marker_live else None)
     cells, complex_ = out._cells, out._complex
+    column = table.column
+    dropped = table.dropped_columns
+    dts = None if deletion is None else deletion.timestamp
     for name, cell in row.cells.items():
-        if not cell.is_live(now) or (deletion is not None and deletion.shadows(cell.timestamp)):
+        # Cell.is_live and Deletion.shadows, inline: this runs for every cell of every row read
+        if cell.value is None or (cell.ttl and now >= cell.ldt) or (dts is not None and cell.timestamp <= dts):
             continue
-        col = table.column(name)
-        if col is None or _dropped(table, name, cell.timestamp):
+        if column(name) is None or (dropped and _dropped(table, name, cell.timestamp)):
             continue
         cells[name] = cell
     for name, cc in row.complex.items():

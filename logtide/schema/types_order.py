@@ -149,8 +149,11 @@ def decimal_comparable(value: Decimal) -> bytes:
     return b"\x01" + encode_decimal_parts(-1 if sign else 1, ds.rstrip("0"), len(ds) + exp)
 
 
+_SIGN_FLIP = bytes(x ^ 0x80 for x in range(256))
+
+
 def _signed_bytes(b: bytes) -> bytes:
-    return bytes(x ^ 0x80 for x in b)
+    return bytes(b).translate(_SIGN_FLIP)
 
 
 def _uuid(data):

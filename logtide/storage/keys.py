@@ -64,6 +64,9 @@ def clustering_component(ctype, value: bytes, descending: bool) -> bytes:
 
 def clustering_key(columns: Sequence, values: Sequence[bytes]) -> bytes:
     """Comparable key of a full clustering (or of a prefix when fewer values are given)."""
+    if len(values) == 1 and columns:  # one component (every write to a table of one clustering column)
+        c = columns[0]
+        return clustering_component(c.type, values[0], c.reversed)
     return b"".join(clustering_component(c.type, v, c.reversed) for c, v in zip(columns, values))
 
 

@@ -31,7 +31,7 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import CorruptRecord, ReadOnlyDatabase
 from .envelope import RecordDamaged
@@ -212,6 +212,56 @@ def write_transaction(conn: sqlite3.Connection) -> Iterator[Txn]:
         conn.execute("COMMIT")
 
 
+class _WriteTransaction:
+    """:meth:`Store.write`'s context: ``BEGIN IMMEDIATE`` on entry; on exit the commit sequence staged and
+    ``COMMIT``, or ``ROLLBACK`` (and the writer's cache forgotten) when the body raised.  A class rather
+    than a generator context manager: it runs once per commit, and costs less so."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: "Store") -> None:
+        self._store = store
+
+    def __enter__(self) -> Txn:
+        store = self._store
+        cache = store._cache
+        cache.trim()
+        try:
+            store._writer.execute("BEGIN IMMEDIATE")
+        except sqlite3.DatabaseError as e:
+            raise _damage_error(store.path, e) from None
+        return Txn(store._writer, True, cache)
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        store = self._store
+        conn = store._writer
+        commits = store._commits
+        seq = None
+        try:
+            if exc_type is not None:
+                store._cache.clear()
+                conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.DatabaseError) and is_damage(exc):
+                    raise _damage_error(store.path, exc) from None
+                return False
+            try:
+                seq = commits.stage(conn) if commits is not None else None
+            except BaseException:
+                store._cache.clear()
+                conn.execute("ROLLBACK")
+                raise
+            try:
+                conn.execute("COMMIT")
+            except BaseException:
+                store._cache.clear()
+                raise
+        except sqlite3.DatabaseError as e:
+            raise _damage_error(store.path, e) from None
+        if seq is not None:
+            commits.committed(seq)
+        return False
+
+
 class Store:
     """A data directory: one SQLite database in WAL mode, plus the writer lock and the commit sequence."""
 
@@ -273,35 +323,14 @@ class Store:
                 self._readers.append(conn)
         return conn
 
-    @contextlib.contextmanager
-    def write(self) -> Iterator[Txn]:
+    def write(self) -> "_WriteTransaction":
         """One atomic write transaction; commits on success, rolls back on any exception.
 
         Each commit also advances the commit sequence (in the database and, once
         committed, in the side file).  The caller serializes writers (one at a time per process)."""
         if self.readonly:
             raise ReadOnlyDatabase(f"data directory {self.path} is open read-only: nothing can be written")
-        conn = self._writer
-        cache = self._cache
-        cache.trim()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield Txn(conn, True, cache)
-                seq = self._commits.stage(conn) if self._commits is not None else None
-            except BaseException:
-                cache.clear()
-                conn.execute("ROLLBACK")
-                raise
-            try:
-                conn.execute("COMMIT")
-            except BaseException:
-                cache.clear()
-                raise
-        except sqlite3.DatabaseError as e:
-            raise _damage_error(self.path, e) from None
-        if seq is not None:
-            self._commits.committed(seq)
+        return _WriteTransaction(self)
 
     @contextlib.contextmanager
     def savepoint(self) -> Iterator[Txn]:

@@ -11,7 +11,9 @@ decoded: callers never modify them) without decoding again.
 It is write-through (every change still goes to SQLite in the same
 transaction) and forgets everything whenever a transaction or savepoint is
 rolled back or a commit fails, when a table's data is dropped, and when it
-grows past its bound.  Snapshots of readers never use it.
+grows past its bound.  ``mutation.apply`` drops the decoded form of a record it
+replaces or removes (those bytes are never looked up again), so ``decoded``
+holds live records only.  Snapshots of readers never use it.
 """
 
 from __future__ import annotations

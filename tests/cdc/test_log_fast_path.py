@@ -66,14 +66,23 @@ def compared():
     cdc_log.Derivation.rows = original
 
 
+# a table with a non-frozen collection, and one of atomic columns only (whose postimages the fast path
+# makes from the values alone)
+TABLES = {"with a collection": "s int static, v int, w text, m map<int, int>",
+          "atomic columns only": "s int static, v int, w text"}
+
+
+@pytest.mark.parametrize("columns", TABLES.values(), ids=list(TABLES))
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(options=st.sampled_from(OPTIONS), writes=st.lists(write, min_size=1, max_size=8))
-def test_fast_path_rows_equal_the_general_derivation(compared, options, writes):
+def test_fast_path_rows_equal_the_general_derivation(compared, columns, options, writes):
+    if " m " not in columns:
+        writes = [[x for x in w if " m " not in x] for w in writes]
+        writes = [w for w in writes if w]
     with tempfile.TemporaryDirectory() as d, logtide.open(d, clock=ManualClock(1_000_000), synchronous="OFF") as db:
         s = db.session()
         s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
-        s.execute("CREATE TABLE ks.t (pk int, ck int, s int static, v int, w text, m map<int, int>, "
-                  f"PRIMARY KEY (pk, ck)) WITH cdc = {options}")
+        s.execute(f"CREATE TABLE ks.t (pk int, ck int, {columns}, PRIMARY KEY (pk, ck)) WITH cdc = {options}")
         for w in writes:
             if len(w) == 1:
                 s.execute(w[0])
