@@ -1,12 +1,13 @@
 """Does compiling the write path's hot modules pay?  Pure Python against Cython, side by side.
 
-    pip install 'cython>=3'    # the benchmark's build tool; logtide itself does not use it
     python bench/bench_compiled.py [--writes 3000] [--rounds 10] [--modes batch-mixed,cdc] [--callgrind]
 
-Copies the package to a temporary directory and compiles ``MODULES`` there with Cython 3 in
-pure-Python mode: the unchanged ``.py`` files, with ``annotation_typing`` off so that type hints
-stay hints (with it on, Cython enforces them, and the write path fails at once where a tuple is
-handed to a parameter annotated ``list``).  The source tree is not touched.  Then it runs
+Copies the package to a temporary directory and compiles ``logtide.compiled.MODULES`` there
+(under their ordinary names) with Cython 3 in pure-Python mode: the unchanged ``.py`` files, with
+``annotation_typing`` off so that type hints stay hints (with it on, Cython enforces them, and the
+write path fails at once where a tuple is handed to a parameter annotated ``list``); ``pip install``
+builds the same (``setup.py``).  The
+source tree is not touched; the pure runs set ``LOGTIDE_PURE_PYTHON=1`` in it.  Then it runs
 ``bench_write_path.py``'s workloads (``batch-mixed``: 100-statement full-CDC batches over 50
 partitions; ``cdc``: single full-CDC upserts) in fresh processes, alternating the pure tree and the
 compiled one round by round.  Per run: the median process CPU (``time.process_time``,
@@ -21,7 +22,6 @@ cancel out.
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 import shutil
@@ -32,14 +32,11 @@ import sysconfig
 import tempfile
 import time
 
+from logtide import compiled
+
 BENCH = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(BENCH)
-MODULES = ("logtide/mutation/*.py", "logtide/cdc/log.py", "logtide/cdc/capture.py", "logtide/cdc/streams.py",
-           "logtide/capture.py", "logtide/storage/records.py", "logtide/storage/envelope.py",
-           "logtide/storage/keys.py", "logtide/storage/sqlite.py", "logtide/schema/types_codec.py",
-           "logtide/schema/types_literal.py", "logtide/schema/types_order.py", "logtide/schema/types.py",
-           "logtide/schema/model.py", "logtide/query/bind.py", "logtide/query/read.py",
-           "logtide/query/evaluate.py", "logtide/session.py")
+MODULES = tuple(os.path.join(*name.split(".")) + ".py" for name in compiled.MODULES)
 BATCH = {"batch-mixed": 100, "cdc": 1}
 WARM = 1000  # statements written before measuring: every key (k = i % 700) exists
 CHUNK = 500
@@ -47,11 +44,10 @@ CHUNK = 500
 # Extension names are given explicitly: logtide/cdc has no __init__.py, and cythonize would
 # otherwise name logtide/cdc/capture.py a top-level "capture", the same as logtide/capture.py.
 _SETUP = """
-import glob, sys
+import sys
 from setuptools import setup, Extension
 from Cython.Build import cythonize
-files = sorted(f for pattern in sys.argv[2:] for f in glob.glob(pattern))
-exts = [Extension(f[:-3].replace("/", "."), [f]) for f in files]
+exts = [Extension(f[:-3].replace("/", "."), [f]) for f in sys.argv[2:]]
 setup(name="logtide-compiled", script_args=["build_ext", "--inplace", "--build-temp", sys.argv[1]],
       ext_modules=cythonize(exts, language_level=3, quiet=True,
                             compiler_directives={"annotation_typing": False}))
@@ -64,7 +60,7 @@ def build(dest: str) -> float:
                     ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.c"))
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", _SETUP, os.path.join(dest, "build"), *MODULES],
-                          cwd=dest, capture_output=True, text=True)
+                          cwd=dest, capture_output=True, text=True, env=dict(os.environ, CFLAGS="-g0"))
     if done.returncode:  # the compiler's warnings are noise; its errors are not
         raise SystemExit(f"the Cython build failed:\n{done.stderr[-3000:]}")
     return time.perf_counter() - start
@@ -72,11 +68,13 @@ def build(dest: str) -> float:
 
 def compiled_count(tree: str) -> int:
     suffix = sysconfig.get_config_var("EXT_SUFFIX")
-    return sum(len(glob.glob(os.path.join(tree, m[:-3] + suffix))) for m in MODULES)
+    return sum(os.path.exists(os.path.join(tree, m[:-3] + suffix)) for m in MODULES)
 
 
 def _env(tree: str) -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=os.pathsep.join([tree, BENCH]))
+    """The pure tree is the source tree with its own compiled modules switched off."""
+    pure = "1" if tree == ROOT else ""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([tree, BENCH]), **{compiled.PURE_ENV: pure})
 
 
 def child(mode: str, n: int, measure: bool) -> None:
