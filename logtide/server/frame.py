@@ -230,14 +230,10 @@ class FrameReader:
             if len(buf) < LEGACY_HEADER.size:
                 return None
             raise UnsupportedVersion(buf[0] & 0x7F, LEGACY_HEADER.unpack_from(buf)[2])
-        if len(buf) < HEADER_SIZE:
+        cut = self._cut(buf)
+        if cut is None:
             return None
-        version, flags, stream, opcode, length = self._check_header(buf)
-        end = HEADER_SIZE + length
-        if len(buf) < end:
-            return None
-        body = bytes(buf[HEADER_SIZE:end])
-        del buf[:end]
+        version, flags, stream, opcode, body = cut
         if flags & FLAG_COMPRESSED:
             if self.compression is None:
                 raise FrameError("Received a compressed frame but no compression was negotiated", stream)
@@ -292,8 +288,9 @@ class FrameReader:
             self._segment = None
             self._pending += codec.decode_payload(payload, checksum, uncompressed)
 
-    def _frame_from_pending(self) -> Frame | None:
-        buf = self._pending
+    def _cut(self, buf: bytearray) -> tuple[int, int, int, int, bytes] | None:
+        """The first frame's (version, flags, stream, opcode, body), removed from ``buf``; None while
+        ``buf`` does not hold all of it (its header is checked as soon as it is there)."""
         if len(buf) < HEADER_SIZE:
             return None
         version, flags, stream, opcode, length = self._check_header(buf)
@@ -302,6 +299,13 @@ class FrameReader:
             return None
         body = bytes(buf[HEADER_SIZE:end])
         del buf[:end]
+        return version, flags, stream, opcode, body
+
+    def _frame_from_pending(self) -> Frame | None:
+        cut = self._cut(self._pending)
+        if cut is None:
+            return None
+        version, flags, stream, opcode, body = cut
         if flags & FLAG_COMPRESSED:
             raise FrameError("Frames inside v5 segments must not be compressed", stream)
         return Frame(version, flags, stream, opcode, body)
