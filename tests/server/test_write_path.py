@@ -198,3 +198,32 @@ def test_stop_commits_and_answers_the_writes_queued_for_the_committer(tmp_path):
     c.shutdown()
     assert {r.k for r in db.session().execute("SELECT k FROM wp.t")} == set(range(50))
     db.close()
+
+
+def test_a_connection_is_not_read_past_max_in_flight_and_resumes_as_its_statements_finish(tmp_path):
+    from cassandra import ConsistencyLevel
+    from cassandra.protocol import QueryMessage, ResultMessage
+
+    from .rawclient import RawClient
+
+    db = logtide.open(tmp_path / "data")
+    srv = BackgroundServer(db, ServerConfig(port=0, max_in_flight=4), close_db=True).start()
+    try:
+        with RawClient(srv.port) as c:
+            c.startup()
+            for ddl in (KEYSPACE_DDL.format("wp"), "CREATE TABLE wp.t (k int PRIMARY KEY, v int)"):
+                assert isinstance(c.request(QueryMessage(ddl, ConsistencyLevel.ONE)), ResultMessage)
+            with db.write_lock:  # the writes wait for the lock: the first 4 stay in flight
+                for i in range(40):
+                    c.send(QueryMessage(f"INSERT INTO wp.t (k, v) VALUES ({i}, {i})", ConsistencyLevel.ONE), i + 1)
+                deadline = time.monotonic() + 10
+                while srv.server.stats()["tasks"] < 4 and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                time.sleep(0.3)
+                assert srv.server.stats()["tasks"] == 4  # nothing more read from the connection
+            answers = [c.recv() for _ in range(40)]
+        assert sorted(a.stream_id for a in answers) == list(range(1, 41))
+        assert all(isinstance(a, ResultMessage) for a in answers)
+        assert {r["k"] for r in db.session().execute("SELECT k FROM wp.t").rows} == set(range(40))
+    finally:
+        srv.stop()
