@@ -12,7 +12,8 @@ with ``execute_async`` keeping IN_FLIGHT requests outstanding.  Both use a
 fresh data directory with the same SQLite ``synchronous`` setting.  Reports
 ops/s, p50/p99 latency per request, the CPU time per statement (of the
 benchmark process embedded, of the ``logtide serve`` process served) and the
-ratio of the two throughputs.  With ``--batch N`` the statements go as LOGGED
+ratio of the two throughputs; served, also the CPU time per statement of the
+server's main thread, which runs its event loop.  With ``--batch N`` the statements go as LOGGED
 batches of N (``Session.execute_batch`` embedded, a driver ``BatchStatement``
 served), one batch per request.
 """
@@ -78,9 +79,9 @@ def workload(count: int, seed: int = 7) -> list[tuple[str, tuple]]:
     return ops
 
 
-def process_cpu(pid: int) -> float:
-    """CPU seconds (user + system) used so far by process ``pid`` (Linux /proc)."""
-    with open(f"/proc/{pid}/stat") as f:
+def process_cpu(pid: int, thread: int | None = None) -> float:
+    """CPU seconds (user + system) used so far by process ``pid``, or by its thread ``thread`` (Linux /proc)."""
+    with open(f"/proc/{pid}/stat" if thread is None else f"/proc/{pid}/task/{thread}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
@@ -98,6 +99,7 @@ class Result:
     seconds: float
     latencies: list[float]
     cpu_seconds: float = 0.0  # CPU time of the process doing the work (embedded: this one; served: the server)
+    loop_cpu_seconds: float | None = None  # served: CPU time of the server's main thread (its event loop)
 
     @property
     def ops_per_second(self) -> float:
@@ -111,7 +113,9 @@ class Result:
         return {"name": self.name, "ops": self.ops, "seconds": round(self.seconds, 3),
                 "ops_per_second": round(self.ops_per_second, 1), "p50_ms": round(self.percentile(50), 3),
                 "p99_ms": round(self.percentile(99), 3), "mean_ms": round(statistics.fmean(self.latencies) * 1000, 3),
-                "cpu_ms_per_statement": round(self.cpu_seconds * 1000 / self.ops, 3)}
+                "cpu_ms_per_statement": round(self.cpu_seconds * 1000 / self.ops, 3),
+                **({} if self.loop_cpu_seconds is None else
+                   {"loop_cpu_ms_per_statement": round(self.loop_cpu_seconds * 1000 / self.ops, 3)})}
 
 
 def run_embedded(ops: list[tuple[str, tuple]], synchronous: str, batch: int = 1) -> Result:
@@ -194,6 +198,7 @@ def run_server(ops: list[tuple[str, tuple]], synchronous: str, in_flight: int, b
                 done(None, i, t0)
 
             cpu0 = process_cpu(server.proc.pid)
+            loop_cpu0 = process_cpu(server.proc.pid, server.proc.pid)
             started = clock()
             for i, group in enumerate(requests):
                 slots.acquire()
@@ -209,11 +214,12 @@ def run_server(ops: list[tuple[str, tuple]], synchronous: str, in_flight: int, b
             finished.wait()
             elapsed = clock() - started
             cpu = process_cpu(server.proc.pid) - cpu0
+            loop_cpu = process_cpu(server.proc.pid, server.proc.pid) - loop_cpu0
             cluster.shutdown()
             if errors:
                 raise RuntimeError(f"{len(errors)} statements failed, first: {errors[0]!r}")
             return Result(f"logtide serve, cassandra-driver, {in_flight} in flight", len(ops), elapsed, latencies,
-                          cpu)
+                          cpu, loop_cpu)
         finally:
             server.stop()
 

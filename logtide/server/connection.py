@@ -1,9 +1,11 @@
 """One client connection: the handshake, then requests on many streams at once.
 
-The read loop decodes frames in order.  OPTIONS, STARTUP, AUTH_RESPONSE and
+The read loop cuts frames out of the bytes read (``FrameReader``) and handles
+them in order.  OPTIONS, STARTUP, AUTH_RESPONSE and
 REGISTER are answered in the loop; a write (QUERY, EXECUTE or BATCH of
 INSERT, UPDATE, DELETE) is bound and checked in the loop and committed by
-the server's committer thread (``committer``); every other QUERY, PREPARE,
+the server's committer thread (``committer``), or by the loop itself when it
+is the only statement in flight (``Committer.commit_now``); every other QUERY, PREPARE,
 EXECUTE and BATCH runs in the server's thread pool.  Either calls back with
 the response when done, so a slow statement holds up neither its neighbours
 on the connection nor other connections.  At most ``max_in_flight`` statements run per
@@ -89,7 +91,9 @@ class Connection:
         self._flush_scheduled = False
         self.tasks: set[Any] = set()  # statements running or queued in the pool (each by its job)
         self._drained: asyncio.Future | None = None  # made when closing with statements in flight
-        self._slots = asyncio.Semaphore(server.config.max_in_flight)
+        self._free_slots = server.config.max_in_flight  # statements this connection may still start
+        self._slot_freed: asyncio.Future | None = None  # the read loop waits on it when no slot is free
+        self._loop = asyncio.get_running_loop()
         self.closed = False
         peer = writer.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)
@@ -109,20 +113,23 @@ class Connection:
         Whatever ends the loop, statements already started finish and answer
         before the socket is closed.
         """
-        loop = asyncio.get_running_loop()
+        loop = self._loop
         self.opened = self.last_frame = loop.time()
         self._check_timeouts()
+        frames = self.frames
         try:
             handled = 0
             while not self.closed:
-                await self._slots.acquire()
-                try:
-                    frame = await self.frames.read()
-                except BaseException:
-                    self._slots.release()
-                    raise
+                while self._free_slots <= 0:  # max_in_flight statements running: stop reading
+                    self._slot_freed = loop.create_future()
+                    await self._slot_freed
+                frame = frames.next_buffered() or await frames.read()
                 self.last_frame = loop.time()
-                await self._dispatch(frame)
+                self._free_slots -= 1
+                if self.state == READY and frame.opcode in M.STATEMENT_OPCODES:
+                    self._dispatch_statement(frame)
+                else:
+                    await self._dispatch(frame)
                 handled += 1
                 if self.writer.transport.get_write_buffer_size() > WRITE_BUFFER_LIMIT:
                     await self.drain()  # a client that does not read gets no more work done
@@ -146,6 +153,27 @@ class Connection:
                 self._drained = loop.create_future()
                 await asyncio.wait([self._drained], timeout=self.server.config.shutdown_timeout)
             await self.close()
+
+    def _dispatch_statement(self, frame: Frame) -> None:
+        """A QUERY, PREPARE, EXECUTE or BATCH on a ready connection: handed on without awaiting anything."""
+        started = time.perf_counter()
+        try:
+            request = M.decode_request(frame)
+        except CqlError as e:
+            self._respond_now(frame.stream, M.error(e, self.version))
+            self.server.metrics.request_done(M.OPCODE_NAMES.get(frame.opcode, str(frame.opcode)),
+                                             type(e).__name__, time.perf_counter() - started)
+            self._release_slot()
+            return
+        self._start_statement(frame, request)  # the statement releases the slot
+
+    def _release_slot(self) -> None:
+        self._free_slots += 1
+        waiter = self._slot_freed
+        if waiter is not None:
+            self._slot_freed = None
+            if not waiter.done():
+                waiter.set_result(None)
 
     async def _dispatch(self, frame: Frame) -> None:
         """Answer handshake messages at once; hand statements to the worker pool."""
@@ -173,7 +201,7 @@ class Connection:
             error = type(e).__name__
         self.server.metrics.request_done(M.OPCODE_NAMES.get(frame.opcode, str(frame.opcode)), error,
                                          time.perf_counter() - started)
-        self._slots.release()
+        self._release_slot()
 
     # -- time limits ------------------------------------------------------------
     def _check_timeouts(self) -> None:
@@ -293,7 +321,8 @@ class Connection:
             if server.committer is not None and len(frame.body) <= LOOP_PLAN_LIMIT and opcode_writes(frame.opcode):
                 write = runner.write(session, request, version)  # checked and bound here, on the loop
             if write is not None:
-                server.committer.post(self, write, done)
+                if len(server.tasks) > 1 or self.frames.buffered() or not server.committer.commit_now(write, done):
+                    server.committer.post(self, write, done)
             else:
                 server.post_blocking(self, call, done)
         except Exception as e:  # a bad write, or the server shutting down: answered like a failed statement
@@ -309,7 +338,7 @@ class Connection:
             else:
                 self._statement_finished(stream, kind, started, None, value)
         finally:
-            self._slots.release()
+            self._release_slot()
             if not self.tasks and self._drained is not None and not self._drained.done():
                 self._drained.set_result(None)
 
@@ -370,7 +399,7 @@ class Connection:
         self._out.append(self._encode(stream, response, warnings))
         if not self._flush_scheduled:
             self._flush_scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush)
+            self._loop.call_soon(self._flush)
 
     def _flush(self) -> None:
         self._flush_scheduled = False

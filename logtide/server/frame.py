@@ -41,6 +41,7 @@ CRC32_INITIAL = zlib.crc32(b"\xfa\x2d\x55\xca")
 MAX_SEGMENT_PAYLOAD = 128 * 1024 - 1
 DEFAULT_MAX_FRAME_BODY = 16 * 1024 * 1024  # Cassandra 4.0: native_transport_max_frame_size_in_mb
 DEFAULT_MAX_AUTH_FRAME_BODY = 128 * 1024  # Cassandra: native_transport_max_auth_message_size (before a session)
+READ_SIZE = 64 * 1024  # bytes taken from the stream at a time
 
 
 class FrameError(ProtocolError):
@@ -81,16 +82,26 @@ def encode_legacy_error_frame(version: int, stream: int, body: bytes) -> bytes:
     return LEGACY_HEADER.pack(version | RESPONSE_BIT, 0, max(-128, min(127, stream)), 0x00, len(body)) + body
 
 
+def _crc24_step(crc: int) -> int:
+    """Eight steps of the CRC24 shift register (one byte's worth), bit by bit."""
+    for _ in range(8):
+        crc <<= 1
+        if crc & 0x1000000:
+            crc ^= CRC24_POLY
+    return crc
+
+
+CRC24_TABLE = tuple(_crc24_step(i << 16) for i in range(256))
+
+
 def crc24(value: int, length: int) -> int:
-    """CRC24 of the ``length`` low bytes of ``value`` (little-endian), as the v5 segment header uses."""
+    """CRC24 of the ``length`` low bytes of ``value`` (little-endian), as the v5 segment header uses
+    (python-driver's ``compute_crc24``), a byte at a time through a 256-entry table."""
     crc = CRC24_INIT
+    table = CRC24_TABLE
     for _ in range(length):
-        crc ^= (value & 0xFF) << 16
+        crc = ((crc << 8) & 0xFFFFFF) ^ table[((crc >> 16) ^ value) & 0xFF]
         value >>= 8
-        for _ in range(8):
-            crc <<= 1
-            if crc & 0x1000000:
-                crc ^= CRC24_POLY
     return crc
 
 
@@ -175,7 +186,11 @@ class SegmentCodec:
 class FrameReader:
     """Reads request frames from a stream: legacy frames first, segments once switched on.
 
-    ``version`` is fixed by the first frame; every later frame must carry it.
+    ``version`` is fixed by the first frame; every later frame must carry it.  Bytes are read from the
+    stream in chunks of up to ``READ_SIZE`` and frames are cut out of them without awaiting anything:
+    ``next_buffered`` returns the next frame the bytes read so far hold whole, ``read`` waits for one.
+    More is read only when no whole frame is buffered, so at most one frame (up to ``max_body``) and one
+    chunk are held beyond what the stream itself buffers.
     """
 
     def __init__(self, reader: asyncio.StreamReader, max_body: int = DEFAULT_MAX_FRAME_BODY) -> None:
@@ -184,23 +199,41 @@ class FrameReader:
         self.version: int | None = None
         self.compression: Compression | None = None  # v3/v4 frame-body compression
         self.segments: SegmentCodec | None = None
-        self._pending = bytearray()
+        self._buffer = bytearray()  # bytes read from the stream, not yet cut into frames or segments
+        self._pending = bytearray()  # v5: segment payloads not yet cut into frames
+        self._segment: tuple[int, int] | None = None  # v5: (length, uncompressed) of a segment whose header is read
 
     async def read(self) -> Frame:
         """The next frame; raises FrameError (or IncompleteReadError at end of stream)."""
+        while True:
+            frame = self.next_buffered()
+            if frame is not None:
+                return frame
+            data = await self.reader.read(READ_SIZE)
+            if not data:
+                raise asyncio.IncompleteReadError(bytes(self._buffer), None)
+            self._buffer += data
+
+    def buffered(self) -> int:
+        """Bytes read from the stream and not yet cut into frames."""
+        return len(self._buffer) + len(self._pending)
+
+    def next_buffered(self) -> Frame | None:
+        """The next frame if the bytes read so far hold all of it, else None; raises FrameError as soon as
+        the bytes read show a frame (or segment) to be bad."""
         if self.segments is not None:
-            return await self._read_from_segments()
-        if self.version is None:
-            first = await self.reader.readexactly(1)
-            version = first[0] & 0x7F
-            if version < 3:
-                rest = await self.reader.readexactly(LEGACY_HEADER.size - 1)
-                raise UnsupportedVersion(version, LEGACY_HEADER.unpack(first + rest)[2])
-            header = first + await self.reader.readexactly(HEADER_SIZE - 1)
-        else:
-            header = await self.reader.readexactly(HEADER_SIZE)
-        version, flags, stream, opcode, length = self._check_header(header)
-        body = await self.reader.readexactly(length) if length else b""
+            return self._next_from_segments()
+        buf = self._buffer
+        if not buf:
+            return None
+        if self.version is None and buf[0] & 0x7F < 3:
+            if len(buf) < LEGACY_HEADER.size:
+                return None
+            raise UnsupportedVersion(buf[0] & 0x7F, LEGACY_HEADER.unpack_from(buf)[2])
+        cut = self._cut(buf)
+        if cut is None:
+            return None
+        version, flags, stream, opcode, body = cut
         if flags & FLAG_COMPRESSED:
             if self.compression is None:
                 raise FrameError("Received a compressed frame but no compression was negotiated", stream)
@@ -214,8 +247,8 @@ class FrameReader:
                                  f"{self.max_body}.", stream)
         return Frame(version, flags, stream, opcode, body)
 
-    def _check_header(self, header: bytes) -> tuple[int, int, int, int, int]:
-        raw_version, flags, stream, opcode, length = HEADER.unpack(header)
+    def _check_header(self, header: bytes | bytearray) -> tuple[int, int, int, int, int]:
+        raw_version, flags, stream, opcode, length = HEADER.unpack_from(header)
         version = raw_version & 0x7F
         if self.version is None:
             if version not in SUPPORTED_VERSIONS:
@@ -233,28 +266,46 @@ class FrameReader:
                              f"{self.max_body}.", stream)
         return version, flags, stream, opcode, length
 
-    async def _read_from_segments(self) -> Frame:
+    def _next_from_segments(self) -> Frame | None:
         codec = self.segments
         assert codec is not None
+        buf = self._buffer
         while True:
             frame = self._frame_from_pending()
             if frame is not None:
                 return frame
-            head = await self.reader.readexactly(codec.header_length + 3)
-            length, uncompressed, _ = codec.decode_header(head)
-            payload = await self.reader.readexactly(length + 4)
-            self._pending += codec.decode_payload(payload[:length], payload[length:], uncompressed)
+            if self._segment is None:
+                head = codec.header_length + 3
+                if len(buf) < head:
+                    return None
+                self._segment = codec.decode_header(bytes(buf[:head]))[:2]
+                del buf[:head]
+            length, uncompressed = self._segment
+            if len(buf) < length + 4:
+                return None
+            payload, checksum = bytes(buf[:length]), bytes(buf[length:length + 4])
+            del buf[:length + 4]
+            self._segment = None
+            self._pending += codec.decode_payload(payload, checksum, uncompressed)
 
-    def _frame_from_pending(self) -> Frame | None:
-        buf = self._pending
+    def _cut(self, buf: bytearray) -> tuple[int, int, int, int, bytes] | None:
+        """The first frame's (version, flags, stream, opcode, body), removed from ``buf``; None while
+        ``buf`` does not hold all of it (its header is checked as soon as it is there)."""
         if len(buf) < HEADER_SIZE:
             return None
-        version, flags, stream, opcode, length = self._check_header(bytes(buf[:HEADER_SIZE]))
+        version, flags, stream, opcode, length = self._check_header(buf)
         end = HEADER_SIZE + length
         if len(buf) < end:
             return None
         body = bytes(buf[HEADER_SIZE:end])
         del buf[:end]
+        return version, flags, stream, opcode, body
+
+    def _frame_from_pending(self) -> Frame | None:
+        cut = self._cut(self._pending)
+        if cut is None:
+            return None
+        version, flags, stream, opcode, body = cut
         if flags & FLAG_COMPRESSED:
             raise FrameError("Frames inside v5 segments must not be compressed", stream)
         return Frame(version, flags, stream, opcode, body)

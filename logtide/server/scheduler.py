@@ -196,6 +196,10 @@ class Answers:
         """Call back every queued outcome (on the loop)."""
         with self._lock:
             done, self._done = self._done, []
+        self.deliver_now(done)
+
+    def deliver_now(self, done: list[Outcome]) -> None:
+        """Call back ``done`` at once (on the loop, for work the loop did itself)."""
         for callback, ok, value in done:
             try:
                 callback(ok, value)

@@ -89,14 +89,20 @@ class GroupCommitter:
         self._lead(item, takes_lead)
         return _outcome(item)
 
-    def run_group(self, fns: Sequence[Callable[[Txn], Any]]) -> list[tuple[bool, Any]]:
+    def run_group(self, fns: Sequence[Callable[[Txn], Any]],
+                  blocking: bool = True) -> list[tuple[bool, Any]] | None:
         """Run ``fns`` as one group for a caller that collects writes itself (the server's committer thread):
         under the write lock, in one transaction, each in its own savepoint (one alone: none), one commit.
         Returns each one's ``(True, result)`` or ``(False, exception)``, as ``run`` would return or raise it;
-        the writers queued in ``run`` are not part of the group (they run before or after it)."""
+        the writers queued in ``run`` are not part of the group (they run before or after it).  With
+        ``blocking=False`` nothing runs and None is returned when another thread holds the write lock."""
         group = [_Pending(fn) for fn in fns]
-        with self.lock:
+        if not self.lock.acquire(blocking):
+            return None
+        try:
             self._commit(group)
+        finally:
+            self.lock.release()
         return [(True, item.result) if item.error is None else (False, item.error) for item in group]
 
     def _lead(self, item: _Pending, takes_lead: bool) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
+import random
 import struct
 
 import pytest
@@ -323,6 +325,11 @@ def test_crc24_matches_the_driver():
 
     for value, length in ((0, 3), (0x123456, 3), (0xFFFFFF, 3), (0x1234567890, 5)):
         assert F.crc24(value, length) == compute_crc24(value, length)
+    rng = random.Random(24)
+    for _ in range(2000):
+        length = rng.choice((3, 5))
+        value = rng.getrandbits(8 * length)
+        assert F.crc24(value, length) == compute_crc24(value, length)
 
 
 @pytest.mark.parametrize("size", [0, 1, 100, F.MAX_SEGMENT_PAYLOAD, F.MAX_SEGMENT_PAYLOAD + 1, 300_000])
@@ -342,6 +349,47 @@ def test_segments_decode_with_the_driver(size):
     assert bytes(out) == payload
     assert contained == ([True] if size <= F.MAX_SEGMENT_PAYLOAD else [False] * len(contained))
 
+
+def read_frames(chunks: list[bytes], v5_after_first: bool = False) -> list[F.Frame]:
+    """The frames a FrameReader cuts out of a stream fed in ``chunks`` (a real asyncio StreamReader)."""
+    async def go() -> list[F.Frame]:
+        reader = asyncio.StreamReader()
+        for chunk in chunks:
+            reader.feed_data(chunk)
+        reader.feed_eof()
+        frames = F.FrameReader(reader)
+        out = []
+        while True:
+            try:
+                out.append(await frames.read())
+            except asyncio.IncompleteReadError as e:
+                if e.partial:
+                    raise
+                return out
+            if v5_after_first and frames.segments is None:
+                frames.segments = F.SegmentCodec()
+    return asyncio.run(go())
+
+
+def test_frames_are_cut_alike_from_one_chunk_or_from_bytes_fed_one_at_a_time():
+    bodies = [b"", b"x", bytes(range(256)) * 40, b"last"]
+    startup = F.HEADER.pack(5, 0, 0, 0x01, 3) + b"abc"
+    frames = [F.HEADER.pack(5, 0, i, 0x07, len(b)) + b for i, b in enumerate(bodies)]
+    segments = F.SegmentCodec().encode_frames(frames[:2]) + F.SegmentCodec().encode_frames(frames[2:])
+    expected = [(0, b"abc")] + [(i, b) for i, b in enumerate(bodies)]
+    stream = startup + segments
+    for chunks in ([stream], [stream[i:i + 1] for i in range(len(stream))], [stream[:7], stream[7:5000], stream[5000:]]):
+        got = read_frames(chunks, v5_after_first=True)
+        assert [(f.stream, f.body) for f in got] == expected
+    legacy = b"".join(F.HEADER.pack(4, 0, i, 0x07, len(b)) + b for i, b in enumerate(bodies))
+    for chunks in ([legacy], [legacy[i:i + 1] for i in range(len(legacy))]):
+        assert [(f.stream, f.body) for f in read_frames(chunks)] == [(i, b) for i, b in enumerate(bodies)]
+
+
+def test_a_frame_cut_short_by_the_end_of_the_stream_is_an_incomplete_read():
+    data = F.HEADER.pack(4, 0, 1, 0x07, 10) + b"12345"
+    with pytest.raises(asyncio.IncompleteReadError):
+        read_frames([data[:3], data[3:]])
 
 
 def test_cdc_log_table_changes_are_announced_with_their_base(port):

@@ -18,16 +18,26 @@ from .conftest import KEYSPACE_DDL, cluster
 from .serveproc import Serve
 
 
+class Groups(list):
+    """The ``ok`` flags of each committed group, and the name of the thread that committed it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: list[str] = []
+
+
 @pytest.fixture
 def spied(tmp_path):
     """A server (synchronous FULL, as served) whose groups are recorded: one list of ``ok`` flags per commit."""
     db = logtide.open(tmp_path / "data")
-    groups: list[list[bool]] = []
+    groups = Groups()
     run_group = db.committer.run_group
 
-    def recorded(fns):
-        outcomes = run_group(fns)
-        groups.append([ok for ok, _ in outcomes])
+    def recorded(fns, blocking=True):
+        outcomes = run_group(fns, blocking)
+        if outcomes is not None:
+            groups.append([ok for ok, _ in outcomes])
+            groups.threads.append(threading.current_thread().name)
         return outcomes
 
     db.committer.run_group = recorded  # the committer thread takes it when the server starts
@@ -54,6 +64,28 @@ def test_concurrent_writes_share_commits_and_all_acknowledged_rows_are_stored(sp
     assert max(len(g) for g in groups) > 1  # writes in flight together committed together
     assert sum(len(g) for g in groups) == 600
     assert srv.server.stats()["queued"] == 0
+
+
+def test_a_lone_write_commits_on_the_event_loop_and_writes_in_flight_together_on_the_committer(spied):
+    srv, s, groups = spied
+    insert = s.prepare("INSERT INTO wp.t (k, v) VALUES (?, ?)")
+    del groups.threads[:]
+    for i in range(5):
+        s.execute(insert, (i, i))  # one at a time: nothing else queued, the loop commits it itself
+    assert groups.threads == ["logtide-cql-server"] * 5
+    del groups.threads[:]
+    with srv.server.db.write_lock:  # a lone write finding the write lock taken is handed to the committer
+        future = s.execute_async(insert, (5, 5))
+        deadline = time.monotonic() + 10
+        while srv.server.committer.pending() < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    future.result()
+    futures = [s.execute_async(insert, (i, i)) for i in range(6, 206)]
+    for f in futures:
+        f.result()
+    assert groups.threads[0] == "logtide-committer"
+    assert groups.threads.count("logtide-committer") > len(groups.threads) / 2
+    assert {r.k: r.v for r in s.execute("SELECT k, v FROM wp.t")} == {i: i for i in range(206)}
 
 
 def test_a_write_failing_in_its_group_fails_alone_with_its_own_error(spied):
@@ -166,3 +198,32 @@ def test_stop_commits_and_answers_the_writes_queued_for_the_committer(tmp_path):
     c.shutdown()
     assert {r.k for r in db.session().execute("SELECT k FROM wp.t")} == set(range(50))
     db.close()
+
+
+def test_a_connection_is_not_read_past_max_in_flight_and_resumes_as_its_statements_finish(tmp_path):
+    from cassandra import ConsistencyLevel
+    from cassandra.protocol import QueryMessage, ResultMessage
+
+    from .rawclient import RawClient
+
+    db = logtide.open(tmp_path / "data")
+    srv = BackgroundServer(db, ServerConfig(port=0, max_in_flight=4), close_db=True).start()
+    try:
+        with RawClient(srv.port) as c:
+            c.startup()
+            for ddl in (KEYSPACE_DDL.format("wp"), "CREATE TABLE wp.t (k int PRIMARY KEY, v int)"):
+                assert isinstance(c.request(QueryMessage(ddl, ConsistencyLevel.ONE)), ResultMessage)
+            with db.write_lock:  # the writes wait for the lock: the first 4 stay in flight
+                for i in range(40):
+                    c.send(QueryMessage(f"INSERT INTO wp.t (k, v) VALUES ({i}, {i})", ConsistencyLevel.ONE), i + 1)
+                deadline = time.monotonic() + 10
+                while srv.server.stats()["tasks"] < 4 and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                time.sleep(0.3)
+                assert srv.server.stats()["tasks"] == 4  # nothing more read from the connection
+            answers = [c.recv() for _ in range(40)]
+        assert sorted(a.stream_id for a in answers) == list(range(1, 41))
+        assert all(isinstance(a, ResultMessage) for a in answers)
+        assert {r["k"] for r in db.session().execute("SELECT k FROM wp.t").rows} == set(range(40))
+    finally:
+        srv.stop()
