@@ -61,6 +61,7 @@ class TablePlan:
         self.static_names = frozenset(c.name for c in table.static_columns)
         # the regular columns in name order (``JsonRecords.row_columns``), and what reading them for values needs
         self.named_regular = self._columns(table.regular_by_name)
+        self.named_regular_names = tuple(c.name for c in table.regular_by_name)
         self.complex = complex_plan(table)
 
     @staticmethod
@@ -92,8 +93,7 @@ def live_values(plan: TablePlan, row: RowData | None, outer: Deletion | None, no
     lr = live_values_row(plan.table, row, outer, now, key, ck, plan.complex)
     if lr is None:
         return None
-    values = lr.values
-    return [values.get(name) for _, name, _, _ in plan.named_regular]
+    return list(map(lr.values.get, plan.named_regular_names))
 
 
 def images(columns: tuple[ImageColumn, ...], before: "LiveRow | None",
