@@ -548,8 +548,8 @@ def _row_values(pu: Any, plan: TablePlan, records: dict, now: int,
     for ck in sorted(pu.rows) if len(pu.rows) > 1 else pu.rows:
         upd = pu.rows[ck]
         old, old_outer, row, outer = records[(tid, pu.pk, ck, False)]
-        b = None if old is None or not old_image else live_values(plan, old, old_outer, now, key, ck)
-        a = None if row is None else live_values(plan, row, outer, now, key, ck)
+        b = None if old is None or not old_image else live_values(plan, old, old_outer, now)
+        a = None if row is None else live_values(plan, row, outer, now)
         erase = upd.deletion is not None and a is None
         out.append((erase, key + upd.clustering if clustered else key, b, None if erase else a))
     return out

@@ -88,7 +88,7 @@ def bytes_encoder(ctype: Any) -> Callable[[bytes | None], str]:
     def encode_list(data: bytes | None) -> str:
         # a list is its elements in order; an empty or null element (never written by CQL) takes the general path
         if not data:
-            return encode(data)
+            return "null" if data is None else encode(data)
         items = split_collection(data)
         if not all(items):
             return encode(data)
