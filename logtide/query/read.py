@@ -175,15 +175,15 @@ def live_values(table: Table, row: RowData, outer: Deletion | None, now: int,
     marker_live = live
     dropped = table.dropped_columns
     column = table.column
+    multicell = table.multicell_names
     values: dict[str, bytes | None] = {}
     for name, (ts, value, ttl, ldt) in row.cells.items():
         if value is None or (ttl and now >= ldt) or (dts is not None and ts <= dts):
             continue
-        col = column(name)
-        if col is None or (dropped and _dropped(table, name, ts)):
+        if column(name) is None or (dropped and _dropped(table, name, ts)):
             continue
         live = True
-        if not col.type.is_multicell:  # the general path reads a non-frozen column from its elements only
+        if name not in multicell:  # the general path reads a non-frozen column from its elements only
             values[name] = value
     for name, cc in row.complex.items():
         entry = plan.get(name)
