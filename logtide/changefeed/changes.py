@@ -15,7 +15,8 @@ from typing import Callable, Mapping, NamedTuple, Sequence
 
 from ..mutation.cells import Deletion, RowData
 from ..mutation.model import PartitionUpdate
-from ..query.read import LiveRow, column_bytes, complex_plan, live_values_row
+from ..query.read import LiveRow, column_bytes, complex_plan
+from ..query.read import live_values as read_live_values
 from ..schema.model import Column, Table
 from .render import RowChange
 
@@ -61,6 +62,7 @@ class TablePlan:
         self.static_names = frozenset(c.name for c in table.static_columns)
         # the regular columns in name order (``JsonRecords.row_columns``), and what reading them for values needs
         self.named_regular = self._columns(table.regular_by_name)
+        self.named_regular_names = tuple(c.name for c in table.regular_by_name)
         self.complex = complex_plan(table)
 
     @staticmethod
@@ -83,17 +85,16 @@ def serialized(columns: tuple[ImageColumn, ...], row: LiveRow) -> list[bytes | N
     return [None if c is None else c.value for c in [cells.get(name) for _, name, _, _ in columns]]
 
 
-def live_values(plan: TablePlan, row: RowData | None, outer: Deletion | None, now: int, key: tuple[bytes, ...],
-                ck: bytes) -> list[bytes | None] | None:
+def live_values(plan: TablePlan, row: RowData | None, outer: Deletion | None, now: int) -> list[bytes | None] | None:
     """The serialized value of each of ``plan.named_regular`` in the live view of a stored clustered row record
-    (None when nothing of it is live), read for values only (``query.read.live_values_row``)."""
+    (None when nothing of it is live), read for values only (``query.read.live_values``, the values of
+    ``query.read.live_values_row`` without the row object)."""
     if row is None:
         return None
-    lr = live_values_row(plan.table, row, outer, now, key, ck, plan.complex)
-    if lr is None:
+    live = read_live_values(plan.table, row, outer, now, plan.complex)
+    if live is None:
         return None
-    values = lr.values
-    return [values.get(name) for _, name, _, _ in plan.named_regular]
+    return list(map(live[0].get, plan.named_regular_names))
 
 
 def images(columns: tuple[ImageColumn, ...], before: "LiveRow | None",

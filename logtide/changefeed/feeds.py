@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple
 
 from ..mutation.model import Mutation
 from ..query.read import stored_partitions
@@ -99,7 +99,9 @@ class Feeds:
         # cleared when a group commit fails (a statement's own appends are adopted only when it completes)
         self._offsets: dict[tuple[int, int], int] = {}
         self._json: dict[int, JsonRecords] = {}  # compiled JSON renderers by feed id (of the table they were made for)
-        self._plans: dict[int, tuple[TablePlan, bool]] = {}  # by store id (of the table they were made for)
+        self._plans: dict[int, WritePlan] = {}  # by store id (of the table they were made for)
+        # by store id: (catalog, the table a statement resolved, its WritePlan as of that catalog or None)
+        self._resolved: dict[int, tuple[Any, Table, WritePlan | None]] = {}
 
     # -- catalog views ---------------------------------------------------------------------
     def all(self) -> list[tuple[Table, Changefeed]]:
@@ -146,14 +148,17 @@ class Feeds:
     def capture_before(self, mutation: Mutation, touched: "TouchedRows", txn: Txn, now: int) -> list[Any] | None:
         """Before the write: the touched rows of every table with an active changefeed (None if there is none)."""
         out = None
+        catalog = self.db.catalog
         for pu in mutation:
-            t = self.current_table(pu.table)
-            if t is None or not any(not f.disabled for f in t.changefeeds):
+            wp = self._write_plan(pu.table, catalog)
+            if wp is None:
                 continue
-            if self._fast(pu, t):  # the write records the rows it merges: nothing to read before it
-                out = out if out is not None else []
-                out.append((pu, t, None))
+            out = out if out is not None else []
+            if wp.fast and pu.deletion is None and not pu.range_deletions and pu.static is None \
+                    and (not self.scans or self._scanned(wp.table)):
+                out.append((pu, wp, None))  # the write records the rows it merges: nothing to read before it
                 continue
+            t = wp.table
             existing = touched.deleted_rows(pu, txn, now)
             static = pu.static is not None or (pu.deletion is not None and bool(t.clustering_key))
             for ck in pu.rows:
@@ -162,8 +167,7 @@ class Feeds:
                 touched.row(t, pu.pk, pu.token, b"", True)
             if pu.deletion is not None and not t.clustering_key:
                 touched.row(t, pu.pk, pu.token, b"", False)
-            out = out if out is not None else []
-            out.append((pu, t, existing))
+            out.append((pu, wp, existing))
         return out
 
     def current_table(self, table: Table) -> Table | None:
@@ -177,70 +181,73 @@ class Feeds:
         t = self.db.catalog.find_table(table.keyspace, table.name)
         return t if t is not None and t.store_id == table.store_id else None
 
+    def _write_plan(self, table: Table, catalog: Any) -> "WritePlan | None":
+        """The :class:`WritePlan` of the table a statement resolved, as the catalog has it now (None: no active
+        changefeed, or dropped meanwhile); kept while the catalog and the statement's table stay the same objects
+        (the catalog is immutable: every DDL statement makes a new one)."""
+        hit = self._resolved.get(table.store_id)
+        if hit is not None and hit[0] is catalog and hit[1] is table:
+            return hit[2]
+        t = self.current_table(table)
+        wp = None
+        if t is not None and any(not f.disabled for f in t.changefeeds):
+            wp = self._plans.get(t.store_id)
+            if wp is None or wp.table is not t:
+                wp = self._plans[t.store_id] = WritePlan.of(t, self._json_records)
+        self._resolved[table.store_id] = (catalog, table, wp)
+        return wp
+
+    def _scanned(self, table: Table) -> bool:
+        """Whether no changefeed of ``table`` is still in its initial scan."""
+        scans = self.scans
+        return all(scans.get(f.feed_id) is None or scans[f.feed_id].done for f in table.changefeeds)
+
     def capture_after(self, before: list[Any], touched: "TouchedRows", read_row: Callable, txn: Txn) -> None:
         """After the write, in its transaction: derive the changes and append each active feed's records."""
-        changes: list[tuple[Table, Any, bool]] = []
-        for pu, t, existing in before:
-            plan, updates, _ = self._plan(t)
+        changes: list[tuple[WritePlan, Any, bool]] = []
+        for pu, wp, existing in before:
             if existing is None:  # see capture_before
-                changes.append((t, _row_values(pu, t, plan, touched, touched.now), True))
+                changes.append((wp, _row_values(pu, wp.plan, touched.records, touched.now, wp.old_image), True))
                 continue
+            t = wp.table
 
             def b(ck: bytes, static: bool, pu=pu, t=t):
                 return touched.row(t, pu.pk, pu.token, ck, static)
 
             def a(ck: bytes, static: bool, pu=pu, t=t):
                 return touched.after(t, pu.pk, pu.token, ck, static, read_row)
-            changes.append((t, derive(pu, b, existing, a, t, plan, updates), False))
-        if not any(c for _, c, _ in changes):
+            changes.append((wp, derive(pu, b, existing, a, t, wp.plan, wp.updates), False))
+        if not any([c for _, c, _ in changes]):
             return
         step, tx = self.next_vts()
         next_offsets = dict(self._offsets)
-        for table, fcs, fast in changes:
-            for feed in table.changefeeds:
-                if feed.disabled:
-                    continue
-                if fast:
-                    self._append_rows(txn, table, feed, fcs, step, tx, next_offsets)
-                else:
-                    self._append(txn, table, feed, fcs, step, tx, next_offsets)
+        for wp, fcs, fast in changes:
+            if fast:
+                self._append_rows(txn, wp, fcs, step, tx, next_offsets)
+            else:
+                for feed in wp.feeds:
+                    self._append(txn, wp.table, feed, fcs, step, tx, next_offsets)
         self.save_clock(txn)
         self._offsets = next_offsets
 
-    def _fast(self, pu: Any, table: Table) -> bool:
-        """Whether the records of ``pu`` are rendered straight from the row records the write merges: row
-        upserts and deletes only, in a table whose changefeeds all take :meth:`_append_rows` and scan no more."""
-        return (self._plan(table)[2] and pu.deletion is None and not pu.range_deletions and pu.static is None
-                and (not self.scans
-                     or all(self.scans.get(f.feed_id) is None or self.scans[f.feed_id].done for f in table.changefeeds)))
-
-    def _plan(self, table: Table) -> tuple[TablePlan, bool, bool]:
-        """The table's :class:`TablePlan`, whether one of its active changefeeds renders ``updated`` (UPDATES
-        mode), and whether all of them are JSON ones that do not (their records of row upserts and deletes are
-        then rendered straight from serialized values, :meth:`_append_rows`); kept while the table stays the
-        same object."""
-        hit = self._plans.get(table.store_id)
-        if hit is not None and hit[0].table is table:
-            return hit
-        active = [f for f in table.changefeeds if not f.disabled]
-        updates = any(f.options.mode == "UPDATES" for f in active)
-        fast = not updates and all(f.options.format == "JSON" for f in active)
-        hit = self._plans[table.store_id] = (TablePlan(table), updates, fast)
-        return hit
-
-    def _append_rows(self, txn: Txn, table: Table, feed: Changefeed, rows: list[tuple], step: int, tx: int,
+    def _append_rows(self, txn: Txn, wp: "WritePlan", rows: list[tuple], step: int, tx: int,
                      next_offsets: dict) -> None:
-        """The records of a statement's row changes (:func:`_row_values`) in a JSON changefeed: the bytes
-        :meth:`_append` writes for the same changes."""
-        jr = self._json_records(table, feed)
-        parts = feed.options.partitions
-        by_part: dict[int, list[tuple[bytes | None, bytes]]] = {}
-        for erase, key, old, new in rows:
-            self.next_seq()  # every record takes a sequence number, whatever its format
-            key_json, text = jr.row_record(erase, key, old, new, step, tx)
-            by_part.setdefault(hash_partition(key_json, parts), []).append((None, text.encode()))
-        for part, items in by_part.items():
-            S.append(txn, feed.feed_id, part, step, items, next_offsets)
+        """The records of a statement's row changes (:func:`_row_values`) in each JSON changefeed of the table:
+        the bytes :meth:`_append` writes for the same changes."""
+        for feed, jr, parts in wp.json_feeds:
+            if len(rows) == 1 and parts == 1:  # the common case: one row, one partition
+                self._seq += 1  # every record takes a sequence number (next_seq), whatever its format
+                erase, key, old, new = rows[0]
+                S.append_one(txn, feed.feed_id, 0, step, jr.row_record(erase, key, old, new, step, tx)[1].encode(),
+                             next_offsets)
+                continue
+            by_part: dict[int, list[tuple[bytes | None, bytes]]] = {}
+            for erase, key, old, new in rows:
+                self._seq += 1
+                key_json, text = jr.row_record(erase, key, old, new, step, tx)
+                by_part.setdefault(hash_partition(key_json, parts), []).append((None, text.encode()))
+            for part, items in by_part.items():
+                S.append(txn, feed.feed_id, part, step, items, next_offsets)
 
     def forget_offsets(self) -> None:
         """A commit failed: what this process cached about offsets (and the clock's reservation) may be ahead of
@@ -504,20 +511,45 @@ class Feeds:
         self._offsets = nxt
 
 
-def _row_values(pu: Any, table: Table, plan: TablePlan, touched: "TouchedRows",
-                now: int) -> list[tuple[bool, tuple[bytes, ...], list | None, list | None]]:
+class WritePlan(NamedTuple):
+    """What the write path does for one table object's active changefeeds (spec ``004``, "Guarantees"), made
+    once per table (a schema change, or a changefeed added, dropped or disabled, makes a new table object)."""
+
+    table: Table
+    plan: TablePlan
+    updates: bool  # one of the active changefeeds renders ``updated`` (UPDATES mode)
+    fast: bool  # all of them are JSON ones that do not: their row upserts and deletes take the direct path
+    feeds: tuple[Changefeed, ...]  # the active changefeeds
+    json_feeds: tuple[tuple[Changefeed, JsonRecords, int], ...]  # with their renderers and partition counts (fast)
+    old_image: bool  # one of them shows the image before the write (OLD_IMAGE, NEW_AND_OLD_IMAGES)
+
+    @classmethod
+    def of(cls, table: Table, json_records: Callable[[Table, Changefeed], JsonRecords]) -> "WritePlan":
+        """The plan of ``table`` (which has an active changefeed)."""
+        active = tuple(f for f in table.changefeeds if not f.disabled)
+        updates = any(f.options.mode == "UPDATES" for f in active)
+        fast = not updates and all(f.options.format == "JSON" for f in active)
+        jf = tuple((f, json_records(table, f), f.options.partitions) for f in active) if fast else ()
+        old = any(f.options.mode in ("OLD_IMAGE", "NEW_AND_OLD_IMAGES") for f in active)
+        return cls(table, TablePlan(table), updates, fast, active, jf, old)
+
+
+def _row_values(pu: Any, plan: TablePlan, records: dict, now: int,
+                old_image: bool) -> list[tuple[bool, tuple[bytes, ...], list | None, list | None]]:
     """(erase, primary key, values before, values after) of each clustered row an update without partition,
     range or static changes writes, in clustering order: what :func:`~logtide.changefeed.changes.derive` makes
     of it, as serialized values of the regular columns in name order (``JsonRecords.row_columns``), taken from
-    the stored records the write merged (``TouchedRows.records``)."""
+    the stored records the write merged (``TouchedRows.records``); the values before are read only for a
+    changefeed that shows them (``old_image``: None otherwise)."""
     out = []
-    records = touched.records
-    tid = table.store_id
+    tid = plan.table.store_id
+    key = pu.key
+    clustered = plan.clustered
     for ck in sorted(pu.rows) if len(pu.rows) > 1 else pu.rows:
         upd = pu.rows[ck]
         old, old_outer, row, outer = records[(tid, pu.pk, ck, False)]
-        b = live_values(plan, old, old_outer, now, pu.key, ck)
-        a = live_values(plan, row, outer, now, pu.key, ck)
+        b = None if old is None or not old_image else live_values(plan, old, old_outer, now)
+        a = None if row is None else live_values(plan, row, outer, now)
         erase = upd.deletion is not None and a is None
-        out.append((erase, pu.key + upd.clustering if plan.clustered else pu.key, b, None if erase else a))
+        out.append((erase, key + upd.clustering if clustered else key, b, None if erase else a))
     return out

@@ -18,6 +18,7 @@ from json.encoder import encode_basestring
 from typing import Any, Callable, Mapping
 
 from ..schema.types import EMPTY
+from ..schema.types_codec import split_collection
 from .options import ChangefeedOptions
 from .values import _INTEGERS, _TEXT, dumps, to_json_value
 
@@ -60,19 +61,39 @@ def _text_bytes(data: bytes | None) -> str:
     return "null" if data is None else encode_basestring(data.decode("utf-8"))
 
 
-def bytes_encoder(ctype: Any) -> Callable[[bytes | None], str]:
-    """The compact JSON text of a serialized value of ``ctype`` (``null`` for None): :func:`value_encoder` of
-    the deserialized value (integers and text straight from their bytes)."""
+def _native_bytes_encoder(ctype: Any) -> Callable[[bytes | None], str] | None:
+    """The encoder of integers or text straight from their bytes (None for any other type)."""
     if ctype.kind == "native" and ctype.name in _INTEGERS:
         return _integer_bytes
     if ctype.kind == "native" and ctype.name in _TEXT:
         return _text_bytes
+    return None
+
+
+def bytes_encoder(ctype: Any) -> Callable[[bytes | None], str]:
+    """The compact JSON text of a serialized value of ``ctype`` (``null`` for None): :func:`value_encoder` of
+    the deserialized value (integers and text, and lists of them, straight from their bytes)."""
+    direct = _native_bytes_encoder(ctype)
+    if direct is not None:
+        return direct
     enc = value_encoder(ctype)
     des = ctype.deserialize
 
     def encode(data: bytes | None) -> str:
         return "null" if data is None else enc(des(data))
-    return encode
+    element = _native_bytes_encoder(ctype.element) if ctype.kind == "list" else None
+    if element is None:
+        return encode
+
+    def encode_list(data: bytes | None) -> str:
+        # a list is its elements in order; an empty or null element (never written by CQL) takes the general path
+        if not data:
+            return "null" if data is None else encode(data)
+        items = split_collection(data)
+        if not all(items):
+            return encode(data)
+        return "[" + ",".join([element(b) for b in items]) + "]"
+    return encode_list
 
 
 class JsonRecords:
@@ -86,7 +107,9 @@ class JsonRecords:
                               for c in table.value_columns)
         # a clustered row's image columns (the regular ones, in name order) with their serialized-value encoders
         self.row_columns = table.regular_by_name
-        self._row_json = tuple((encode_basestring(c.name) + ":", bytes_encoder(c.type)) for c in self.row_columns)
+        self._row_names = tuple(encode_basestring(c.name) + ":" for c in self.row_columns)
+        self._row_encoders = tuple(bytes_encoder(c.type) for c in self.row_columns)
+        self._templates: dict[tuple[bool, bool, bool], str] = {}  # by (erase, new image, old image)
         self._key_bytes = tuple(bytes_encoder(c.type) for c in table.primary_key)
         mode = opts.mode
         self._updates = mode == "UPDATES"
@@ -118,24 +141,52 @@ class JsonRecords:
             out += ',"ts":[%d,%d]' % (step, tx_id)
         return out + "}"
 
+    def row_key_json(self, key: tuple[bytes, ...]) -> str:
+        """:meth:`key_json` of a primary key's serialized values."""
+        return "[" + ",".join([enc(v) for enc, v in zip(self._key_bytes, key)]) + "]"
+
+    def row_text(self, key_json: str, erase: bool, old: list[bytes | None] | None, new: list[bytes | None] | None,
+                 step: int, tx_id: int) -> str:
+        """The record text of :meth:`row_record` (``key_json`` from :meth:`row_key_json`): one ``%`` of the
+        record's template, with each value encoded once (a value the write left as it was is shared)."""
+        encoders = self._row_encoders
+        old_text = None if old is None or not self._old else [enc(b) for enc, b in zip(encoders, old)]
+        new_text = None
+        if self._new and new is not None:
+            if old_text is None:
+                new_text = [enc(b) for enc, b in zip(encoders, new)]
+            else:
+                new_text = [t if a == b else enc(a) for enc, a, b, t in zip(encoders, new, old, old_text)]
+        shape = (erase, new_text is not None, old_text is not None)
+        template = self._templates.get(shape)
+        if template is None:
+            template = self._templates[shape] = self._template(*shape)
+        args = [key_json]
+        if new_text is not None:
+            args += new_text
+        if old_text is not None:
+            args += old_text
+        if self.opts.virtual_timestamps:
+            args += (step, tx_id)
+        return template % tuple(args)
+
+    def _template(self, erase: bool, new: bool, old: bool) -> str:
+        """The ``%`` template of a row record of this shape (a ``%s`` per value, ``%d`` for the timestamp)."""
+        image = "{" + ",".join([name.replace("%", "%%") + "%s" for name in self._row_names]) + "}"
+        out = '{"key":%s' + (',"erase":{}' if erase else ',"update":{}')
+        if new:
+            out += ',"newImage":' + image
+        if old:
+            out += ',"oldImage":' + image
+        if self.opts.virtual_timestamps:
+            out += ',"ts":[%d,%d]'
+        return out + "}"
+
     def row_record(self, erase: bool, key: tuple[bytes, ...], old: list[bytes | None] | None,
                    new: list[bytes | None] | None, step: int, tx_id: int) -> tuple[str, str]:
         """(``key_json``, record text) of a clustered row's change straight from serialized values: ``key`` the
         primary key's, ``old``/``new`` those of :attr:`row_columns` before/after the write (None: no row; ``new``
         None for an erase).  The text :meth:`record` gives for the same change in every mode but UPDATES (whose
-        ``update`` lists the written columns); a value the write left as it was is encoded once."""
-        key_json = "[" + ",".join([enc(v) for enc, v in zip(self._key_bytes, key)]) + "]"
-        out = '{"key":' + key_json + (',"erase":{}' if erase else ',"update":{}')
-        cols = self._row_json
-        old_text = None if old is None or not self._old else [enc(b) for (_, enc), b in zip(cols, old)]
-        if self._new and new is not None:
-            if old_text is None:
-                new_text = [enc(b) for (_, enc), b in zip(cols, new)]
-            else:
-                new_text = [t if a == b else enc(a) for (_, enc), a, b, t in zip(cols, new, old, old_text)]
-            out += ',"newImage":{' + ",".join([name + t for (name, _), t in zip(cols, new_text)]) + "}"
-        if self._old and old_text is not None:
-            out += ',"oldImage":{' + ",".join([name + t for (name, _), t in zip(cols, old_text)]) + "}"
-        if self.opts.virtual_timestamps:
-            out += ',"ts":[%d,%d]' % (step, tx_id)
-        return key_json, out + "}"
+        ``update`` lists the written columns)."""
+        key_json = self.row_key_json(key)
+        return key_json, self.row_text(key_json, erase, old, new, step, tx_id)

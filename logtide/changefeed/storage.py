@@ -60,6 +60,17 @@ def append(txn: Txn, feed_id: int, part: int, write_time_ms: int, items: Iterabl
         txn.sql_many(_INSERT, rows)
 
 
+def append_one(txn: Txn, feed_id: int, part: int, write_time_ms: int, value: bytes,
+               next_offsets: dict[tuple[int, int], int]) -> None:
+    """:func:`append` of one record without a key (a statement's one row change)."""
+    k = (feed_id, part)
+    off = next_offsets.get(k)
+    if off is None:
+        off = end_offset(txn, feed_id, part)
+    next_offsets[k] = off + 1
+    txn.sql(_INSERT, (feed_id, part, off, write_time_ms, None, value))
+
+
 def read(txn: Txn, feed_id: int, part: int, offset: int, max_records: int,
          max_bytes: int) -> list[tuple[int, int, bytes | None, bytes]]:
     """(offset, write_time_ms, key, value) from ``offset`` on; at least one record if any, then up to ``max_bytes``."""

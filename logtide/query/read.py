@@ -158,6 +158,19 @@ def live_values_row(table: Table, row: RowData, outer: Deletion | None, now: int
     frozen serialized form.  ``plan`` is :func:`complex_plan` of the table.  The row's ``cells`` and
     ``complex`` are the general path's, computed from the record if something asks for them
     (``docs/performance.md``, "Reading base tables")."""
+    live = live_values(table, row, outer, now, plan)
+    if live is None:
+        return None
+    values, marker = live
+    return LiveRow(key, row.clustering, ck, None, None, False, marker is not None, values, None, table,
+                   (row, outer, now), marker)
+
+
+def live_values(table: Table, row: RowData, outer: Deletion | None, now: int,
+                plan: dict[str, tuple[Column, Any]]) -> tuple[dict[str, bytes | None], Liveness | None] | None:
+    """The values of :func:`live_values_row` (by column name) and its live row marker (None when the marker
+    is not live), or None when nothing of the row is live; without the row object (a changefeed's direct
+    path, ``docs/changefeeds.md``)."""
     deletion = row.deletion if outer is None else reconcile_deletion(row.deletion, outer)
     dts = None if deletion is None else deletion.timestamp
     marker = row.marker
@@ -165,15 +178,15 @@ def live_values_row(table: Table, row: RowData, outer: Deletion | None, now: int
     marker_live = live
     dropped = table.dropped_columns
     column = table.column
+    multicell = table.multicell_names
     values: dict[str, bytes | None] = {}
     for name, (ts, value, ttl, ldt) in row.cells.items():
         if value is None or (ttl and now >= ldt) or (dts is not None and ts <= dts):
             continue
-        col = column(name)
-        if col is None or (dropped and _dropped(table, name, ts)):
+        if column(name) is None or (dropped and _dropped(table, name, ts)):
             continue
         live = True
-        if not col.type.is_multicell:  # the general path reads a non-frozen column from its elements only
+        if name not in multicell:  # the general path reads a non-frozen column from its elements only
             values[name] = value
     for name, cc in row.complex.items():
         entry = plan.get(name)
@@ -192,8 +205,7 @@ def live_values_row(table: Table, row: RowData, outer: Deletion | None, now: int
             values[name] = assemble_complex(entry[0].type, elems)
     if not live:
         return None
-    return LiveRow(key, row.clustering, ck, None, None, False, marker_live, values, None, table, (row, outer, now),
-                   marker if marker_live else None)
+    return values, marker if marker_live else None
 
 
 def uniform_live_row(table: Table, record: tuple, outer: Deletion | None, now: int, key: tuple[bytes, ...],

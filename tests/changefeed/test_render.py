@@ -314,7 +314,8 @@ def read_rows(db, t) -> list:
 # JSON records straight from serialized values (the write path's) ------------------------------------------
 
 ROW_TYPES = {"a": "int", "b": "bigint", "c": "varint", "d": "text", "e": "ascii", "f": "boolean", "g": "double",
-             "h": "frozen<list<int>>", "i": "frozen<map<text, int>>", "j": "blob", "k": "uuid", "l": "smallint"}
+             "h": "frozen<list<int>>", "i": "frozen<map<text, int>>", "j": "blob", "k": "uuid", "l": "smallint",
+             "m": "list<int>", "n": "list<text>"}
 
 
 def _row_value(draw, name: str):
@@ -330,6 +331,8 @@ def _row_value(draw, name: str):
         "text": st.text(max_size=6), "ascii": st.text(st.characters(max_codepoint=127), max_size=6),
         "boolean": st.booleans(), "double": st.floats(allow_nan=False),
         "frozen<list<int>>": st.lists(st.integers(-5, 5), max_size=3),
+        "list<int>": st.lists(st.integers(-2**31, 2**31 - 1), max_size=3), "list<text>": st.lists(st.text(max_size=3),
+                                                                                                 max_size=3),
         "frozen<map<text, int>>": st.dictionaries(st.text(max_size=3), st.integers(-5, 5), max_size=2),
         "blob": st.binary(max_size=4), "uuid": st.uuids()}
     return draw(strategies[kind])
