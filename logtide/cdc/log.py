@@ -323,7 +323,7 @@ class Derivation:
                 values[L.DELETED + name] = TRUE
             else:
                 values[name] = cell.value
-        for name in delta.columns() - set(delta.cells):
+        for name in sorted(delta.columns() - delta.cells.keys()):  # in name order: the same bytes in every process
             col = self.base.column(name)
             if col is None:
                 continue
