@@ -162,7 +162,13 @@ def test_sigkill_loses_no_acknowledged_write(tmp_path):
 
         for i in range(3000):
             s.execute_async(insert, (i, i)).add_callbacks(acked, lambda _: None, callback_args=(i,))
-            if i == 1500:
+            if i == 1500:  # killed mid-stream: once some writes are answered, with many more in flight
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline:
+                    with lock:
+                        if len(acknowledged) >= 100:
+                            break
+                    time.sleep(0.002)
                 srv.proc.send_signal(signal.SIGKILL)
         srv.proc.wait(30)
         c.shutdown()
