@@ -587,8 +587,10 @@ class Session:
         try:
             job = self.plan_batch(kind, statements, timestamp, now_in_seconds)
             return job.result(self.db.committer.run(job.work))
-        except (sqlite3.Error, OSError, UnicodeEncodeError) as e:
-            raise engine_error(e, reading=False) from None
+        except CqlError:
+            raise
+        except STATEMENT_FAILURES as e:
+            raise statement_error(e, reading=False) from None
         finally:
             self._call.now = None
 

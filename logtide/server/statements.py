@@ -230,8 +230,7 @@ class StatementRunner:
                                        timestamp=p.timestamp, now_in_seconds=p.now_in_seconds)
             else:
                 planned = s.plan_write(req.query, None, timestamp=p.timestamp, now_in_seconds=p.now_in_seconds)
-            if planned is None:
-                return None
+            assert planned is not None  # a write, checked above
             return WriteRequest(planned, functools.partial(self.outcome, version=version,
                                                            skip_metadata=p.skip_metadata))
         return None
