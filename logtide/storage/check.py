@@ -24,7 +24,7 @@ from .damage import describe_record
 from .envelope import RecordDamaged
 from .keys import partition_token
 from .opening import db_commit_seq, lost_commits, read_commits_file
-from .records import decode_meta, decode_partition, decode_row
+from .records import decode_meta, decode_partition, decode_row, group_rows, is_group
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,32 @@ def _sqlite_findings(report: CheckReport, doing: str) -> Iterator[None]:
         report.findings.append(Finding("SQLite", f"{e} while {doing}"))
 
 
+def _check_group(report: CheckReport, t: Any, tid: int, pk: bytes, key: bytes, data: bytes,
+                 after: bytes | None) -> int:
+    """Verify a group entry (kind ``G``) stored under ``key``, ``after`` the key of the partition's previous
+    entry: its own envelope, each row's record against the row's own key, the rows' keys strictly increasing,
+    the last one the entry's key, the first after the previous entry.  Returns the rows it holds."""
+    try:
+        inner = group_rows(data, tid, pk, key)
+    except RecordDamaged as e:
+        report.findings.append(Finding(describe_record(t, pk, key), f"group of log rows: {e.reason}"))
+        return 1
+    last = after
+    for ck, row in inner:
+        try:
+            decode_row(row, tid, pk, ck)
+        except RecordDamaged as e:
+            report.findings.append(Finding(describe_record(t, pk, ck), e.reason))
+        if last is not None and ck <= last:
+            report.findings.append(Finding(describe_record(t, pk, ck),
+                                           "row of a group out of order or overlapping the previous entry"))
+        last = ck
+    if not inner or inner[-1][0] != key:
+        report.findings.append(Finding(describe_record(t, pk, key),
+                                       "group of log rows whose last row is not its key"))
+    return max(len(inner), 1)
+
+
 def check(path: str | Path, progress: Any = None) -> CheckReport:
     """Verify the data directory at ``path``; raises ``DataDirectoryError`` when it cannot be opened at all.
 
@@ -132,15 +158,21 @@ def check(path: str | Path, progress: Any = None) -> CheckReport:
                                                    f"stored under token {token}, not its key's token"))
             complete = True
         with _sqlite_findings(report, "reading rows"):
+            prev = None  # (tid, token, pk, ck) of the previous entry
             for tid, token, pk, ck, data in txn.scan("rows"):
-                report.records += 1
-                advance()
                 t = table(tid)
-                try:
-                    decode_row(data, tid, pk, ck)
-                except RecordDamaged as e:
-                    report.findings.append(Finding(describe_record(t, pk, ck), e.reason))
-                    continue
+                after = prev[3] if prev is not None and prev[:3] == (tid, token, pk) else None
+                prev = (tid, token, pk, ck)
+                advance()
+                if is_group(data):
+                    report.records += _check_group(report, t, tid, pk, ck, data, after)
+                else:
+                    report.records += 1
+                    try:
+                        decode_row(data, tid, pk, ck)
+                    except RecordDamaged as e:
+                        report.findings.append(Finding(describe_record(t, pk, ck), e.reason))
+                        continue
                 if complete and (tid, token, pk) not in partitions:
                     report.findings.append(Finding(describe_record(t, pk, ck),
                                                    "row without a partition record (invisible to reads)"))

@@ -35,7 +35,8 @@ from .records import decode_meta, encode_meta
 DB_FILE = "logtide.db"
 COMMITS_FILE = "logtide.commits"
 APPLICATION_ID = 0x4C544944  # "LTID"
-FORMAT = 1
+# 1: single records; 2: CDC log rows may be stored in groups (record kind G, docs/durability.md)
+FORMAT = 2
 FORMAT_KEY = "format"
 # SQLite page size of a new database (fixed from its first write: an existing database keeps its own);
 # 1024, 2048 and 8192 measured no better for batches or reading the log back (docs/performance.md)
@@ -213,6 +214,13 @@ def _format_of(conn: sqlite3.Connection, db: Path) -> int:
                        + (" (SQLite application id %#x)" % app if app else ""))
 
 
+def _mark_format(conn: sqlite3.Connection) -> None:
+    """Mark a format-1 database as format 2 (its single records are valid format-2 data: nothing to rewrite),
+    before the writer stores any group, so that an older logtide refuses it from then on."""
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                 (FORMAT_KEY, encode_meta(FORMAT_KEY, str(FORMAT).encode())))
+
+
 def _check_file(db: Path) -> None:
     try:
         with db.open("rb") as f:
@@ -310,6 +318,8 @@ def open_store(cls: Any, p: Path, readonly: bool, synchronous: str, create: bool
                 from .migrate import migrate_v0
 
                 migrate_v0(conn, p)
+            elif fmt < FORMAT:
+                _mark_format(conn)
             conn.executescript(FEED_SCHEMA)  # tables of later releases (idempotent)
             seq = db_commit_seq(conn)
             if verify_commits:

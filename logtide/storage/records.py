@@ -12,6 +12,10 @@ wrong shape.
   deletion ``[timestamp, ldt]`` (or nil);
 * ``U`` (uniform row, a CDC log row): ``[clustering, [timestamp, ttl, ldt], {column: value}]``,
   the marker and every cell sharing one liveness;
+* ``G`` (a group of uniform rows, storage format 2): ``[[ck, U record] ...]``, the ``U`` records of one
+  partition's consecutive rows in clustering order, each exactly the bytes it would be stored as alone
+  (sealed under its own key); the group is stored under the clustering key of its last row
+  (``storage/sqlite.py``, "Groups");
 * ``P`` (partition): ``[key, deletion, [[lo, hi, deletion] ...], static row body or nil]``;
 * ``M`` (meta value): the value's bytes as they are.
 """
@@ -27,6 +31,7 @@ from .envelope import RecordDamaged, seal, seal_all, unseal
 
 ROW = ord("R")
 UNIFORM_ROW = ord("U")
+GROUP = ord("G")
 PARTITION = ord("P")
 META = ord("M")
 
@@ -40,6 +45,7 @@ _ENCODER = msgspec.msgpack.Encoder()
 _ROW = msgspec.msgpack.Decoder(_RowBody)
 _UNIFORM = msgspec.msgpack.Decoder(_UniformBody)
 _PARTITION = msgspec.msgpack.Decoder(_PartitionBody)
+_GROUP = msgspec.msgpack.Decoder(list[tuple[bytes, bytes]])
 _ENCODE = _ENCODER.encode
 _AnyRow = Union[_RowBody, _UniformBody]
 
@@ -72,6 +78,26 @@ def encode_uniform_rows(tid: int, pk: bytes, rows: list[tuple[bytes, tuple]]) ->
     """``(ck, bytes)`` of new uniform rows of one partition, given as ``(ck, (clustering, (timestamp,
     ttl, ldt), values))``: :func:`encode_uniform_row` of each, in one pass."""
     return seal_all(UNIFORM_ROW, tid, pk, [(ck, _ENCODE(record)) for ck, record in rows])
+
+
+def encode_group(tid: int, pk: bytes, rows: list[tuple[bytes, bytes]]) -> bytes:
+    """Bytes of a group entry (kind ``G``) holding ``rows``, ``(ck, U record bytes)`` of one partition in strictly
+    increasing clustering order; it is stored under the last row's ``ck``."""
+    return seal(GROUP, tid, pk, rows[-1][0], _ENCODE(rows))
+
+
+def is_group(data: bytes) -> bool:
+    """Whether stored bytes of ``rows`` claim to be a group entry (kind ``G``; unverified)."""
+    return len(data) > 1 and data[1] == GROUP
+
+
+def group_rows(data: bytes, tid: int, pk: bytes, ck: bytes) -> list[tuple[bytes, bytes]]:
+    """The ``(ck, U record bytes)`` of a group entry stored under ``ck``, after verifying the group's own
+    envelope (the inner records are verified by whoever decodes them); RecordDamaged otherwise."""
+    kind, body = unseal(data, tid, pk, ck)
+    if kind != GROUP:
+        raise RecordDamaged(f"a record of kind {chr(kind)!r} where a group of log rows belongs")
+    return _decode(_GROUP, body)
 
 
 def _decode(decoder: msgspec.msgpack.Decoder, body):

@@ -36,12 +36,17 @@ from typing import TYPE_CHECKING, Any, Iterator
 from ..errors import CorruptRecord, ReadOnlyDatabase
 from .envelope import RecordDamaged
 from .write_cache import WriteCache
-from .records import decode_meta, encode_meta
+from .records import GROUP, UNIFORM_ROW, decode_meta, encode_group, encode_meta, group_rows
 
 if TYPE_CHECKING:
     from .opening import CommitSequence
 
 DB_FILE = "logtide.db"
+# meta key: the ids of the tables whose partitions may hold groups (writes there keep entries from overlapping)
+GROUP_TABLES_KEY = "group_tables"
+_UPSERT = "INSERT OR REPLACE INTO rows (tid, token, pk, ck, data) VALUES (?, ?, ?, ?, ?)"
+_ENTRY_AT_OR_AFTER = "SELECT ck, data FROM rows WHERE tid = ? AND token = ? AND pk = ? AND ck >= ? ORDER BY ck LIMIT 1"
+_LAST_ENTRY = "SELECT ck FROM rows WHERE tid = ? AND token = ? AND pk = ? ORDER BY ck DESC LIMIT 1"
 # pages of WAL after which a commit checkpoints (SQLite's own default): a small WAL that is reused
 # from its start costs single commits far less than one that grows for tens of megabytes
 WAL_CHECKPOINT_PAGES = 1000
@@ -110,52 +115,199 @@ class Txn:
         return iter(self._conn.execute(sql, args).fetchall())
 
     # -- rows ---------------------------------------------------------------
+    # A partition's clustering rows are entries of ``rows``: single records, or groups (kind ``G``,
+    # storage format 2) of a stream's log rows appended by one commit, stored under their last row's
+    # key.  Entries of a partition never overlap (every row of a group lies after the previous
+    # entry's key and at or before its own), and every read below returns single ``(ck, record)``
+    # rows whatever the entries (docs/durability.md, "Groups of log rows").
     def get_row(self, tid: int, token: int, pk: bytes, ck: bytes) -> bytes | None:
         key = (tid, token, pk, ck)
         if key in self._rows:
             return self._rows[key]
-        r = self._conn.execute("SELECT data FROM rows WHERE tid = ? AND token = ? AND pk = ? AND ck = ?",
-                               (tid, token, pk, ck)).fetchone()
-        data = None if r is None else r[0]
+        r = self._conn.execute(_ENTRY_AT_OR_AFTER, key).fetchone()
+        if r is None:
+            data = None
+        else:
+            data = r[1]
+            if len(data) > 1 and data[1] == GROUP:
+                data = _row_in_group(tid, pk, r[0], data, ck)
+            elif r[0] != ck:
+                data = None
         self._rows[key] = data
         return data
 
     def put_row(self, tid: int, token: int, pk: bytes, ck: bytes, data: bytes | None) -> None:
         self._rows[(tid, token, pk, ck)] = data
+        grouped = self._cache.grouped
+        if grouped is None:
+            grouped = self._load_grouped()
+        if tid in grouped:
+            self._clear_way(tid, token, pk, ck, data is None)
         if data is None:
             self._conn.execute("DELETE FROM rows WHERE tid = ? AND token = ? AND pk = ? AND ck = ?",
                                (tid, token, pk, ck))
         else:
-            self._conn.execute("INSERT OR REPLACE INTO rows (tid, token, pk, ck, data) VALUES (?, ?, ?, ?, ?)",
-                               (tid, token, pk, ck, data))
+            self._conn.execute(_UPSERT, (tid, token, pk, ck, data))
 
     def put_rows(self, rows: list[tuple[int, int, bytes, bytes, bytes]], cached: int | None = None) -> None:
         """Write rows (tid, token, pk, ck, data) of any tables and partitions in one call; only the first
         ``cached`` (default all) are kept in the write cache (new CDC log rows, never read back by the writer,
-        would only push the base rows out of it: the others are only dropped from it, never stale)."""
+        would only push the base rows out of it: the others are only dropped from it, never stale).
+
+        The rows after ``cached`` (new log rows) that append two or more ``U`` records to one partition, all
+        after its last entry, are stored as one group entry (docs/durability.md, "Groups of log rows")."""
         cache = self._rows
         for tid, token, pk, ck, data in rows if cached is None else rows[:cached]:
             cache[(tid, token, pk, ck)] = data
         if cached is not None and cache:
             for tid, token, pk, ck, _ in rows[cached:]:
                 cache.pop((tid, token, pk, ck), None)
-        if rows:
-            self._conn.executemany("INSERT OR REPLACE INTO rows (tid, token, pk, ck, data) VALUES (?, ?, ?, ?, ?)",
-                                   rows)
+        if not rows:
+            return
+        grouped = self._cache.grouped
+        if grouped is None:
+            grouped = self._load_grouped()
+        if cached is None or cached >= len(rows):
+            out = rows
+            if grouped:
+                self._clear_ways(rows, grouped)
+        else:
+            out = rows[:cached]
+            if grouped and self._clear_ways(out, grouped):
+                self._conn.executemany(_UPSERT, out)  # before the log rows' tails are looked up
+                out = []
+            self._append_log_rows(rows, cached, grouped, out)
+        self._conn.executemany(_UPSERT, out)
+
+    def _clear_ways(self, rows: list[tuple[int, int, bytes, bytes, bytes]], grouped: set[int]) -> bool:
+        """:meth:`_clear_way` for each of ``rows`` in a table that may hold groups; whether there was one."""
+        any_ = False
+        for tid, token, pk, ck, _ in rows:
+            if tid in grouped:
+                self._clear_way(tid, token, pk, ck, False)
+                any_ = True
+        return any_
+
+    def _append_log_rows(self, rows: list[tuple[int, int, bytes, bytes, bytes]], start: int, grouped: set[int],
+                         out: list[tuple[int, int, bytes, bytes, bytes]]) -> None:
+        """Add to ``out`` the entries that store ``rows[start:]``: per partition one group when it is a pure
+        append of two or more ``U`` records, else single records (after exploding any group they land in)."""
+        parts: dict[tuple[int, int, bytes], list[tuple[bytes, bytes]]] = {}
+        for tid, token, pk, ck, data in rows[start:]:
+            p = (tid, token, pk)
+            got = parts.get(p)
+            if got is None:
+                parts[p] = [(ck, data)]
+            else:
+                got.append((ck, data))
+        tails = self._cache.tails
+        make_groups = self._cache.write_groups
+        base_tids = None
+        for p, prows in parts.items():
+            tid, token, pk = p
+            if len(prows) == 1 and tid not in grouped:
+                ck, data = prows[0]
+                out.append((tid, token, pk, ck, data))
+                continue
+            if tid not in grouped and out:  # rows of the same table not written yet: write them before looking
+                if base_tids is None:
+                    base_tids = {r[0] for r in out}
+                if tid in base_tids:
+                    self._conn.executemany(_UPSERT, out)
+                    out.clear()
+            tail = tails.get(p)  # known only in tables that may hold groups (every write there keeps it)
+            if tail is None:
+                r = self._conn.execute(_LAST_ENTRY, p).fetchone()
+                tail = None if r is None else r[0]
+            ordered = sorted(prows) if len(prows) > 1 else prows
+            last = ordered[-1][0]
+            pure = tail is None or ordered[0][0] > tail
+            if pure:
+                prev = None
+                for ck, data in ordered:
+                    if ck == prev:
+                        pure = False  # two records under one key: the later one wins, as single writes
+                        break
+                    prev = ck
+            if pure:
+                if make_groups and len(ordered) > 1 and all([len(d) > 1 and d[1] == UNIFORM_ROW for _, d in ordered]):
+                    out.append((tid, token, pk, last, encode_group(tid, pk, ordered)))
+                    if tid not in grouped:
+                        self._mark_grouped(tid)
+                else:
+                    out.extend([(tid, token, pk, ck, data) for ck, data in prows])
+                if tid in grouped:
+                    tails[p] = last
+                continue
+            for ck, data in prows:
+                if tid in grouped:
+                    self._clear_way(tid, token, pk, ck, False)
+                out.append((tid, token, pk, ck, data))
+
+    def _clear_way(self, tid: int, token: int, pk: bytes, ck: bytes, deleting: bool) -> None:
+        """Before a write of ``ck`` (a deletion when ``deleting``) in a table that may hold groups: explode the
+        group whose rows' range holds ``ck`` into single records, and keep the partition's known last entry."""
+        p = (tid, token, pk)
+        tails = self._cache.tails
+        tail = tails.get(p)
+        if tail is not None and ck > tail:  # after every entry: no group can hold it
+            if not deleting:
+                tails[p] = ck
+            return
+        r = self._conn.execute(_ENTRY_AT_OR_AFTER, (tid, token, pk, ck)).fetchone()
+        if r is not None and len(r[1]) > 1 and r[1][1] == GROUP:
+            try:
+                inner = group_rows(r[1], tid, pk, r[0])
+            except RecordDamaged as e:
+                raise CorruptRecord(f"Damaged group of CDC log rows (table id {tid}, partition key 0x{pk.hex()}, "
+                                    f"clustering key 0x{r[0].hex()}): {e.reason}. Run 'logtide check' on the data "
+                                    "directory for a full report") from None
+            if inner[0][0] <= ck:
+                self._conn.execute("DELETE FROM rows WHERE tid = ? AND token = ? AND pk = ? AND ck = ?",
+                                   (tid, token, pk, r[0]))
+                self._conn.executemany(_UPSERT, [(tid, token, pk, c, d) for c, d in inner])
+        if deleting and tail is not None and ck == tail:
+            del tails[p]
+
+    def _load_grouped(self) -> set[int]:
+        """The ids of tables whose rows may hold groups (meta ``group_tables``), read once per writer."""
+        value = self.get_meta(GROUP_TABLES_KEY)
+        grouped = {int(t) for t in value.split()} if value else set()
+        self._cache.grouped = grouped
+        return grouped
+
+    def _mark_grouped(self, tid: int) -> None:
+        """Record that table ``tid`` may hold groups, in this transaction (before its first group commits)."""
+        grouped = self._cache.grouped
+        assert grouped is not None
+        grouped.add(tid)
+        self.put_meta(GROUP_TABLES_KEY, " ".join(str(t) for t in sorted(grouped)).encode())
 
     def rows(self, tid: int, token: int, pk: bytes, lo: bytes | None = None, hi: bytes | None = None,
              reverse: bool = False) -> list[tuple[bytes, bytes]]:
-        """Rows of one partition with ``lo <= ck < hi`` in clustering order (or reversed): (ck, data)."""
+        """Rows of one partition with ``lo <= ck < hi`` in clustering order (or reversed): (ck, data).
+
+        With ``hi``, the first entry at or after ``hi`` comes too (one statement): a group there may hold rows
+        before ``hi``."""
         sql = "SELECT ck, data FROM rows WHERE tid = ? AND token = ? AND pk = ?"
         args: list = [tid, token, pk]
         if lo is not None:
             sql += " AND ck >= ?"
             args.append(lo)
         if hi is not None:
-            sql += " AND ck < ?"
-            args.append(hi)
+            sql += (" AND ck <= coalesce((SELECT ck FROM rows WHERE tid = ? AND token = ? AND pk = ? AND ck >= ? "
+                    "ORDER BY ck LIMIT 1), ?)")
+            args += (tid, token, pk, hi, hi)
         sql += " ORDER BY ck DESC" if reverse else " ORDER BY ck"
-        return self._conn.execute(sql, args).fetchall()
+        out = self._conn.execute(sql, args).fetchall()
+        for _, data in out:
+            if len(data) > 1 and data[1] == GROUP:
+                return _expand(out, tid, pk, lo, hi, reverse)
+        if hi is not None and out:
+            edge = 0 if reverse else -1
+            if out[edge][0] >= hi:
+                del out[edge]
+        return out
 
     def has_rows(self, tid: int, token: int, pk: bytes) -> bool:
         """Whether the partition has any stored clustering row."""
@@ -180,6 +332,39 @@ class Txn:
         self._cache.clear()
         self._conn.execute("DELETE FROM rows WHERE tid = ?", (tid,))
         self._conn.execute("DELETE FROM partitions WHERE tid = ?", (tid,))
+
+
+def _row_in_group(tid: int, pk: bytes, key: bytes, data: bytes, ck: bytes) -> bytes | None:
+    """The record of row ``ck`` in the group stored under ``key`` (None: not in it); the group's bytes as
+    they are when it does not verify (whoever decodes them as a row reports the damage)."""
+    try:
+        inner = group_rows(data, tid, pk, key)
+    except RecordDamaged:
+        return data
+    for c, d in inner:
+        if c == ck:
+            return d
+    return None
+
+
+def _expand(entries: list[tuple[bytes, bytes]], tid: int, pk: bytes, lo: bytes | None, hi: bytes | None,
+            reverse: bool) -> list[tuple[bytes, bytes]]:
+    """:meth:`Txn.rows` of entries holding a group: each group's rows within ``[lo, hi)``, in the entries'
+    order; a group that does not verify as it is (whoever decodes it as a row reports the damage)."""
+    out = []
+    for key, data in entries:
+        if len(data) > 1 and data[1] == GROUP:
+            try:
+                inner = group_rows(data, tid, pk, key)
+            except RecordDamaged:
+                out.append((key, data))
+                continue
+            for ck, d in (reversed(inner) if reverse else inner):
+                if (lo is None or ck >= lo) and (hi is None or ck < hi):
+                    out.append((ck, d))
+        elif hi is None or key < hi:
+            out.append((key, data))
+    return out
 
 
 _SQLITE_CORRUPT = 11
@@ -308,6 +493,16 @@ class Store:
         conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
         conn.execute("PRAGMA busy_timeout=10000")
         return conn
+
+    @property
+    def write_groups(self) -> bool:
+        """Whether a commit's new log rows of one stream are stored as one group entry (the default; off:
+        single records only, as in storage format 1; reads and the non-overlap rule are the same either way)."""
+        return self._cache.write_groups
+
+    @write_groups.setter
+    def write_groups(self, on: bool) -> None:
+        self._cache.write_groups = on
 
     @property
     def synchronous(self) -> str:

@@ -25,20 +25,28 @@ MAX_RECORDS = 50_000
 class WriteCache:
     """Records by storage key (``None``: known absent) and decoded records by their bytes."""
 
-    __slots__ = ("partitions", "rows", "decoded")
+    __slots__ = ("partitions", "rows", "decoded", "tails", "grouped", "write_groups")
 
     def __init__(self) -> None:
         self.partitions: dict[tuple[int, int, bytes], bytes | None] = {}
+        # logical rows (a group's rows one by one, never a group's bytes)
         self.rows: dict[tuple[int, int, bytes, bytes], bytes | None] = {}
         self.decoded: dict[bytes, object] = {}
+        # the key of the last entry of partitions (tid, token, pk) of tables that may hold groups
+        self.tails: dict[tuple[int, int, bytes], bytes] = {}
+        # ids of the tables that may hold groups (None: not read yet); only ever grows, so never forgotten
+        self.grouped: set[int] | None = None
+        # whether new log rows are written as groups (off: single records only, as storage format 1)
+        self.write_groups = True
 
     def clear(self) -> None:
         """Forget everything (a rollback, a failed commit, dropped data)."""
         self.partitions.clear()
         self.rows.clear()
         self.decoded.clear()
+        self.tails.clear()
 
     def trim(self) -> None:
         """Start over when the cache holds more than its bound (called between transactions)."""
-        if len(self.rows) + len(self.partitions) > MAX_RECORDS or len(self.decoded) > MAX_RECORDS:
+        if len(self.rows) + len(self.partitions) + len(self.tails) > MAX_RECORDS or len(self.decoded) > MAX_RECORDS:
             self.clear()
