@@ -22,6 +22,9 @@ the commits) and with an experiment logtide does not do, "reserve": the benchmar
 written and synced past the WAL's last frame between commits, so that commits overwrite blocks
 instead of growing the file (its own writes are timed with the commits).
 
+``--tables`` prints instead the WAL frames per commit by the table (or index) and kind of page each
+frame holds (SQLite's ``dbstat``), with ``synchronous=FULL`` after every key exists.
+
 ``--page-sizes 1024,2048,4096,8192`` compares new databases of those SQLite page sizes instead
 (``logtide.storage.opening.PAGE_SIZE``): the CPU and read-back measures, WAL pages and KB per
 commit, and the wall time per commit and in ``COMMIT`` with ``synchronous=FULL``.
@@ -100,6 +103,37 @@ def wal_pages(mode: str, n: int) -> float:
         frames = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
         db.close()
         return frames / (n // batch)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def wal_tables(mode: str, n: int) -> tuple[dict[str, float], float]:
+    """WAL frames per commit by what their page holds (SQLite's ``dbstat``: table or index name and leaf or
+    interior or overflow page; page 1 is SQLite's header), as ``wal_pages`` counts them, and commits per statement."""
+    cdc, batch, one = MODES[mode]
+    d = tempfile.mkdtemp()
+    try:
+        db, s, stmt = _open(d, cdc, "FULL")
+        _write(s, stmt, 0, 1000, batch, one)
+        conn = db.store._writer
+        conn.execute("PRAGMA wal_autocheckpoint=0")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        _write(s, stmt, 1000, 1000 + n, batch, one)
+        kinds = {pageno: f"{name} {ptype}"
+                 for name, pageno, ptype in conn.execute("SELECT name, pageno, pagetype FROM dbstat")}
+        kinds[1] = "page 1"
+        with open(os.path.join(d, "logtide.db-wal"), "rb") as f:
+            wal = f.read()
+        page = int.from_bytes(wal[8:12], "big")
+        counts: dict[str, int] = {}
+        commits = 0
+        for off in range(32, len(wal) - 23, 24 + page):
+            pgno, size = int.from_bytes(wal[off:off + 4], "big"), int.from_bytes(wal[off + 4:off + 8], "big")
+            what = kinds.get(pgno, "freed or other")
+            counts[what] = counts.get(what, 0) + 1
+            commits += size != 0
+        db.close()
+        return {k: v / commits for k, v in sorted(counts.items(), key=lambda kv: -kv[1])}, commits / n
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -246,11 +280,18 @@ def main() -> None:
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--timing", action="store_true", help="also where a commit's wall time goes (see above)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of --timing and --page-sizes")
+    ap.add_argument("--tables", action="store_true", help="WAL frames per commit by table and page kind instead")
     ap.add_argument("--page-sizes", help="compare new databases of these SQLite page sizes instead, e.g. 1024,4096")
     args = ap.parse_args()
     if args.page_sizes:
         compare_page_sizes(args.modes.split(","), [int(x) for x in args.page_sizes.split(",")], args.writes,
                            args.rounds)
+        return
+    if args.tables:
+        for mode in args.modes.split(","):
+            by, _ = wal_tables(mode, min(args.writes, 2000))
+            print(f"{mode:12s} {sum(by.values()):5.2f} frames/commit: "
+                  + ", ".join(f"{k} {v:.2f}" for k, v in by.items()))
         return
     print(f"{'mode':12s} {'CPU us/stmt':>12s} {'read-back us/stmt':>18s} {'WAL pages/commit':>17s}")
     for mode in args.modes.split(","):

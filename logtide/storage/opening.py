@@ -318,14 +318,14 @@ def open_store(cls: Any, p: Path, readonly: bool, synchronous: str, create: bool
                 from .migrate import migrate_v0
 
                 migrate_v0(conn, p)
-            elif fmt < FORMAT:
-                _mark_format(conn)
             conn.executescript(FEED_SCHEMA)  # tables of later releases (idempotent)
             seq = db_commit_seq(conn)
             if verify_commits:
                 why = lost_commits(p, seq, read_commits_file(p))  # no writer runs: the directory is locked
                 if why:
                     raise LostCommits(why + _LOST_ADVICE.format(p=p))
+            if 0 < fmt < FORMAT:  # once the directory is known sound: a refused one is left as it is
+                _mark_format(conn)
             commits = CommitSequence(p / COMMITS_FILE, seq)
         except BaseException:
             conn.close()
