@@ -27,7 +27,7 @@ from typing import Callable, Optional, Union
 import msgspec
 
 from ..mutation.cells import Cell, ComplexColumn, Deletion, Liveness, PartitionData, RangeTombstone, RowData
-from .envelope import RecordDamaged, seal, seal_all, unseal
+from .envelope import RecordDamaged, seal, seal_all, sealed_body, unseal
 
 ROW = ord("R")
 UNIFORM_ROW = ord("U")
@@ -98,6 +98,18 @@ def group_rows(data: bytes, tid: int, pk: bytes, ck: bytes) -> list[tuple[bytes,
     if kind != GROUP:
         raise RecordDamaged(f"a record of kind {chr(kind)!r} where a group of log rows belongs")
     return _decode(_GROUP, body)
+
+
+def group_rows_sealed(data: bytes, key_crc: int, ck: bytes) -> list[tuple[bytes, bytes]] | None:
+    """:func:`group_rows` for a partition whose ``envelope.key_checksum`` is ``key_crc`` (the key's part of
+    the checksum computed once for many groups); None when it does not verify as a group."""
+    body = sealed_body(data, key_crc, ck, GROUP)
+    if body is None:
+        return None
+    try:
+        return _GROUP.decode(body)
+    except msgspec.DecodeError:
+        return None
 
 
 def _decode(decoder: msgspec.msgpack.Decoder, body):

@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import CorruptRecord, ReadOnlyDatabase
-from .envelope import RecordDamaged
+from .envelope import RecordDamaged, key_checksum
 from .write_cache import WriteCache
-from .records import GROUP, UNIFORM_ROW, decode_meta, encode_group, encode_meta, group_rows
+from .records import GROUP, UNIFORM_ROW, decode_meta, encode_group, encode_meta, group_rows, group_rows_sealed
 
 if TYPE_CHECKING:
     from .opening import CommitSequence
@@ -316,7 +316,8 @@ class Txn:
 
     def scan(self, what: str) -> Iterator[tuple]:
         """Every stored record of ``what`` (``meta``: (key, data); ``partitions``: (tid, token, pk, data);
-        ``rows``: (tid, token, pk, ck, data)), unverified, in key order (``logtide check``)."""
+        ``rows``: (tid, token, pk, ck, data), a group as the one entry it is), unverified, in key order
+        (``logtide check``)."""
         cols = {"meta": "key, value", "partitions": "tid, token, pk, data", "rows": "tid, token, pk, ck, data"}
         return self._conn.execute(f"SELECT {cols[what]} FROM {what}")
     def sql(self, text: str, args: tuple | list = ()) -> list[tuple]:
@@ -351,19 +352,23 @@ def _expand(entries: list[tuple[bytes, bytes]], tid: int, pk: bytes, lo: bytes |
             reverse: bool) -> list[tuple[bytes, bytes]]:
     """:meth:`Txn.rows` of entries holding a group: each group's rows within ``[lo, hi)``, in the entries'
     order; a group that does not verify as it is (whoever decodes it as a row reports the damage)."""
-    out = []
+    out: list[tuple[bytes, bytes]] = []
+    add = out.append
+    key_crc = key_checksum(tid, pk)
     for key, data in entries:
         if len(data) > 1 and data[1] == GROUP:
-            try:
-                inner = group_rows(data, tid, pk, key)
-            except RecordDamaged:
-                out.append((key, data))
+            inner = group_rows_sealed(data, key_crc, key)
+            if inner is None:
+                add((key, data))
                 continue
-            for ck, d in (reversed(inner) if reverse else inner):
-                if (lo is None or ck >= lo) and (hi is None or ck < hi):
-                    out.append((ck, d))
+            if reverse:
+                inner.reverse()
+            if (lo is None or inner[-1 if reverse else 0][0] >= lo) and (hi is None or key < hi):
+                out += inner  # the whole group is in the range (its last row is its key)
+            else:
+                out += [(ck, d) for ck, d in inner if (lo is None or ck >= lo) and (hi is None or ck < hi)]
         elif hi is None or key < hi:
-            out.append((key, data))
+            add((key, data))
     return out
 
 
