@@ -88,9 +88,9 @@ def cpu(mode: str, n: int) -> tuple[float, float]:
         shutil.rmtree(d, ignore_errors=True)
 
 
-def wal_pages(mode: str, n: int) -> float:
-    """WAL pages written per commit with synchronous=FULL, after every key exists (the frames SQLite
-    reports in the WAL)."""
+def _wal_of(mode: str, n: int, measure):
+    """``measure(conn, directory)`` once ``n`` statements wrote their frames to an emptied WAL, after 1,000 that
+    made every key exist, with synchronous=FULL."""
     cdc, batch, one = MODES[mode]
     d = tempfile.mkdtemp()
     try:
@@ -100,42 +100,39 @@ def wal_pages(mode: str, n: int) -> float:
         conn.execute("PRAGMA wal_autocheckpoint=0")  # all n statements' frames stay in the WAL
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         _write(s, stmt, 1000, 1000 + n, batch, one)
-        frames = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+        out = measure(conn, d)
         db.close()
-        return frames / (n // batch)
+        return out
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
 
-def wal_tables(mode: str, n: int) -> tuple[dict[str, float], float]:
-    """WAL frames per commit by what their page holds (SQLite's ``dbstat``: table or index name and leaf or
-    interior or overflow page; page 1 is SQLite's header), as ``wal_pages`` counts them, and commits per statement."""
-    cdc, batch, one = MODES[mode]
-    d = tempfile.mkdtemp()
-    try:
-        db, s, stmt = _open(d, cdc, "FULL")
-        _write(s, stmt, 0, 1000, batch, one)
-        conn = db.store._writer
-        conn.execute("PRAGMA wal_autocheckpoint=0")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        _write(s, stmt, 1000, 1000 + n, batch, one)
-        kinds = {pageno: f"{name} {ptype}"
-                 for name, pageno, ptype in conn.execute("SELECT name, pageno, pagetype FROM dbstat")}
-        kinds[1] = "page 1"
-        with open(os.path.join(d, "logtide.db-wal"), "rb") as f:
-            wal = f.read()
-        page = int.from_bytes(wal[8:12], "big")
-        counts: dict[str, int] = {}
-        commits = 0
-        for off in range(32, len(wal) - 23, 24 + page):
-            pgno, size = int.from_bytes(wal[off:off + 4], "big"), int.from_bytes(wal[off + 4:off + 8], "big")
-            what = kinds.get(pgno, "freed or other")
-            counts[what] = counts.get(what, 0) + 1
-            commits += size != 0
-        db.close()
-        return {k: v / commits for k, v in sorted(counts.items(), key=lambda kv: -kv[1])}, commits / n
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
+def wal_pages(mode: str, n: int) -> float:
+    """WAL pages written per commit with synchronous=FULL, after every key exists (the frames SQLite
+    reports in the WAL)."""
+    frames = _wal_of(mode, n, lambda conn, d: conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1])
+    return frames / (n // MODES[mode][1])
+
+
+def wal_tables(mode: str, n: int) -> dict[str, float]:
+    """WAL frames per commit by what their page holds (SQLite's ``dbstat``: table or index name and leaf,
+    internal or overflow page; page 1 is SQLite's header), as ``wal_pages`` counts them."""
+    return _wal_of(mode, n, _frames_by_page)
+
+
+def _frames_by_page(conn, d: str) -> dict[str, float]:
+    kinds = {pageno: f"{name} {ptype}" for name, pageno, ptype in conn.execute("SELECT name, pageno, pagetype FROM dbstat")}
+    kinds[1] = "page 1"
+    with open(os.path.join(d, "logtide.db-wal"), "rb") as f:
+        wal = f.read()
+    page = int.from_bytes(wal[8:12], "big")
+    counts: dict[str, int] = {}
+    commits = 0
+    for off in range(32, len(wal) - 23, 24 + page):
+        what = kinds.get(int.from_bytes(wal[off:off + 4], "big"), "freed or other")
+        counts[what] = counts.get(what, 0) + 1
+        commits += wal[off + 4:off + 8] != b"\0\0\0\0"  # a commit's last frame holds the database's size
+    return {k: v / commits for k, v in sorted(counts.items(), key=lambda kv: -kv[1])}
 
 
 class _WalReserve:
@@ -289,7 +286,7 @@ def main() -> None:
         return
     if args.tables:
         for mode in args.modes.split(","):
-            by, _ = wal_tables(mode, min(args.writes, 2000))
+            by = wal_tables(mode, min(args.writes, 2000))
             print(f"{mode:12s} {sum(by.values()):5.2f} frames/commit: "
                   + ", ".join(f"{k} {v:.2f}" for k, v in by.items()))
         return

@@ -45,15 +45,16 @@ CDC_OPTIONS = {
 }
 
 
-def _database(path) -> logtide.Database:
-    """A database whose host id (so its CDC streams), clock and cdc$time bits are fixed."""
+def _database(path, **options) -> logtide.Database:
+    """A database whose host id (so its CDC streams), clock and cdc$time bits are fixed (``options`` go to
+    ``logtide.open``; ``tests/storage/test_log_groups.py`` uses it too)."""
     logtide.open(path, synchronous="OFF").close()
     store = Store.open(path, synchronous="OFF")
     with store.write() as txn:
         txn.put_meta(HOST_ID_KEY, uuid.UUID(int=0x1234).bytes)
         txn.sql("DELETE FROM meta WHERE key = ?", (Generations.META_KEY,))
     store.close()
-    db = logtide.open(path, clock=ManualClock(), synchronous="OFF")
+    db = logtide.open(path, clock=ManualClock(), synchronous="OFF", **options)
     db.cdc_timeuuids = CdcTimeuuids(random.Random(7))
     db.list_keys = ListKeys(db.clock.now_micros, clock_seq=0x155)
     return db

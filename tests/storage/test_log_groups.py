@@ -11,17 +11,13 @@ overlap and ``logtide check`` finds nothing.  The same holds for a CDC log table
 from __future__ import annotations
 
 import random
-import uuid
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import logtide
-from logtide.cdc.capture import CdcTimeuuids
-from logtide.cdc.streams import Generations, Topology
-from logtide.clock import ManualClock
-from logtide.session import HOST_ID_KEY
+from logtide.cdc.streams import Topology
 from logtide.storage.check import check
 from logtide.errors import CorruptRecord, DataDirectoryError
 from logtide.mutation.cells import PartitionData
@@ -29,6 +25,7 @@ from logtide.storage.records import (decode_meta, encode_group, encode_meta, enc
                                      group_rows, is_group)
 from logtide.storage.sqlite import Store
 
+from ..engine.test_stored_bytes import _database as fixed_database
 from .helpers import raw, run_logtide
 
 TID = 7
@@ -206,16 +203,16 @@ def test_reads_of_a_store_with_groups_equal_a_dict_and_a_store_without(tmp_path_
 
 def _database(path, groups: bool) -> logtide.Database:
     """A database whose host id (so its streams), clock and cdc$time bits are fixed; with or without groups."""
-    logtide.open(path, synchronous="OFF").close()
-    store = Store.open(path, synchronous="OFF")
-    with store.write() as txn:
-        txn.put_meta(HOST_ID_KEY, uuid.UUID(int=0x1234).bytes)
-        txn.sql("DELETE FROM meta WHERE key = ?", (Generations.META_KEY,))
-    store.close()
-    db = logtide.open(path, clock=ManualClock(), synchronous="OFF", topology=Topology(vnodes=2, shards=1))
-    db.cdc_timeuuids = CdcTimeuuids(random.Random(7))
+    db = fixed_database(path, topology=Topology(vnodes=2, shards=1))
     db.store.write_groups = groups
     return db
+
+
+def _full_cdc_table(s) -> None:
+    """ks.t (pk int, ck int, v int, PRIMARY KEY (pk, ck)) with preimage 'full' and postimage."""
+    s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+    s.execute("CREATE TABLE ks.t (pk int, ck int, v int, PRIMARY KEY (pk, ck)) "
+              "WITH cdc = {'enabled': true, 'preimage': 'full', 'postimage': true}")
 
 
 LOG = "ks.t_scylla_cdc_log"
@@ -297,9 +294,7 @@ def test_a_cdc_log_reads_the_same_through_cql_with_groups_and_without(tmp_path_f
     try:
         for db in dbs:
             s = db.session()
-            s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
-            s.execute("CREATE TABLE ks.t (pk int, ck int, v int, PRIMARY KEY (pk, ck)) "
-                      "WITH cdc = {'enabled': true, 'preimage': 'full', 'postimage': true}")
+            _full_cdc_table(s)
             s.execute("CREATE TABLE ks.short (pk int, ck int, v int, PRIMARY KEY (pk, ck)) "
                       "WITH cdc = {'enabled': true, 'postimage': true, 'ttl': 1}")
         for n, o in enumerate(ops):
@@ -316,9 +311,7 @@ def test_a_full_cdc_upsert_stores_its_log_rows_as_one_group_entry(tmp_path):
     db = _database(tmp_path / "d", True)
     try:
         s = db.session()
-        s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
-        s.execute("CREATE TABLE ks.t (pk int, ck int, v int, PRIMARY KEY (pk, ck)) "
-                  "WITH cdc = {'enabled': true, 'preimage': 'full', 'postimage': true}")
+        _full_cdc_table(s)
         for i in range(3):
             s.execute(f"INSERT INTO ks.t (pk, ck, v) VALUES (1, 1, {i})")
         log = db.catalog.find_table("ks", "t_scylla_cdc_log")
@@ -335,9 +328,7 @@ def _cdc_dir(path) -> None:
     """A directory whose CDC log holds groups (full CDC upserts) and single log rows (delta-only writes)."""
     with logtide.open(path) as db:
         s = db.session()
-        s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
-        s.execute("CREATE TABLE ks.t (pk int, ck int, v int, PRIMARY KEY (pk, ck)) "
-                  "WITH cdc = {'enabled': true, 'preimage': 'full', 'postimage': true}")
+        _full_cdc_table(s)
         for i in range(12):
             s.execute(f"INSERT INTO ks.t (pk, ck, v) VALUES ({i % 3}, {i % 2}, {i})")
 
@@ -421,9 +412,7 @@ def test_a_format_1_directory_reads_as_it_is_and_a_writer_marks_it_format_2(tmp_
     with logtide.open(data) as db:
         db.store.write_groups = False  # the single records storage format 1 holds
         s = db.session()
-        s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
-        s.execute("CREATE TABLE ks.t (pk int, ck int, v int, PRIMARY KEY (pk, ck)) "
-                  "WITH cdc = {'enabled': true, 'preimage': 'full', 'postimage': true}")
+        _full_cdc_table(s)
         for i in range(4):
             s.execute(f"INSERT INTO ks.t (pk, ck, v) VALUES (1, {i % 2}, {i})")
     _set_format(data, 1)
