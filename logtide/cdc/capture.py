@@ -19,11 +19,14 @@ from ..schema.catalog import Catalog
 from ..schema.model import Table
 from ..storage.keys import cdc_token
 from . import log_schema as L
-from .log import LogAppend, LogRow, PreState, derive, log_update, touched_rows
+from .log import LogAppend, LogRow, PreState, derive, log_update, touched_rows, upsert_timestamp
 from .options import CdcOptions
 from .streams import FUTURE_LIMIT_MICROS, Generations
+from .upsert import UpsertTemplate
 
 GREGORIAN_OFFSET = 0x01B21DD213814000
+_TWO_U64 = struct.Struct(">QQ").pack
+_COMPARABLE = struct.Struct(">BQQ").pack
 
 
 class CdcTimeuuids:
@@ -36,6 +39,14 @@ class CdcTimeuuids:
         t = micros * 10 + GREGORIAN_OFFSET
         msb = ((t & 0xFFFFFFFF) << 32) | (((t >> 32) & 0xFFFF) << 16) | 0x1000 | ((t >> 48) & 0x0FFF)
         return struct.pack(">QQ", msb, self._rng.getrandbits(64))
+
+    def keyed(self, micros: int) -> tuple[bytes, bytes]:
+        """The next value and its comparable key (``TIMEUUID.comparable`` of it: the 60-bit time, then the
+        random half with each byte's top bit flipped), both made from the fields."""
+        t = micros * 10 + GREGORIAN_OFFSET
+        msb = ((t & 0xFFFFFFFF) << 32) | (((t >> 32) & 0xFFFF) << 16) | 0x1000 | ((t >> 48) & 0x0FFF)
+        lsb = self._rng.getrandbits(64)
+        return _TWO_U64(msb, lsb), _COMPARABLE(1, t & 0x0FFFFFFFFFFFFFFF, lsb ^ 0x8080808080808080)
 
 
 @functools.lru_cache(maxsize=256)
@@ -55,20 +66,30 @@ def log_target(catalog: Catalog, base: Table) -> tuple[CdcOptions, Table] | None
 
 
 class LogTargets:
-    """:func:`log_target` of each table, looked up once per catalog (a schema change makes a new catalog)."""
+    """:func:`log_target` of each table, looked up once per catalog (a schema change makes a new catalog), and
+    the table's :class:`UpsertTemplate`, made once."""
 
     def __init__(self) -> None:
         self._catalog: Catalog | None = None
         self._targets: dict[int, tuple[Table, tuple[CdcOptions, Table] | None]] = {}
+        self._templates: dict[int, UpsertTemplate] = {}
 
     def of(self, catalog: Catalog, base: Table) -> tuple[CdcOptions, Table] | None:
         if catalog is not self._catalog:
             self._catalog = catalog
             self._targets = {}
+            self._templates = {}
         hit = self._targets.get(id(base))
         if hit is None or hit[0] is not base:
             hit = self._targets[id(base)] = (base, log_target(catalog, base))
         return hit[1]
+
+    def template(self, base: Table, opts: CdcOptions, log: Table) -> UpsertTemplate:
+        """The plain-upsert template of ``base`` (a table :meth:`of` gave ``opts`` and ``log`` for)."""
+        t = self._templates.get(id(base))
+        if t is None or t.base is not base or t.log is not log or t.opts is not opts:
+            t = self._templates[id(base)] = UpsertTemplate(base, opts, log)
+        return t
 
 
 def capture(mutation: Mutation, catalog: Catalog, generations: Generations, read_row: Callable,
@@ -88,6 +109,19 @@ def capture(mutation: Mutation, catalog: Catalog, generations: Generations, read
         if target is None:
             continue
         opts, log = target
+        ts = upsert_timestamp(pu)
+        if ts is not None and ts <= now_micros + FUTURE_LIMIT_MICROS:  # a plain upsert: one pass (cdc/upsert.py)
+            template = UpsertTemplate(base, opts, log) if targets is None else targets.template(base, opts, log)
+            if template.plain:
+                before = {}
+                if opts.preimage or opts.postimage:
+                    for ck in pu.rows:
+                        before[ck] = read_row(base, pu.pk, pu.token, ck, False)
+                stream = generations.for_timestamp(ts).stream_for(pu.token)
+                append = template.append(pu, ts, before, stream, cdc_token(stream), timeuuid, now)
+                if append is not None:
+                    out.append(append)
+                    continue
         pre = PreState()
         if opts.preimage or opts.postimage:
             static, cks = touched_rows(pu)
