@@ -21,7 +21,7 @@ from ..storage.keys import cdc_token
 from . import log_schema as L
 from .log import LogAppend, LogRow, PreState, derive, log_update, touched_rows, upsert_timestamp
 from .options import CdcOptions
-from .streams import FUTURE_LIMIT_MICROS, Generations
+from .streams import FUTURE_LIMIT_MICROS, Generation, Generations
 from .upsert import UpsertTemplate
 
 GREGORIAN_OFFSET = 0x01B21DD213814000
@@ -73,6 +73,8 @@ class LogTargets:
         self._catalog: Catalog | None = None
         self._targets: dict[int, tuple[Table, tuple[CdcOptions, Table] | None]] = {}
         self._templates: dict[int, UpsertTemplate] = {}
+        self._generation: Generation | None = None
+        self._streams: dict[int, tuple[bytes, int]] = {}
 
     def of(self, catalog: Catalog, base: Table) -> tuple[CdcOptions, Table] | None:
         if catalog is not self._catalog:
@@ -90,6 +92,18 @@ class LogTargets:
         if t is None or t.base is not base or t.log is not log or t.opts is not opts:
             t = self._templates[id(base)] = UpsertTemplate(base, opts, log)
         return t
+
+    def stream(self, generation: Generation, token: int) -> tuple[bytes, int]:
+        """The stream of a partition token in ``generation`` (``Generation.stream_for``) and the stream's own
+        token, kept per token while the generation is the same one (at most 65,536 tokens)."""
+        if generation is not self._generation or len(self._streams) >= 0x10000:
+            self._generation = generation
+            self._streams = {}
+        hit = self._streams.get(token)
+        if hit is None:
+            stream = generation.stream_for(token)
+            hit = self._streams[token] = (stream, cdc_token(stream))
+        return hit
 
 
 def capture(mutation: Mutation, catalog: Catalog, generations: Generations, read_row: Callable,
@@ -117,8 +131,13 @@ def capture(mutation: Mutation, catalog: Catalog, generations: Generations, read
                 if opts.preimage or opts.postimage:
                     for ck in pu.rows:
                         before[ck] = read_row(base, pu.pk, pu.token, ck, False)
-                stream = generations.for_timestamp(ts).stream_for(pu.token)
-                append = template.append(pu, ts, before, stream, cdc_token(stream), timeuuid, now)
+                generation = generations.for_timestamp(ts)
+                if targets is None:
+                    stream = generation.stream_for(pu.token)
+                    stream_token = cdc_token(stream)
+                else:
+                    stream, stream_token = targets.stream(generation, pu.token)
+                append = template.append(pu, ts, before, stream, stream_token, timeuuid, now)
                 if append is not None:
                     out.append(append)
                     continue

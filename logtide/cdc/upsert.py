@@ -34,7 +34,8 @@ _crc32 = zlib.crc32
 _CRC = CHECKSUM
 _BIN8 = tuple(bytes((0xC4, n)) for n in range(256))
 _MAP_HEADS = tuple(bytes((0x80 | n,)) for n in range(16))
-_SEQS = tuple((_ENCODE(struct.pack(">i", s)), T.INT.comparable(struct.pack(">i", s))) for s in range(64))
+SEQS = 1024  # cdc$batch_seq_no values made at import (a 100-statement batch in one partition has 300 log rows)
+_SEQS = tuple((_ENCODE(struct.pack(">i", s)), T.INT.comparable(struct.pack(">i", s))) for s in range(SEQS))
 
 
 def _bin_head(n: int) -> bytes:
@@ -56,7 +57,7 @@ def _map_head(n: int) -> bytes:
 
 def _seq(seq: int) -> tuple[bytes, bytes]:
     """``cdc$batch_seq_no`` as encoded in a record's clustering, and as its comparable key."""
-    if seq < 64:
+    if seq < SEQS:
         return _SEQS[seq]
     raw = struct.pack(">i", seq)
     return _ENCODE(raw), T.INT.comparable(raw)
@@ -198,7 +199,7 @@ class UpsertTemplate:
         seq = 0
         for entries in made:
             n = len(entries)
-            seq_enc, seq_key = _SEQS[seq] if seq < 64 else _seq(seq)
+            seq_enc, seq_key = _SEQS[seq] if seq < SEQS else _seq(seq)
             data = b"".join([head, seq_enc, live, _MAP_HEADS[n] if n < 16 else _map_head(n), *entries])
             out.append((time_key + seq_key, data + _CRC(_crc32(data, _crc32(seq_key, key_crc)))))
             seq += 1

@@ -155,3 +155,19 @@ def test_keyed_cdc_timeuuids_are_the_values_with_their_comparable_keys():
     for m in micros * 20:
         tu = plain(m)
         assert keyed.keyed(m) == (tu, T.TIMEUUID.comparable(tu))
+
+
+def test_one_pass_numbers_a_thousand_rows_of_one_batch(compared):
+    """``cdc$batch_seq_no`` past the values the one pass makes at import (``upsert.SEQS``): one batch of 350
+    upserts in one partition writes 1,050 log rows, numbered as the general path numbers them."""
+    before = compared.get("one pass", 0)
+    with tempfile.TemporaryDirectory() as d, logtide.open(d, clock=ManualClock(1_000_000), synchronous="OFF") as db:
+        s = db.session()
+        s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+        s.execute("CREATE TABLE ks.t (pk int, ck int, v int, PRIMARY KEY (pk, ck)) "
+                  "WITH cdc = {'enabled': true, 'preimage': 'full', 'postimage': true}")
+        insert = s.prepare("INSERT INTO ks.t (pk, ck, v) VALUES (0, ?, ?)")
+        s.execute_batch("UNLOGGED", [(insert, (ck, ck)) for ck in range(350)])
+        s.execute_batch("UNLOGGED", [(insert, (ck, -ck)) for ck in range(350)])
+        assert len(list(s.execute("SELECT * FROM ks.t_scylla_cdc_log"))) == 350 * 2 + 350 * 3
+    assert compared["one pass"] == before + 2
