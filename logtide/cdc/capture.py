@@ -14,7 +14,9 @@ import struct
 from typing import Callable
 
 from ..errors import InvalidRequest
+from ..mutation.cells import Liveness
 from ..mutation.model import Mutation
+from ..query.read import LiveRow
 from ..schema.catalog import Catalog
 from ..schema.model import Table
 from ..storage.keys import cdc_token
@@ -106,13 +108,22 @@ class LogTargets:
         return hit
 
 
+def _values_of(row: LiveRow | None) -> tuple[dict[str, bytes | None], Liveness | None] | None:
+    """A live row's atomic values and live marker, as ``TxnRowReader.values`` gives them."""
+    if row is None:
+        return None
+    return {n: c.value for n, c in row.cells.items()}, row.marker if row.marker_live else None
+
+
 def capture(mutation: Mutation, catalog: Catalog, generations: Generations, read_row: Callable,
             timeuuid: Callable[[int], bytes], now: int, now_micros: int,
-            targets: LogTargets | None = None) -> list[LogAppend]:
+            targets: LogTargets | None = None, read_values: Callable | None = None) -> list[LogAppend]:
     """The log partition updates for every CDC-enabled table that ``mutation`` writes.
 
     ``read_row(table, pk, token, ck, static)`` returns the live row before the write; ``targets`` keeps the
-    tables' log targets between calls.
+    tables' log targets between calls; ``read_values(table, pk, token, ck)``, when given, returns a clustered
+    row's live values and live marker before the write without a row object (``TxnRowReader.values``), what
+    the one pass for plain upserts reads (``cdc/upsert.py``).
     """
     out: list[LogAppend] = []
     for pu in list(mutation):
@@ -130,7 +141,10 @@ def capture(mutation: Mutation, catalog: Catalog, generations: Generations, read
                 before = {}
                 if opts.preimage or opts.postimage:
                     for ck in pu.rows:
-                        before[ck] = read_row(base, pu.pk, pu.token, ck, False)
+                        if read_values is not None:
+                            before[ck] = read_values(base, pu.pk, pu.token, ck)
+                        else:
+                            before[ck] = _values_of(read_row(base, pu.pk, pu.token, ck, False))
                 generation = generations.for_timestamp(ts)
                 if targets is None:
                     stream = generation.stream_for(pu.token)

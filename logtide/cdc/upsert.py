@@ -91,8 +91,9 @@ class UpsertTemplate:
                timeuuid: Callable[[int], bytes], now: int) -> LogAppend | None:
         """The encoded log rows of the plain upsert ``pu`` at ``ts`` (``cdc.log.upsert_timestamp``) for one
         stream: preimages, one delta per row (an insert when it has a row marker), postimages, each kind in
-        clustering order, the last with ``cdc$end_of_batch``.  ``before`` maps each clustering key to its
-        live row before the write (a ``LiveRow`` or None; needed only with images).  None when a cell names
+        clustering order, the last with ``cdc$end_of_batch``.  ``before`` maps each clustering key to the row's
+        live atomic values and live marker before the write (``TxnRowReader.values``: None when nothing of it
+        was live; needed only with images).  None when a cell names
         a column that is not a regular one (the caller derives such a write the general way).
 
         Written as one loop per kind of row with the encoding inline (a ``bin`` header is ``_BIN8[n]``
@@ -125,12 +126,11 @@ class UpsertTemplate:
             keys[ck] = entries
             if images:
                 vals: dict[str, bytes] = {}
-                lr = before.get(ck)
-                if lr is not None:
-                    for name, cell in lr.cells.items():
+                was = before.get(ck)
+                if was is not None:
+                    for name, v in was[0].items():
                         c = columns.get(name)
-                        if c is not None:
-                            v = cell.value
+                        if c is not None and v is not None:
                             n = len(v)
                             vals[name] = c[0] + (_BIN8[n] if n < 256 else _bin_head(n)) + v
                 old[ck] = vals
@@ -138,8 +138,7 @@ class UpsertTemplate:
             full = opts.full_preimage
             op = self.ops[PREIMAGE]
             for ck in cks:
-                lr = before.get(ck)
-                if lr is None or not (lr.marker_live or lr.cells):
+                if before.get(ck) is None:  # no live row: no preimage
                     continue
                 vals = old[ck]
                 written = rows[ck].cells

@@ -22,7 +22,11 @@ from hypothesis import strategies as st
 import logtide
 from logtide.cdc import log as cdc_log
 from logtide.cdc import upsert as cdc_upsert
+from logtide.cdc import capture as cdc_capture
 from logtide.cdc.capture import CdcTimeuuids
+from logtide.mutation.cells import Cell
+from logtide.query.read import LiveRow
+from logtide.session import TxnRowReader
 from logtide.schema import types as T
 from logtide.clock import ManualClock
 
@@ -84,15 +88,33 @@ def compared():
         if got is None:
             return None
         seen["one pass"] = seen.get("one pass", 0) + 1
-        rows = cdc_log.Derivation(self.base, self.opts, pu, cdc_log.PreState(rows=dict(before))).general_rows()
+        pre = cdc_log.PreState(rows={ck: _live_row(pu, ck, before.get(ck)) for ck in pu.rows})
+        rows = cdc_log.Derivation(self.base, self.opts, pu, pre).general_rows()
         want = cdc_log.log_update(self.log, stream, rows, same_timeuuid, self.opts.ttl, now, token)
         assert (got.stream_id, got.token, got.rows) == (want.stream_id, want.token, want.rows)
         return got
 
     cdc_upsert.UpsertTemplate.append = both_encoded
+    original_values = TxnRowReader.values
+
+    def values_as_read(self, table, pk, token, ck):  # the values the one pass reads are the live row's
+        got = original_values(self, table, pk, token, ck)
+        assert got == cdc_capture._values_of(self.row(table, pk, token, ck, False))
+        return got
+
+    TxnRowReader.values = values_as_read
     yield seen
     cdc_log.Derivation.rows = original
     cdc_upsert.UpsertTemplate.append = original_append
+    TxnRowReader.values = original_values
+
+
+def _live_row(pu, ck, values):
+    """A live row of ``TxnRowReader.values``'s values and marker, as the general derivation reads it."""
+    if values is None:
+        return None
+    cells = {n: Cell(0, v) for n, v in values[0].items() if v is not None}
+    return LiveRow(pu.key, pu.rows[ck].clustering, ck, cells, {}, marker_live=values[1] is not None)
 
 
 # a table with a non-frozen collection, and one of atomic columns only (whose postimages the fast path
