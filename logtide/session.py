@@ -245,7 +245,8 @@ class Database:
         touched = TouchedRows(reader.row, now)  # read once, shared by the CDC log and the changefeeds
         feed_rows = self.feeds.capture_before(mutation, touched, txn, now) if self._has_changefeeds() else None
         log_updates = capture(mutation, self.catalog, self.generations, touched.row, self.cdc_timeuuids, now,
-                              self.clock.now_micros(), self.log_targets, reader.values)
+                              self.clock.now_micros(), self.log_targets,
+                              reader.values if feed_rows is None else None)  # with feeds: the rows they read
         touched.record_after = feed_rows is not None  # a changefeed's new images: no read after the write
         apply_mutation(mutation, txn, now, log_updates, touched)
         self.counters.committed(sum([len(lu.rows) for lu in log_updates]) if log_updates else 0)
