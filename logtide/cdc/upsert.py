@@ -3,13 +3,14 @@ plain upsert's log rows").
 
 The commonest CDC write, clustered rows of a table without non-frozen collections upserted with atomic
 cells of one timestamp and no TTL (``Derivation._upsert_rows``'s case, spec ``000`` and ``001``), goes
-from the written cells and the rows' live cells before the write straight to the stored bytes of its
+from the written cells and the rows' live values before the write straight to the stored bytes of its
 log rows.  Each row's record (``storage/records.py``, kind ``U``: ``[clustering, [timestamp, ttl, ldt],
 {column: value}]`` in MessagePack, sealed by ``storage/envelope.py``) is joined from parts: the column
 names, ``cdc$deleted_X`` and ``cdc$operation`` entries encoded once per table (:class:`UpsertTemplate`),
 the ``cdc$time`` value and the liveness once per write, each value once per write.  No dict and no
 ``LogRow`` is made per log row.  The bytes are exactly those of ``log_update`` of the derivation's rows
-(``tests/cdc/test_log_fast_path.py`` compares them on random writes under every CDC option).
+(``tests/cdc/test_log_fast_path.py`` compares them on random writes under every CDC option).  Every other
+update takes ``cdc.log.Derivation`` and ``log_update``.
 """
 
 from __future__ import annotations
@@ -34,25 +35,19 @@ _crc32 = zlib.crc32
 _CRC = CHECKSUM
 _BIN8 = tuple(bytes((0xC4, n)) for n in range(256))
 _MAP_HEADS = tuple(bytes((0x80 | n,)) for n in range(16))
+_BIN_LONG = (b"\xc5", b"\xc6")  # bin 16, bin 32
+_MAP_LONG = (b"\xde", b"\xdf")  # map 16, map 32
 SEQS = 1024  # cdc$batch_seq_no values made at import (a 100-statement batch in one partition has 300 log rows)
 _SEQS = tuple((_ENCODE(struct.pack(">i", s)), T.INT.comparable(struct.pack(">i", s))) for s in range(SEQS))
 
 
-def _bin_head(n: int) -> bytes:
-    """The MessagePack header of a ``bin`` of ``n`` bytes (the smallest form, as msgspec writes it)."""
-    if n < 256:
-        return _BIN8[n]
+def _long_head(n: int, markers: tuple[bytes, bytes]) -> bytes:
+    """The MessagePack header of a ``bin`` of ``n`` bytes past 255 (``_BIN_LONG``), or of a map of ``n``
+    entries past 15 (``_MAP_LONG``): the smallest form, as msgspec writes it.  (The short forms are
+    ``_BIN8[n]`` and ``_MAP_HEADS[n]``, looked up inline.)"""
     if n < 0x10000:
-        return b"\xc5" + n.to_bytes(2, "big")
-    return b"\xc6" + n.to_bytes(4, "big")
-
-
-def _map_head(n: int) -> bytes:
-    if n < 16:
-        return _MAP_HEADS[n]
-    if n < 0x10000:
-        return b"\xde" + n.to_bytes(2, "big")
-    return b"\xdf" + n.to_bytes(4, "big")
+        return markers[0] + n.to_bytes(2, "big")
+    return markers[1] + n.to_bytes(4, "big")
 
 
 def _seq(seq: int) -> tuple[bytes, bytes]:
@@ -93,8 +88,8 @@ class UpsertTemplate:
         stream: preimages, one delta per row (an insert when it has a row marker), postimages, each kind in
         clustering order, the last with ``cdc$end_of_batch``.  ``before`` maps each clustering key to the row's
         live atomic values and live marker before the write (``TxnRowReader.values``: None when nothing of it
-        was live; needed only with images).  None when a cell names
-        a column that is not a regular one (the caller derives such a write the general way).
+        was live; needed only with images).  None when a cell names a column that is not a regular one (the
+        caller derives such a write the general way).
 
         Written as one loop per kind of row with the encoding inline (a ``bin`` header is ``_BIN8[n]``
         below 256 bytes): compiled, each helper call would cost more than the work it does."""
@@ -115,14 +110,14 @@ class UpsertTemplate:
         pk_entries = []
         for name, v in zip(self.pk_names, pu.key):
             n = len(v)
-            pk_entries.append(name + (_BIN8[n] if n < 256 else _bin_head(n)) + v)
+            pk_entries.append(name + (_BIN8[n] if n < 256 else _long_head(n, _BIN_LONG)) + v)
         keys: dict[bytes, list[bytes]] = {}
         old: dict[bytes, dict[str, bytes]] = {}
         for ck in cks:
             entries = list(pk_entries)
             for name, v in zip(self.ck_names, rows[ck].clustering):
                 n = len(v)
-                entries.append(name + (_BIN8[n] if n < 256 else _bin_head(n)) + v)
+                entries.append(name + (_BIN8[n] if n < 256 else _long_head(n, _BIN_LONG)) + v)
             keys[ck] = entries
             if images:
                 vals: dict[str, bytes] = {}
@@ -132,7 +127,7 @@ class UpsertTemplate:
                         c = columns.get(name)
                         if c is not None and v is not None:
                             n = len(v)
-                            vals[name] = c[0] + (_BIN8[n] if n < 256 else _bin_head(n)) + v
+                            vals[name] = c[0] + (_BIN8[n] if n < 256 else _long_head(n, _BIN_LONG)) + v
                 old[ck] = vals
         if opts.preimage:
             full = opts.full_preimage
@@ -164,7 +159,8 @@ class UpsertTemplate:
                             entries.append(columns[name][1])
                     else:
                         n = len(v)
-                        e = written_entries[name] = columns[name][0] + (_BIN8[n] if n < 256 else _bin_head(n)) + v
+                        e = columns[name][0] + (_BIN8[n] if n < 256 else _long_head(n, _BIN_LONG)) + v
+                        written_entries[name] = e
                         if not keys_only:
                             entries.append(e)
                 new[ck] = written_entries
@@ -191,15 +187,16 @@ class UpsertTemplate:
             tu = timeuuid(ts)
             time_key = self.time_comparable(tu)
         n = len(tu)
-        head = self.head + (_BIN8[n] if n < 256 else _bin_head(n)) + tu
+        head = self.head + (_BIN8[n] if n < 256 else _long_head(n, _BIN_LONG)) + tu
         live = _ENCODE((ts, ttl, now + ttl if ttl else 0x7FFFFFFF))
-        key_crc = _crc32(time_key, key_checksum(self.log.store_id, stream))  # envelope.seal's checksum: the common part once
+        # envelope.seal's checksum (table, stream, log row key, record): the common part once
+        key_crc = _crc32(time_key, key_checksum(self.log.store_id, stream))
         out: list[tuple[bytes, bytes]] = []
         seq = 0
         for entries in made:
             n = len(entries)
             seq_enc, seq_key = _SEQS[seq] if seq < SEQS else _seq(seq)
-            data = b"".join([head, seq_enc, live, _MAP_HEADS[n] if n < 16 else _map_head(n), *entries])
+            data = b"".join([head, seq_enc, live, _MAP_HEADS[n] if n < 16 else _long_head(n, _MAP_LONG), *entries])
             out.append((time_key + seq_key, data + _CRC(_crc32(data, _crc32(seq_key, key_crc)))))
             seq += 1
         return LogAppend(self.log, stream, token, out)

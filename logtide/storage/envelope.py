@@ -27,7 +27,7 @@ _RESIDUE = 0x2144DF1C  # zlib.crc32(m + zlib.crc32(m).to_bytes(4, "little")) for
 _OLD_PICKLE = 0x80
 _HEADS = tuple(bytes((VERSION, kind)) for kind in range(256))
 _CRC = struct.Struct("<I").pack
-CHECKSUM = _CRC  # the trailing checksum's bytes, of the CRC-32 of (tid & 0xFFFFFFFF, pk, ck, version, kind, body) chained
+CHECKSUM = _CRC  # the trailing checksum's bytes from its CRC-32 (of the key, then of version, kind and body)
 _crc32 = zlib.crc32
 
 
