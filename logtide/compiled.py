@@ -25,7 +25,7 @@ from typing import Sequence
 
 MODULES = (
     "logtide.capture", "logtide.session",
-    "logtide.cdc.capture", "logtide.cdc.log", "logtide.cdc.streams",
+    "logtide.cdc.capture", "logtide.cdc.log", "logtide.cdc.streams", "logtide.cdc.upsert",
     "logtide.mutation.apply", "logtide.mutation.builder", "logtide.mutation.cells", "logtide.mutation.model",
     "logtide.query.bind", "logtide.query.evaluate", "logtide.query.read",
     "logtide.schema.model", "logtide.schema.types", "logtide.schema.types_codec", "logtide.schema.types_literal",

@@ -36,7 +36,7 @@ from .mutation.model import Mutation
 from .query.bind import BindCollector
 from .query.evaluate import TermEvaluator
 from .query.functions import FunctionRegistry, TimeuuidSource
-from .query.read import live_row
+from .query.read import live_row, live_values
 from .query.select import SelectContext, StoredSource, VirtualSource, execute_select
 from .result import ColumnSpec, ResultSet, Row, SchemaChange
 from .schema import types as T
@@ -55,6 +55,9 @@ DML = (ast.Insert, ast.Update, ast.Delete)
 WRITES = (*DML, ast.Batch)
 ROLE_STATEMENTS = (ast.CreateRole, ast.AlterRole, ast.DropRole, ast.ListRoles, ast.Grant, ast.Revoke,
                    ast.ListPermissions)
+
+
+_NO_COMPLEX: dict = {}  # query.read.complex_plan of a table without non-frozen collections
 
 
 class TxnRowReader(RowReader):
@@ -77,6 +80,19 @@ class TxnRowReader(RowReader):
         if row is None:
             return None
         return live_row(table, row, part.row_deletion(ck), self.now, part.key, ck)
+
+    def values(self, table: Table, pk: bytes, token: int, ck: bytes) -> tuple[dict[str, bytes | None], Any] | None:
+        """The live atomic values of a clustered row as it is now, and its live row marker (None when the
+        marker is not live), or None when nothing of the row is live: :meth:`row` for values only, for a
+        table without non-frozen collections (``query.read.live_values``; the CDC log's one pass for plain
+        upserts, ``cdc/upsert.py``)."""
+        part = read_partition(self.txn, table, token, pk)
+        if part is None:
+            return None
+        row = read_row(self.txn, table, token, pk, ck)
+        if row is None:
+            return None
+        return live_values(table, row, part.row_deletion(ck), self.now, _NO_COMPLEX)
 
     def live_complex(self, table: Table, pk: bytes, token: int, ck: bytes, column: Column) -> list[tuple[bytes, Cell]]:
         lr = self.row(table, pk, token, ck, column.is_static)
@@ -229,7 +245,8 @@ class Database:
         touched = TouchedRows(reader.row, now)  # read once, shared by the CDC log and the changefeeds
         feed_rows = self.feeds.capture_before(mutation, touched, txn, now) if self._has_changefeeds() else None
         log_updates = capture(mutation, self.catalog, self.generations, touched.row, self.cdc_timeuuids, now,
-                              self.clock.now_micros(), self.log_targets)
+                              self.clock.now_micros(), self.log_targets,
+                              reader.values if feed_rows is None else None)  # with feeds: the rows they read
         touched.record_after = feed_rows is not None  # a changefeed's new images: no read after the write
         apply_mutation(mutation, txn, now, log_updates, touched)
         self.counters.committed(sum([len(lu.rows) for lu in log_updates]) if log_updates else 0)

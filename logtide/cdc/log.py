@@ -263,6 +263,30 @@ def _int_bytes(v: int) -> bytes:
     return struct.pack(">q", v)
 
 
+def upsert_timestamp(pu: PartitionUpdate) -> int | None:
+    """The one timestamp of a plain upsert: clustered rows with atomic cells of one timestamp and no TTL
+    (a row marker of that timestamp and no TTL allowed), no deletion, static row or collection; None for
+    any other update."""
+    if pu.deletion is not None or pu.range_deletions or pu.static is not None or not pu.rows:
+        return None
+    ts: int | None = None
+    for row in pu.rows.values():
+        if row.deletion is not None or row.complex:
+            return None
+        m = row.marker
+        if m is not None:
+            if m.ttl != 0 or (ts is not None and m.timestamp != ts):
+                return None
+            ts = m.timestamp
+        elif not row.cells:
+            return None
+        for cell in row.cells.values():
+            if (ts is not None and cell.timestamp != ts) or (cell.ttl != 0 and cell.value is not None):
+                return None
+            ts = cell.timestamp
+    return ts
+
+
 class Derivation:
     """Derives the log rows of one partition update (see the module docstring for the rules)."""
 
@@ -497,24 +521,9 @@ class Derivation:
         what :meth:`general_rows` gives (``tests/cdc/test_log_fast_path.py``), without its
         intermediate changes and deltas.  None for any other update."""
         pu = self.pu
-        if pu.deletion is not None or pu.range_deletions or pu.static is not None or not pu.rows:
+        ts = upsert_timestamp(pu)
+        if ts is None:
             return None
-        ts: int | None = None
-        for row in pu.rows.values():
-            if row.deletion is not None or row.complex:
-                return None
-            m = row.marker
-            if m is not None:
-                if m.ttl != 0 or (ts is not None and m.timestamp != ts):
-                    return None
-                ts = m.timestamp
-            elif not row.cells:
-                return None
-            for cell in row.cells.values():
-                if (ts is not None and cell.timestamp != ts) or (cell.ttl != 0 and cell.value is not None):
-                    return None
-                ts = cell.timestamp
-        assert ts is not None
         opts = self.opts
         regular = self.regular_cols
         cks = sorted(pu.rows) if len(pu.rows) > 1 else list(pu.rows)

@@ -19,7 +19,11 @@ from .model import Mutation, PartitionUpdate
 
 def read_partition(txn: Txn, table: Any, token: int, pk: bytes) -> PartitionData | None:
     """The stored partition record decoded (and verified), shared by the reads of one statement (do not modify it)."""
-    data = txn.get_partition(table.store_id, token, pk)
+    return decoded_partition(txn, table, pk, txn.get_partition(table.store_id, token, pk))
+
+
+def decoded_partition(txn: Txn, table: Any, pk: bytes, data: bytes | None) -> PartitionData | None:
+    """:func:`read_partition` of a record already read (``data``, as ``txn.get_partition`` gave it)."""
     if data is None:
         return None
     hit = txn.decoded.get(data)
@@ -30,7 +34,11 @@ def read_partition(txn: Txn, table: Any, token: int, pk: bytes) -> PartitionData
 
 def read_row(txn: Txn, table: Any, token: int, pk: bytes, ck: bytes) -> RowData | None:
     """The stored row record decoded (and verified), shared by the reads of one statement (do not modify it)."""
-    data = txn.get_row(table.store_id, token, pk, ck)
+    return decoded_row(txn, table, pk, ck, txn.get_row(table.store_id, token, pk, ck))
+
+
+def decoded_row(txn: Txn, table: Any, pk: bytes, ck: bytes, data: bytes | None) -> RowData | None:
+    """:func:`read_row` of a record already read (``data``, as ``txn.get_row`` gave it)."""
     if data is None:
         return None
     hit = txn.decoded.get(data)
@@ -95,7 +103,7 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int,
     gc = table.gc_grace_seconds
     stored = txn.get_partition(tid, pu.token, pu.pk)
     # the decoded record the statement's reads share (never modified): copied before anything changes it
-    shared = read_partition(txn, table, pu.token, pu.pk) if stored is not None else None
+    shared = decoded_partition(txn, table, pu.pk, stored)
     part = PartitionData(pu.key) if shared is None else shared
     if shared is not None and (pu.deletion is not None or pu.range_deletions or pu.static is not None):
         part = _own(shared)
@@ -122,7 +130,7 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int,
     decoded = txn.decoded
     for ck, upd in pu.rows.items():
         stored_row = txn.get_row(tid, pu.token, pu.pk, ck)
-        old = None if stored_row is None else read_row(txn, table, pu.token, pu.pk, ck)
+        old = decoded_row(txn, table, pu.pk, ck, stored_row)
         outer = part.row_deletion(ck)
         row = merge_plain(old, upd, now, gc) if outer is None else None
         if row is None:

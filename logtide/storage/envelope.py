@@ -27,6 +27,7 @@ _RESIDUE = 0x2144DF1C  # zlib.crc32(m + zlib.crc32(m).to_bytes(4, "little")) for
 _OLD_PICKLE = 0x80
 _HEADS = tuple(bytes((VERSION, kind)) for kind in range(256))
 _CRC = struct.Struct("<I").pack
+CHECKSUM = _CRC  # the trailing checksum's bytes from its CRC-32 (of the key, then of version, kind and body)
 _crc32 = zlib.crc32
 
 
@@ -57,6 +58,11 @@ def seal_all(kind: int, tid: int, pk: bytes, records: list[tuple[bytes, bytes]])
         data = head + body
         out.append((ck, data + _CRC(_crc32(data, _crc32(ck, key_crc)))))
     return out
+
+
+def record_head(kind: int) -> bytes:
+    """The first two bytes of every record of ``kind``: the format version and the kind."""
+    return _HEADS[kind]
 
 
 def unseal(data: bytes, tid: int, pk: bytes, ck: bytes) -> tuple[int, memoryview]:

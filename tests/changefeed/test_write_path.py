@@ -157,19 +157,25 @@ def test_one_write_feeds_every_changefeed_and_the_cdc_log_in_one_commit(session)
     assert json.loads(deb[0].key) == {"payload": {"k": 1, "c": 1}}
 
 
-def test_each_row_is_read_once_for_the_log_and_every_feed_and_never_after_the_write(session, monkeypatch):
+@pytest.mark.parametrize("mode", ["NEW_AND_OLD_IMAGES", "UPDATES"])
+def test_each_row_is_read_once_for_the_log_and_every_feed_and_never_after_the_write(session, monkeypatch, mode):
     from logtide import session as session_module
     session.execute("CREATE TABLE t (k int, c int, v int, PRIMARY KEY (k, c)) "
                     "WITH cdc = {'enabled': true, 'preimage': true}")
     for name in ("a", "b", "c"):
-        add_feed(session, "t", name)
+        add_feed(session, "t", name, mode=mode)
     calls = []
-    original = session_module.TxnRowReader.row
+    original, original_values = session_module.TxnRowReader.row, session_module.TxnRowReader.values
 
     def counting(self, table, pk, token, ck, static):
         calls.append((ck, static))
         return original(self, table, pk, token, ck, static)
+
+    def counting_values(self, table, pk, token, ck):  # the CDC log's read of a plain upsert's row (cdc/upsert.py)
+        calls.append((ck, False))
+        return original_values(self, table, pk, token, ck)
     monkeypatch.setattr(session_module.TxnRowReader, "row", counting)
+    monkeypatch.setattr(session_module.TxnRowReader, "values", counting_values)
     session.execute("UPDATE t SET v = 2 WHERE k = 1 AND c = 1")
     # once before the write, shared by the log and three feeds; the new images come from the merged row
     assert calls == [(calls[0][0], False)]
