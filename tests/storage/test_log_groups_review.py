@@ -15,6 +15,8 @@ from logtide.storage.check import check
 from logtide.storage.records import encode_partition, encode_uniform_row, group_rows, is_group
 from logtide.storage.sqlite import Store
 
+from .helpers import raw
+
 TID, TOKEN, PK = 7, 3, b"s1"
 
 
@@ -70,3 +72,18 @@ def test_a_rolled_back_first_group_does_not_keep_its_table_unmarked_after_a_reop
     finally:
         store.close()
     assert check(tmp_path / "d").findings == []
+
+
+def test_check_finds_a_group_in_a_table_group_tables_does_not_list(tmp_path):
+    """A directory written before the fix above may hold groups its writer no longer explodes: ``check`` says so."""
+    store = _open(tmp_path / "d")
+    try:
+        with store.write() as txn:
+            _append(txn, [b"\x02", b"\x04"], 1)
+    finally:
+        store.close()
+    assert check(tmp_path / "d").findings == []
+    with raw(tmp_path / "d") as conn:
+        conn.execute("DELETE FROM meta WHERE key = 'group_tables'")
+    found = [str(f) for f in check(tmp_path / "d").findings]
+    assert len(found) == 1 and "group of log rows in a table that meta 'group_tables' does not list" in found[0], found
