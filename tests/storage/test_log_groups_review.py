@@ -7,12 +7,14 @@ overlap and a clean ``logtide check``.
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
-import logtide
 from logtide.mutation.cells import PartitionData
 from logtide.storage.check import check
-from logtide.storage.records import encode_partition, encode_uniform_row, group_rows, is_group
+from logtide.storage.group_commit import GroupCommitter
+from logtide.storage.records import encode_partition, encode_uniform_row, is_group
 from logtide.storage.sqlite import Store
 
 from .helpers import raw
@@ -87,3 +89,57 @@ def test_check_finds_a_group_in_a_table_group_tables_does_not_list(tmp_path):
         conn.execute("DELETE FROM meta WHERE key = 'group_tables'")
     found = [str(f) for f in check(tmp_path / "d").findings]
     assert len(found) == 1 and "group of log rows in a table that meta 'group_tables' does not list" in found[0], found
+
+
+def _committed_rows(store: Store, tid: int) -> list[tuple[bytes, bytes]]:
+    with store.snapshot() as txn:
+        return txn.rows(tid, TOKEN, PK)
+
+
+def test_a_failing_write_in_a_committers_group_takes_only_its_own_log_rows_and_marks(tmp_path):
+    """The server's committer runs several writes in one transaction, each in a savepoint: one that fails
+    after its log rows (the first group of a table) loses them and that table's mark; the writes around it
+    keep theirs, the next group of that table marks it again, and later writes at older keys still explode
+    the groups (in this writer and in one opened afterwards)."""
+    other = TID + 1
+    store = _open(tmp_path / "d")
+    with store.write() as txn:
+        txn.put_partition(other, TOKEN, PK, encode_partition(PartitionData((PK,)), other, PK))
+
+    def append(tid: int, cks: list[bytes], n: int, fail: bool = False):
+        def fn(txn):
+            txn.put_rows([(tid, TOKEN, PK, ck, encode_uniform_row((ck,), n, 0, 0x7FFFFFFF, {"v": b"%d" % n},
+                                                                   tid, PK, ck)) for ck in cks], 0)
+            if fail:
+                raise RuntimeError("fails after its log rows")
+            return n
+        return fn
+
+    def rec(tid: int, ck: bytes, n: int) -> bytes:
+        return encode_uniform_row((ck,), n, 0, 0x7FFFFFFF, {"v": b"%d" % n}, tid, PK, ck)
+
+    try:
+        committer = GroupCommitter(store, threading.RLock())
+        out = committer.run_group([append(TID, [b"\x02", b"\x04"], 1), append(other, [b"\x02", b"\x04"], 2, True),
+                                   append(TID, [b"\x06", b"\x08"], 3), append(other, [b"\x06", b"\x08"], 4)])
+        assert [ok for ok, _ in out] == [True, False, True, True]
+        with store.snapshot() as txn:
+            assert txn.get_meta("group_tables") == f"{TID} {other}".encode()
+        assert _committed_rows(store, other) == [(b"\x06", rec(other, b"\x06", 4)), (b"\x08", rec(other, b"\x08", 4))]
+        out = committer.run_group([append(TID, [b"\x05"], 5), append(other, [b"\x03"], 6, True),
+                                   append(other, [b"\x07"], 7)])
+        assert [ok for ok, _ in out] == [True, False, True]
+        assert _committed_rows(store, TID) == [(b"\x02", rec(TID, b"\x02", 1)), (b"\x04", rec(TID, b"\x04", 1)),
+                                               (b"\x05", rec(TID, b"\x05", 5)), (b"\x06", rec(TID, b"\x06", 3)),
+                                               (b"\x08", rec(TID, b"\x08", 3))]
+    finally:
+        store.close()
+    store = Store.open(tmp_path / "d", synchronous="OFF")
+    try:
+        with store.write() as txn:
+            txn.put_rows([(other, TOKEN, PK, b"\x08", rec(other, b"\x08", 8))], 0)
+        assert _committed_rows(store, other) == [(b"\x06", rec(other, b"\x06", 4)), (b"\x07", rec(other, b"\x07", 7)),
+                                                 (b"\x08", rec(other, b"\x08", 8))]
+    finally:
+        store.close()
+    assert check(tmp_path / "d").findings == []
