@@ -11,12 +11,15 @@ import threading
 
 import pytest
 
+import logtide
+from logtide.errors import WriteFailure
 from logtide.mutation.cells import PartitionData
 from logtide.storage.check import check
 from logtide.storage.group_commit import GroupCommitter
 from logtide.storage.records import encode_partition, encode_uniform_row, is_group
 from logtide.storage.sqlite import Store
 
+from ..diskfull import fill, small_disk  # noqa: F401 - small_disk is a fixture
 from .helpers import raw
 
 TID, TOKEN, PK = 7, 3, b"s1"
@@ -143,3 +146,38 @@ def test_a_failing_write_in_a_committers_group_takes_only_its_own_log_rows_and_m
     finally:
         store.close()
     assert check(tmp_path / "d").findings == []
+
+
+def test_a_full_disk_failing_a_tables_first_group_loses_no_mark_of_its_later_groups(small_disk):
+    """A commit that fails on a full disk takes back the table's first group and its mark in meta
+    ``group_tables``; once space is back, the next groups mark it, so a writer opened afterwards explodes
+    them under a write inside one (a user's ``UPDATE`` of a log row): every log row is read back once and
+    ``check`` is clean."""
+    data = small_disk / "data"
+    db = logtide.open(data, synchronous="FULL")
+    try:
+        s = db.session()
+        s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+        s.execute("CREATE TABLE ks.t (pk int, ck int, v text, PRIMARY KEY (pk, ck)) "
+                  "WITH cdc = {'enabled': true, 'preimage': 'full', 'postimage': true}")
+        fill(small_disk / "filler")
+        acked = 0
+        with pytest.raises(WriteFailure):
+            for _ in range(50):
+                s.execute("INSERT INTO ks.t (pk, ck, v) VALUES (1, 1, ?)", ["x" * 300_000])
+                acked += 1
+        (small_disk / "filler").unlink()
+        for i in range(3):
+            s.execute("INSERT INTO ks.t (pk, ck, v) VALUES (1, 1, ?)", [f"after {i}"])
+    finally:
+        db.close()
+    with logtide.open(data) as db:  # a user's UPDATE of the delta row of a group: lands inside it
+        s = db.session()
+        keys = 'SELECT "cdc$stream_id", "cdc$time", "cdc$batch_seq_no" FROM ks.t_scylla_cdc_log'
+        stream, at, _ = list(s.execute(keys))[-1]
+        s.execute('UPDATE ks.t_scylla_cdc_log SET v = ? WHERE "cdc$stream_id" = ? AND "cdc$time" = ? '
+                  'AND "cdc$batch_seq_no" = 1', ["changed", stream, at])
+        rows = [(r[0], r[1], r[2]) for r in s.execute(keys)]
+        # delta and postimage of the first write, preimage, delta and postimage of the two others
+        assert acked == 0 and len(rows) == len(set(rows)) == 2 + 3 * 2, (acked, rows)
+    assert check(data).findings == []
