@@ -6,9 +6,9 @@ format 1's records), and compares every read of the log after each step: the who
 in both orders with ``cdc$time`` windows and ``LIMIT``, and the whole log paged two rows at a time.
 Its steps mix upserts of a full-CDC table with static columns and collections, batches over several
 partitions of one stream, ``USING TIMESTAMP`` in the past and the future, ``IF NOT EXISTS``, deletions
-of rows, ranges and partitions, CDC TTLs expiring, ``DELETE``/``UPDATE`` of log rows, ``TRUNCATE`` of
-the base and of the log, ``ALTER TABLE ... WITH cdc`` off and on, ``DROP TABLE`` and a new table under
-the same name, and reopening the directory (the writer's cache of tails and group tables is gone) with
+of rows, ranges and partitions, CDC TTLs expiring, ``DELETE`` (rows, ranges, streams), ``UPDATE`` and
+``INSERT`` of log rows, ``TRUNCATE`` of the base and of the log, ``ALTER TABLE ... WITH cdc`` off and
+on, ``DROP TABLE`` and a new table under the same name, and reopening the directory (the writer's cache of tails and group tables is gone) with
 a new topology (a new CDC generation).  At the end ``logtide check`` finds nothing
 (``docs/durability.md``, "Groups of log rows").
 """
@@ -119,25 +119,37 @@ class LogWithGroups(RuleBasedStateMachine):
         self.all(f"DELETE {'s ' if what == 'static' else ''}FROM ks.t WHERE {where}")
 
     @precondition(lambda self: self.table)
-    @rule(i=st.integers(0, 500), what=st.sampled_from(["row", "time", "stream", "update"]))
-    def change_the_log(self, i, what):
-        """A user's ``DELETE`` (a row, a ``cdc$time``, a whole stream) or ``UPDATE`` of the log table."""
+    @rule(i=st.integers(0, 500), j=st.integers(0, 500), seq=st.integers(0, 9),
+          what=st.sampled_from(["row", "time", "stream", "update", "insert", "seq_range", "time_range"]))
+    def change_the_log(self, i, j, seq, what):
+        """A user's ``DELETE`` (a row, a ``cdc$time``, a range of ``cdc$batch_seq_no`` or of ``cdc$time``, a
+        whole stream), ``UPDATE`` or ``INSERT`` (at a ``cdc$time`` a group holds, inside it or after it) of the
+        log table: each lands inside a group or next to one."""
         n = self.step()
         s = self.dbs[0].session()
         keys = [tuple(r) for r in s.execute(f'SELECT "cdc$stream_id", "cdc$time", "cdc$batch_seq_no" FROM {LOG}')]
         if not keys:
             return
-        stream, time, seq = keys[i % len(keys)]
+        stream, time, batch_seq = keys[i % len(keys)]
+        later = keys[j % len(keys)][1]
+        at = 'WHERE "cdc$stream_id" = ? AND "cdc$time" = ?'
         if what == "row":
-            self.all(f'DELETE FROM {LOG} WHERE "cdc$stream_id" = ? AND "cdc$time" = ? AND "cdc$batch_seq_no" = ?',
-                     [stream, time, seq])
+            self.all(f'DELETE FROM {LOG} {at} AND "cdc$batch_seq_no" = ?', [stream, time, batch_seq])
         elif what == "time":
-            self.all(f'DELETE FROM {LOG} WHERE "cdc$stream_id" = ? AND "cdc$time" = ?', [stream, time])
+            self.all(f"DELETE FROM {LOG} {at}", [stream, time])
         elif what == "stream":
             self.all(f'DELETE FROM {LOG} WHERE "cdc$stream_id" = ?', [stream])
+        elif what == "update":
+            self.all(f'UPDATE {LOG} SET v = {-n} {at} AND "cdc$batch_seq_no" = ?', [stream, time, batch_seq])
+        elif what == "insert":
+            self.all(f'INSERT INTO {LOG} ("cdc$stream_id", "cdc$time", "cdc$batch_seq_no", v) VALUES (?, ?, ?, ?)',
+                     [stream, time, seq, -n])
+        elif what == "seq_range":
+            self.all(f'DELETE FROM {LOG} {at} AND "cdc$batch_seq_no" >= ? AND "cdc$batch_seq_no" < ?',
+                     [stream, time, min(seq, batch_seq), max(seq, batch_seq)])
         else:
-            self.all(f'UPDATE {LOG} SET v = {-n} WHERE "cdc$stream_id" = ? AND "cdc$time" = ? '
-                     'AND "cdc$batch_seq_no" = ?', [stream, time, seq])
+            self.all(f'DELETE FROM {LOG} WHERE "cdc$stream_id" = ? AND "cdc$time" >= ? AND "cdc$time" < ?',
+                     [stream, time, later])
 
     @rule(seconds=st.integers(1, 4))
     def time_passes(self, seconds):
