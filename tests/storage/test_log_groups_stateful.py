@@ -8,9 +8,10 @@ Its steps mix upserts of a full-CDC table with static columns and collections, b
 partitions of one stream, ``USING TIMESTAMP`` in the past and the future, ``IF NOT EXISTS``, deletions
 of rows, ranges and partitions, CDC TTLs expiring, ``DELETE`` (rows, ranges, streams), ``UPDATE`` and
 ``INSERT`` of log rows, ``TRUNCATE`` of the base and of the log, ``ALTER TABLE ... WITH cdc`` off and
-on, ``DROP TABLE`` and a new table under the same name, and reopening the directory (the writer's cache of tails and group tables is gone) with
-a new topology (a new CDC generation).  At the end ``logtide check`` finds nothing
-(``docs/durability.md``, "Groups of log rows").
+on, ``DROP TABLE`` and a new table under the same name, and reopening the directory (the writer's cache
+of tails and group tables is gone) with a new topology (a new CDC generation); the first database may
+start as storage format 1 would, with single records only, until its first reopen.  At the end
+``logtide check`` finds nothing (``docs/durability.md``, "Groups of log rows").
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import tempfile
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 import logtide
 from logtide.cdc.streams import Topology
@@ -55,6 +56,12 @@ class LogWithGroups(RuleBasedStateMachine):
         self.streams: list = []
         self.all("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
         self.create()
+
+    @initialize(old=st.booleans())
+    def format_1_first(self, old):
+        """When ``old``, the first database writes single records too (as storage format 1) until it is reopened:
+        groups then follow streams that hold single rows."""
+        self.dbs[0].store.write_groups = not old
 
     def all(self, cql: str, params=None, **kw) -> list:
         """Run ``cql`` on both; both must answer the same, or fail with the same error."""
