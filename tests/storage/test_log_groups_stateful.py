@@ -236,8 +236,8 @@ class LogWithGroups(RuleBasedStateMachine):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-# a few seconds in the suite; LOG_GROUPS_EXAMPLES=300 for a longer hunt (about 20 s)
+# a few seconds in the suite; LOG_GROUPS_EXAMPLES=100 LOG_GROUPS_STEPS=50 for a longer hunt (about 20 s)
 LogWithGroups.TestCase.settings = settings(max_examples=int(os.environ.get("LOG_GROUPS_EXAMPLES", 25)),
-                                           stateful_step_count=14, deadline=None,
+                                           stateful_step_count=int(os.environ.get("LOG_GROUPS_STEPS", 14)), deadline=None,
                                            suppress_health_check=list(HealthCheck))
 test_a_log_with_groups_reads_as_single_records_whatever_cql_does = LogWithGroups.TestCase
