@@ -97,10 +97,15 @@ class LogWithGroups(RuleBasedStateMachine):
         self.all(f"UPDATE ks.t SET l = l + [{n}], m['b'] = {n}, v = null WHERE pk = {pk} AND ck = {ck}")
 
     @precondition(lambda self: self.table)
-    @rule(writes=st.lists(st.tuples(pk_, ck_), min_size=1, max_size=6), logged=st.booleans())
-    def batch(self, writes, logged):
+    @rule(writes=st.lists(st.tuples(pk_, ck_, st.integers(-20, 0)), min_size=1, max_size=6), logged=st.booleans(),
+          spread=st.booleans())
+    def batch(self, writes, logged, spread):
+        """A batch; ``spread``: each statement at its own timestamp, so one group holds several ``cdc$time``s
+        (a later write in the past can land inside it)."""
         n = self.step()
-        body = " ".join(f"INSERT INTO ks.t (pk, ck, v) VALUES ({p}, {c}, {n});" for p, c in writes)
+        now = self.dbs[0].clock.now_micros()
+        body = " ".join(f"INSERT INTO ks.t (pk, ck, v) VALUES ({p}, {c}, {n})"
+                        + (f" USING TIMESTAMP {now + ms * 1000};" if spread else ";") for p, c, ms in writes)
         self.all(f"BEGIN {'' if logged else 'UNLOGGED '}BATCH {body} APPLY BATCH")
 
     @precondition(lambda self: self.table)
