@@ -7,6 +7,7 @@ through.  Reported, one finding each:
   keyspace, table and key (``damage.describe_record``);
 * a partition record stored under a token its key does not hash to, and a
   row with no partition record (both invisible to reads);
+* a group of log rows in a table meta ``group_tables`` does not list;
 * each problem ``PRAGMA integrity_check`` finds in the B-trees themselves;
 * acknowledged commits the database lost (``opening.lost_commits``).
 """
@@ -80,6 +81,11 @@ def _sqlite_findings(report: CheckReport, doing: str) -> Iterator[None]:
         report.findings.append(Finding("SQLite", f"{e} while {doing}"))
 
 
+# a writer explodes groups only in the tables meta ``group_tables`` lists (docs/durability.md)
+_UNLISTED_GROUP = ("group of log rows in a table that meta 'group_tables' does not list "
+                   "(a write at an older key would overlap it)")
+
+
 def _check_group(report: CheckReport, t: Any, tid: int, pk: bytes, key: bytes, data: bytes,
                  after: bytes | None) -> int:
     """Verify a group entry (kind ``G``) stored under ``key``, ``after`` the key of the partition's previous
@@ -112,7 +118,7 @@ def check(path: str | Path, progress: Any = None) -> CheckReport:
     ``progress`` (a ``logtide.progress.Progress``) is advanced once per record read."""
     advance = progress.advance if progress is not None else (lambda n=1: None)
     from ..session import CATALOG_KEY
-    from .sqlite import Store, Txn
+    from .sqlite import GROUP_TABLES_KEY, Store, Txn
 
     report = CheckReport()
     store = Store.open(path, readonly=True, verify_commits=False)
@@ -126,6 +132,7 @@ def check(path: str | Path, progress: Any = None) -> CheckReport:
                 if msg != "ok":
                     report.findings.append(Finding("SQLite", msg))
         catalog = None
+        group_tables: set[int] = set()
         with _sqlite_findings(report, "reading meta values"):
             for key, data in txn.scan("meta"):
                 report.records += 1
@@ -137,6 +144,8 @@ def check(path: str | Path, progress: Any = None) -> CheckReport:
                     continue
                 if key == CATALOG_KEY:
                     catalog = value
+                elif key == GROUP_TABLES_KEY:
+                    group_tables = {int(t) for t in value.split() if t.isdigit()}
         tables = _tables(catalog)
         report.tables = len(tables)
         table = lambda tid: tables.get(tid) or _UnknownTable(tid)  # noqa: E731
@@ -166,6 +175,8 @@ def check(path: str | Path, progress: Any = None) -> CheckReport:
                 advance()
                 if is_group(data):
                     report.records += _check_group(report, t, tid, pk, ck, data, after)
+                    if tid not in group_tables:
+                        report.findings.append(Finding(describe_record(t, pk, ck), _UNLISTED_GROUP))
                 else:
                     report.records += 1
                     try:

@@ -34,7 +34,8 @@ class WriteCache:
         self.decoded: dict[bytes, object] = {}
         # the key of the last entry of partitions (tid, token, pk) of tables that may hold groups
         self.tails: dict[tuple[int, int, bytes], bytes] = {}
-        # ids of the tables that may hold groups (None: not read yet); only ever grows, so never forgotten
+        # ids of the tables that may hold groups (None: not read yet); forgotten with the rest, as a rollback
+        # also takes back the meta ``group_tables`` of a table's first group (read again from meta when needed)
         self.grouped: set[int] | None = None
         # whether new log rows are written as groups (off: single records only, as storage format 1)
         self.write_groups = True
@@ -45,6 +46,7 @@ class WriteCache:
         self.rows.clear()
         self.decoded.clear()
         self.tails.clear()
+        self.grouped = None
 
     def trim(self) -> None:
         """Start over when the cache holds more than its bound (called between transactions)."""
