@@ -97,7 +97,10 @@ def group_rows(data: bytes, tid: int, pk: bytes, ck: bytes) -> list[tuple[bytes,
     kind, body = unseal(data, tid, pk, ck)
     if kind != GROUP:
         raise RecordDamaged(f"a record of kind {chr(kind)!r} where a group of log rows belongs")
-    return _decode(_GROUP, body)
+    rows = _decode(_GROUP, body)
+    if not rows:
+        raise RecordDamaged("a group of log rows that holds no row")
+    return rows
 
 
 def group_rows_sealed(data: bytes, key_crc: int, ck: bytes) -> list[tuple[bytes, bytes]] | None:
@@ -107,9 +110,10 @@ def group_rows_sealed(data: bytes, key_crc: int, ck: bytes) -> list[tuple[bytes,
     if body is None:
         return None
     try:
-        return _GROUP.decode(body)
+        rows = _GROUP.decode(body)
     except msgspec.DecodeError:
         return None
+    return rows or None  # a group holds one row at least: an empty one is damaged
 
 
 def _decode(decoder: msgspec.msgpack.Decoder, body):

@@ -23,8 +23,9 @@ from logtide.storage.check import check
 from logtide.errors import CorruptRecord, DataDirectoryError
 from logtide.mutation.cells import PartitionData
 from logtide.storage.records import (decode_meta, encode_group, encode_meta, encode_partition, encode_uniform_row,
-                                     group_rows, is_group)
+                                     GROUP, group_rows, is_group)
 from logtide.storage.sqlite import Store
+from logtide.storage.envelope import seal
 
 from ..engine.test_stored_bytes import _database as fixed_database
 from ..sigkill import run_and_kill
@@ -392,6 +393,21 @@ def test_check_verifies_each_record_of_a_group_against_its_own_key_and_their_ord
     _replace(data, three, encode_group(tid, pk, [inner[1], inner[0], inner[2]]))
     lines = _check(data)
     assert len(lines) == 2 and any("out of order or overlapping" in line for line in lines), lines
+
+
+def test_an_empty_group_is_damage_for_check_reads_and_writes_not_a_traceback(tmp_path):
+    data = tmp_path / "d"
+    _cdc_dir(data)
+    tid, token, pk, ck, _ = entry = _groups(data)[0]
+    _replace(data, entry, seal(GROUP, tid, pk, ck, b"\x90"))  # a sound envelope around an empty list
+    lines = _check(data)
+    assert len(lines) == 1 and "group of log rows that holds no row" in lines[0], lines
+    with logtide.open(data) as db:
+        s = db.session()
+        with pytest.raises(CorruptRecord, match="t_scylla_cdc_log"):
+            list(s.execute(f"SELECT * FROM {LOG}"))
+        with pytest.raises(CorruptRecord, match="t_scylla_cdc_log"):  # a write at an older key meets it too
+            s.execute(f"DELETE FROM {LOG} WHERE \"cdc$stream_id\" = 0x{pk.hex()} AND \"cdc$time\" = minTimeuuid(0)")
 
 
 def _format(path) -> int:
