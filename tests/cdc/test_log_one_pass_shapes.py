@@ -428,3 +428,24 @@ def test_one_pass_logs_what_the_general_path_logs_for_a_twin_table(compared, opt
             return sorted(rows, key=repr)  # partitions of one stream and timestamp differ in cdc$time's random half
 
         assert log("a") == log("b")
+
+
+def test_a_prepared_plain_upsert_logs_with_the_cdc_options_in_force_when_it_runs(compared):
+    """A statement prepared before ``ALTER TABLE ... WITH cdc`` or ``DROP`` of a column logs as the table is
+    when it runs: the one pass's template and log target follow the new schema."""
+    before = compared.get("one pass", 0)
+    with tempfile.TemporaryDirectory() as d, logtide.open(d, clock=ManualClock(1_000_000), synchronous="OFF") as db:
+        s = db.session()
+        s.execute(KS)
+        s.execute("CREATE TABLE ks.t (pk int, ck int, v int, w int, PRIMARY KEY (pk, ck)) WITH cdc = {'enabled': true}")
+        insert = s.prepare("INSERT INTO ks.t (pk, ck, v) VALUES (0, 0, ?)")
+        s.execute(insert, [1])
+        s.execute("ALTER TABLE ks.t WITH cdc = {'enabled': true, 'preimage': 'full', 'postimage': true}")
+        s.execute(insert, [2])
+        s.execute("ALTER TABLE ks.t DROP w")
+        s.execute(insert, [3])
+        s.execute("ALTER TABLE ks.t WITH cdc = {'enabled': false}")
+        s.execute(insert, [4])
+        rows = [tuple(r) for r in s.execute('SELECT "cdc$batch_seq_no", "cdc$operation", v FROM ks.t_scylla_cdc_log')]
+    assert rows == [(0, 2, 1), (0, 0, 1), (1, 2, 2), (2, 9, 2), (0, 0, 2), (1, 2, 3), (2, 9, 3)]
+    assert compared["one pass"] == before + 3
