@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import statistics
 import tempfile
 import threading
@@ -108,12 +109,23 @@ def main() -> None:
     ap.add_argument("--sync", default="FULL")
     ap.add_argument("--latency-writes", type=int, default=500)
     args = ap.parse_args()
+    dirs: list[str] = []
+    try:
+        _measure(args, dirs)
+    finally:  # the data directories are the benchmark's own: none is left behind
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _measure(args: argparse.Namespace, dirs: list[str]) -> None:
+    """The rounds of writes, the reader and the latency, printed; each data directory made is added to ``dirs``."""
     totals = {False: 0.0, True: 0.0}
     cpu = {False: 0.0, True: 0.0}
     last_feed_db = None
     for rnd in range(args.rounds):
         for feed in (False, True):
             d = tempfile.mkdtemp(prefix="bench_cf_")
+            dirs.append(d)
             db, s, stmts = setup(d, feed, args.sync)
             wall, used = run_writes(s, stmts, args.writes, seed=rnd)
             totals[feed] += wall
