@@ -118,7 +118,7 @@ def check(path: str | Path, progress: Any = None) -> CheckReport:
     ``progress`` (a ``logtide.progress.Progress``) is advanced once per record read."""
     advance = progress.advance if progress is not None else (lambda n=1: None)
     from ..session import CATALOG_KEY
-    from .sqlite import GROUP_TABLES_KEY, Store, Txn
+    from .sqlite import GROUP_TABLES_KEY, Store, Txn, group_table_ids
 
     report = CheckReport()
     store = Store.open(path, readonly=True, verify_commits=False)
@@ -145,7 +145,7 @@ def check(path: str | Path, progress: Any = None) -> CheckReport:
                 if key == CATALOG_KEY:
                     catalog = value
                 elif key == GROUP_TABLES_KEY:
-                    group_tables = {int(t) for t in value.split() if t.isdigit()}
+                    group_tables = group_table_ids(value)
         tables = _tables(catalog)
         report.tables = len(tables)
         table = lambda tid: tables.get(tid) or _UnknownTable(tid)  # noqa: E731

@@ -271,8 +271,7 @@ class Txn:
 
     def _load_grouped(self) -> set[int]:
         """The ids of tables whose rows may hold groups (meta ``group_tables``), read once per writer."""
-        value = self.get_meta(GROUP_TABLES_KEY)
-        grouped = {int(t) for t in value.split()} if value else set()
+        grouped = group_table_ids(self.get_meta(GROUP_TABLES_KEY))
         self._cache.grouped = grouped
         return grouped
 
@@ -281,7 +280,7 @@ class Txn:
         grouped = self._cache.grouped
         assert grouped is not None
         grouped.add(tid)
-        self.put_meta(GROUP_TABLES_KEY, " ".join(str(t) for t in sorted(grouped)).encode())
+        self.put_meta(GROUP_TABLES_KEY, b" ".join(b"%d" % t for t in sorted(grouped)))
 
     def rows(self, tid: int, token: int, pk: bytes, lo: bytes | None = None, hi: bytes | None = None,
              reverse: bool = False) -> list[tuple[bytes, bytes]]:
@@ -333,6 +332,12 @@ class Txn:
         self._cache.clear()
         self._conn.execute("DELETE FROM rows WHERE tid = ?", (tid,))
         self._conn.execute("DELETE FROM partitions WHERE tid = ?", (tid,))
+
+
+def group_table_ids(value: bytes | None) -> set[int]:
+    """The table ids meta ``group_tables`` lists (decimal ids separated by spaces; anything else in it is no
+    id): the tables whose partitions may hold groups, which the writer keeps from overlapping."""
+    return {int(t) for t in value.split() if t.isdigit()} if value else set()
 
 
 def _row_in_group(tid: int, pk: bytes, key: bytes, data: bytes, ck: bytes) -> bytes | None:
