@@ -24,7 +24,7 @@ from logtide.errors import CorruptRecord, DataDirectoryError
 from logtide.mutation.cells import PartitionData
 from logtide.storage.records import (decode_meta, encode_group, encode_meta, encode_partition, encode_uniform_row,
                                      GROUP, group_rows, is_group)
-from logtide.storage.sqlite import Store
+from logtide.storage.sqlite import GROUP_TABLES_KEY, Store, group_table_ids
 from logtide.storage.envelope import seal
 
 from ..engine.test_stored_bytes import _database as fixed_database
@@ -418,6 +418,30 @@ def _format(path) -> int:
 def _set_format(path, fmt: int) -> None:
     with raw(path) as conn:
         conn.execute("UPDATE meta SET value = ? WHERE key = 'format'", (encode_meta("format", str(fmt).encode()),))
+
+
+def test_meta_group_tables_is_read_alike_by_the_writer_and_check_ignoring_what_is_no_id(tmp_path):
+    assert group_table_ids(None) == set() and group_table_ids(b"") == set()
+    assert group_table_ids(b"12 x 7 -3 9") == {7, 9, 12}
+    data = tmp_path / "d"
+    _cdc_dir(data)
+    store = Store.open(data)  # a sound value with a token that is no table id (crafted)
+    try:
+        with store.write() as txn:
+            listed = group_table_ids(txn.get_meta(GROUP_TABLES_KEY))
+            txn.put_meta(GROUP_TABLES_KEY, b"junk " + b" ".join(b"%d" % t for t in sorted(listed)))
+    finally:
+        store.close()
+    with logtide.open(data) as db:  # the writer still knows the log table holds groups: it explodes one
+        s = db.session()
+        first = [tuple(r) for r in s.execute(f'SELECT "cdc$stream_id", "cdc$time", "cdc$batch_seq_no" FROM {LOG}')]
+        stream, when, seq = first[0]  # the first row of a group of several (not stored under its own key)
+        assert seq == 0 and sum(1 for r in first if r[:2] == (stream, when)) > 1
+        s.execute(f'DELETE FROM {LOG} WHERE "cdc$stream_id" = %s AND "cdc$time" = %s AND "cdc$batch_seq_no" = 0'
+                  % ("0x" + stream.hex(), when))
+        after = [tuple(r) for r in s.execute(f'SELECT "cdc$stream_id", "cdc$time", "cdc$batch_seq_no" FROM {LOG}')]
+        assert after == first[1:]
+    assert _check(data) == []
 
 
 def test_a_new_directory_is_storage_format_2(tmp_path):
