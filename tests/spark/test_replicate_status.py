@@ -66,7 +66,9 @@ def test_each_micro_batch_shows_the_log_rows_still_to_copy(spark, source, tmp_pa
         assert len(lines) == 1 and lines[0].startswith(f"cdc: batch 0: {ROWS} log rows copied, up to")
 
 
-def test_the_command_shows_spark_starting_then_the_status_and_says_caught_up(source, tmp_path):
+def test_the_command_shows_spark_starting_then_the_status_and_says_caught_up(source, tmp_path, monkeypatch):
+    # spark-submit arguments of the user's own: the job's log4j settings reach the driver JVM all the same
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--driver-memory 1g pyspark-shell")
     url = f"cql://127.0.0.1:{source.port}"
     done, shown = run_on_terminal(["pipeline", "replicate", "--source", f"{url}/src.t", "--target", f"{url}/dst2.t",
                                    "--checkpoint", str(tmp_path / "ckpt"), "--until-caught-up",
