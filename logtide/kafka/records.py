@@ -11,7 +11,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-import crc32c
+import google_crc32c  # CRC-32C (Castagnoli); Apache-2.0
 
 from .codec import MalformedFrame, Reader, encode_varint
 
@@ -108,7 +108,7 @@ def encode_rows(rows: Sequence[tuple[int, int, bytes | None, bytes | None]]) -> 
 def _finish(parts: list[bytes], base_offset: int, last_delta: int, base_ts: int, max_ts: int, count: int) -> bytes:
     """The batch header around the records' bytes, with the CRC-32C of everything after the CRC field."""
     after_crc = b"".join([_AFTER_CRC.pack(0, last_delta, base_ts, max_ts, -1, -1, -1, count), *parts])
-    crc = crc32c.crc32c(after_crc)
+    crc = google_crc32c.value(after_crc)
     batch_length = 4 + 1 + 4 + len(after_crc)  # partitionLeaderEpoch + magic + crc + the rest
     return b"".join((_HEAD.pack(base_offset, batch_length, -1, MAGIC), _CRC.pack(crc), after_crc))
 
@@ -128,7 +128,7 @@ def decode_batches(data: bytes, verify_crc: bool = True) -> list[Record]:
             raise MalformedFrame(f"record batch magic {magic} is not 2")
         (crc,) = struct.unpack_from(">I", data, pos + _HEAD.size)
         crc_from = pos + _HEAD.size + 4
-        if verify_crc and crc32c.crc32c(bytes(data[crc_from:end])) != crc:
+        if verify_crc and google_crc32c.value(bytes(data[crc_from:end])) != crc:
             raise MalformedFrame("record batch CRC-32C mismatch")
         attrs, _last, base_ts, _max_ts, _pid, _pe, _seq, count = _AFTER_CRC.unpack_from(data, crc_from)
         if attrs & 0x07:

@@ -23,10 +23,10 @@ def kafka_line(srv: Serve) -> str | None:
     return next((line for line in srv.lines if KAFKA.search(line)), None)
 
 
-def test_kafka_port_must_be_a_port_or_auto(tmp_path):
+def test_kafka_port_must_be_a_port_auto_or_off(tmp_path):
     done = subprocess.run([sys.executable, "-m", "logtide", "serve", "--data-dir", str(tmp_path / "d"),
                            "--kafka-port", "ninety"], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2 and "'ninety' is not a port number or 'auto'" in done.stderr
+    assert done.returncode == 2 and "'ninety' is not a port: give 0 to 65535 (0 or auto: a free port) or off" in done.stderr
 
 
 def test_kafka_endpoint_defaults_to_loopback_9092():
@@ -34,8 +34,8 @@ def test_kafka_endpoint_defaults_to_loopback_9092():
     assert (DEFAULTS["kafka_host"], DEFAULTS["kafka_port"]) == ("127.0.0.1", 9092)  # tests never bind it
 
 
-def test_kafka_port_zero_serves_cql_only(tmp_path):
-    with Serve("--data-dir", str(tmp_path / "d"), "--kafka-port", "0") as srv:
+def test_kafka_port_off_serves_cql_only(tmp_path):
+    with Serve("--data-dir", str(tmp_path / "d"), "--kafka-port", "off") as srv:
         srv.wait_listening()
         assert srv.stop() == 0
     assert kafka_line(srv) is None
