@@ -218,7 +218,7 @@ def build_parser(environ: Mapping[str, str], argv: Sequence[str] | None = None) 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     """Console entry point; returns the exit status.
 
-    Every failure is one line on stderr naming the problem (``logtide COMMAND: error: ...``) and exit
+    Every failure is one line on stderr naming the problem (``logtide COMMAND [SUBCOMMAND]: error: ...``) and exit
     status 2: logtide's own errors, the operating system's and SQLite's; never a traceback.  A reader
     that goes away (``logtide status | head``) ends the command quietly, as Unix tools do.
     """
@@ -233,12 +233,28 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         except Exception as e:  # noqa: BLE001 - the one place that turns failures into a line and status 2
             if isinstance(e, BrokenPipeError):
                 raise
-            print(f"logtide {ns.command}: error: {failure_line(e, getattr(ns, 'data_dir', None))}", file=sys.stderr)
+            print(f"logtide {command_words(ns, argv)}: error: {failure_line(e, getattr(ns, 'data_dir', None))}",
+                  file=sys.stderr)
             return 2
         sys.stdout.flush()  # here, where a closed pipe is still caught, rather than at exit
         return status
     except BrokenPipeError:
         return quiet_broken_pipe()
+
+
+def command_words(ns: argparse.Namespace, argv: Sequence[str]) -> str:
+    """The command as typed, without its options and arguments: ``topic read``, ``cdc streams``, ``pipeline
+    lakehouse`` (a subcommand's own subcommands are parsed into ``*_command`` or ``job``)."""
+    chosen = {ns.command} | {value for key, value in vars(ns).items()
+                             if (key.endswith("_command") or key == "job") and isinstance(value, str)}
+    words: list[str] = []
+    for arg in argv:
+        if arg.startswith("-"):
+            continue
+        if arg not in chosen or arg in words:
+            break
+        words.append(arg)
+    return " ".join(words) or ns.command
 
 
 BROKEN_PIPE_STATUS = 141  # 128 + SIGPIPE: what a shell reports for a Unix tool whose reader went away

@@ -75,7 +75,7 @@ def add_changefeed(subparsers: "argparse._SubParsersAction",
 
 def _guarded(fn: Any, ns: argparse.Namespace, out: TextIO) -> int:
     """Run ``fn(reader, ns, out)`` on the data directory's topic reader.  Failures (a missing topic, a bad
-    option, no database) propagate to ``logtide.cli.main``: one line ``logtide topic: error: ...``, status 2."""
+    option, no database) propagate to ``logtide.cli.main``: one line ``logtide topic read: error: ...``, status 2."""
     from .reader import DirectoryTopicReader
 
     with DirectoryTopicReader(ns.data_dir) as reader:
@@ -100,7 +100,7 @@ def unread_hint(printed: int, left: int, ns: argparse.Namespace) -> str:
     """What a person at a terminal is told when records follow the ones printed (YDB's formats kept)."""
     how = ("--format newline-delimited prints them all, one per line" if ns.format == "single-message"
            else "--limit 0 prints them all")
-    return (f"logtide topic: {printed} record{'' if printed == 1 else 's'} printed, {left} more follow "
+    return (f"logtide topic read: {printed} record{'' if printed == 1 else 's'} printed, {left} more follow "
             f"in {ns.path}: {how} (--limit N: at most N)\n")
 
 

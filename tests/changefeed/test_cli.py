@@ -99,7 +99,7 @@ def test_on_a_terminal_the_reader_is_told_that_more_records_follow_and_how_to_se
     d, expected = data
     out, shown = read_on_a_terminal(d)
     assert out == expected[0] + "\n"
-    assert shown == (f"logtide topic: 1 record printed, {len(expected) - 1} more follow in ks/t/f: --format "
+    assert shown == (f"logtide topic read: 1 record printed, {len(expected) - 1} more follow in ks/t/f: --format "
                      "newline-delimited prints them all, one per line (--limit N: at most N)\n")
     out, shown = read_on_a_terminal(d, "-f", "newline-delimited", "--limit", "2")
     assert out.splitlines() == expected[:2] and f"2 records printed, {len(expected) - 2} more follow" in shown
@@ -115,11 +115,11 @@ def test_consumer_add_drop_and_list(data, capsys):
     rows = [line.split() for line in out.splitlines()[1:]]
     assert ["imp", "yes", "0", "0"] == rows[2][:4] and int(rows[2][5]) == int(rows[2][4])  # lag = everything
     status, _, err = run(capsys, "topic", "consumer", "add", "ks/t/f", "--data-dir", d, "--consumer", "imp")
-    assert status == 2 and err.startswith("logtide topic: error: ") and "already exists" in err
+    assert status == 2 and err.startswith("logtide topic consumer add: error: ") and "already exists" in err
     assert "Traceback" not in err
     assert run(capsys, "topic", "consumer", "drop", "ks/t/f", "--data-dir", d, "--consumer", "imp")[0] == 0
     status, _, err = run(capsys, "topic", "consumer", "drop", "ks/t/f", "--data-dir", d, "--consumer", "imp")
-    assert status == 2 and err.startswith("logtide topic: error: ") and "does not exist" in err
+    assert status == 2 and err.startswith("logtide topic consumer drop: error: ") and "does not exist" in err
 
 
 def test_changefeed_list_and_describe(data, capsys):
@@ -154,7 +154,7 @@ def test_errors_are_messages_not_tracebacks(data, capsys, tmp_path):
                  ("topic", "read", "ks/t/f", "--data-dir", d, "--consumer", "nobody"),
                  ("changefeed", "list", "--data-dir", str(tmp_path / "missing"))):
         status, _, err = run(capsys, *argv)
-        assert status == 2 and err.startswith(f"logtide {argv[0]}: error: ") and "Traceback" not in err
+        assert status == 2 and err.startswith(f"logtide {argv[0]} {argv[1]}: error: ") and "Traceback" not in err
         assert len(err.splitlines()) == 1, err
 
 
