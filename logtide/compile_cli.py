@@ -94,12 +94,14 @@ def check_writable(directories: Sequence[Path]) -> None:
 
 def check_toolchain() -> None:
     """CommandFailure when Cython, setuptools, a C compiler or the Python headers are missing."""
-    import importlib.util
+    import importlib
 
-    for module, what in (("Cython", "Cython"), ("setuptools", "setuptools")):
-        if importlib.util.find_spec(module) is None:
-            raise CommandFailure(f"{what} is not installed: {EXTRA} (in the environment logtide runs in), "
-                                 "then run 'logtide compile' again")
+    for module in ("Cython", "setuptools"):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            raise CommandFailure(f"{module} is not installed: {EXTRA} (in the environment logtide runs in), "
+                                 "then run 'logtide compile' again") from None
     compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(compiler) is None:
         raise CommandFailure(f"no C compiler: {compiler!r} is not on PATH (install one, e.g. Debian's gcc, or "

@@ -19,6 +19,8 @@ import pytest
 
 from logtide import compiled
 
+from .without import logtide_without
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -151,6 +153,11 @@ def test_logtide_compile_says_what_is_missing_and_where_it_cannot_write(tmp_path
     assert done.returncode == 2 and done.stderr == ("logtide compile: error: no C compiler: 'no-such-cc' is not on "
                                                     "PATH (install one, e.g. Debian's gcc, or point $CC at one); "
                                                     "logtide runs as pure Python meanwhile\n")
+    hidden = subprocess.run([sys.executable, "-c", logtide_without("Cython"), "compile", SMALLEST], cwd=copy,
+                            capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(copy)})
+    assert hidden.returncode == 2 and hidden.stderr == (
+        "logtide compile: error: Cython is not installed: pip install 'logtide[compile]' (in the environment logtide "
+        "runs in), then run 'logtide compile' again\n")
     with unwritable(copy / "logtide" / "mutation"):
         done = logtide_compile(copy, SMALLEST)
     assert done.returncode == 2 and done.stderr.startswith(

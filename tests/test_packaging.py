@@ -20,6 +20,7 @@ from logtide.version import __version__
 
 from .ops.serving import ServeProcess
 from .server.rawclient import RawClient
+from .without import logtide_without
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -64,22 +65,10 @@ def test_logtide_version_is_the_package_version():
     assert done.stdout == f"logtide {__version__}\n"
 
 
-# start ``logtide serve`` with the compression libraries hidden, as on an install without the extra
-WITHOUT_CODECS = textwrap.dedent("""
-    import sys
-    class NotInstalled:
-        def find_spec(self, name, path=None, target=None):
-            if name.partition(".")[0] in ("lz4", "snappy"):
-                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-    sys.meta_path.insert(0, NotInstalled())
-    from logtide.cli import main
-    sys.exit(main(sys.argv[1:]))
-""")
-
-
 @pytest.mark.parametrize("installed", [True, False], ids=["with the compression extra", "without it"])
 def test_the_cql_server_offers_only_the_compression_it_has(tmp_path, installed):
-    prefix = [sys.executable, "-m", "logtide"] if installed else [sys.executable, "-c", WITHOUT_CODECS]
+    hidden = logtide_without("lz4", "snappy")  # as on an install without the compression extra
+    prefix = [sys.executable, "-m", "logtide"] if installed else [sys.executable, "-c", hidden]
     with ServeProcess([*prefix, "serve", "--data-dir", str(tmp_path), "--port", "0", "--kafka-port", "off",
                        "--metrics-port", "off"]) as srv:
         port = srv.wait_listening()
