@@ -173,7 +173,8 @@ def run_compile(ns: argparse.Namespace) -> int:
     check_writable(sorted({t.source.parent for t in todo}))
     if ns.remove:
         n = remove_builds(todo)
-        print(f"removed {n} compiled module{'' if n == 1 else 's'} from {root / 'logtide'}: logtide runs as pure Python")
+        print(f"removed {n} compiled module{'' if n == 1 else 's'} from {root / 'logtide'}: "
+              "logtide runs as pure Python")
         return 0
     if ns.jobs < 1:
         raise CommandFailure(f"--jobs must be at least 1, not {ns.jobs}")

@@ -12,10 +12,12 @@ import pytest
 
 import logtide
 
-COMMANDS = [["shell", "-e", "SELECT * FROM ks.t"], ["shell", "--readonly", "--output", "json", "-e", "SELECT * FROM ks.t"],
+COMMANDS = [["shell", "-e", "SELECT * FROM ks.t"],
+            ["shell", "--readonly", "--output", "json", "-e", "SELECT * FROM ks.t"],
             ["status", "--interval", "0"], ["cdc", "generations"], ["cdc", "streams", "ks.t", "--all"], ["check"],
-            ["migrate"], ["topic", "read", "ks/t/f", "-f", "newline-delimited"], ["topic", "consumer", "list", "ks/t/f"],
-            ["changefeed", "list"], ["changefeed", "describe", "ks/t/f"], ["replay", "ks.t", "--to", "ks.u", "--verify"],
+            ["migrate"], ["topic", "read", "ks/t/f", "-f", "newline-delimited"],
+            ["topic", "consumer", "list", "ks/t/f"], ["changefeed", "list"], ["changefeed", "describe", "ks/t/f"],
+            ["replay", "ks.t", "--to", "ks.u", "--verify"],
             ["--help"], ["status", "--help"], ["--version"]]
 
 

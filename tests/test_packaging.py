@@ -133,6 +133,7 @@ def test_logtide_serves_and_runs_with_scylla_driver_in_place_of_cassandra_driver
         assert driver.startswith("driver ") and str(scylla_driver_venv.parent.parent) in driver  # ScyllaDB's package
         assert row == "row [Row(k=1, v='one')]" and log == "log [(1, 'one')]"
         assert srv.stop() == 0, srv.output()
-    served_with = subprocess.run([python, "-c", "import cassandra, logtide.schema.types_codec; print(cassandra.__file__)"],
+    code = "import cassandra, logtide.schema.types_codec; print(cassandra.__file__)"
+    served_with = subprocess.run([python, "-c", code],
                                  capture_output=True, text=True, env=env)
     assert str(scylla_driver_venv.parent.parent) in served_with.stdout, served_with.stderr
