@@ -663,11 +663,12 @@ class Session:
         with db.write_lock:
             old = db.catalog
             log_schema.check_statement(old, stmt, self.keyspace)
-            new, change = old.apply(stmt, self.keyspace, db.timestamps.next())
+            now = db.timestamps.next()
+            new, change = old.apply(stmt, self.keyspace, now)
             if change is None:
                 return ResultSet("void")
             log_schema.validate(new)
-            new = log_schema.sync_log_tables(old, new)
+            new = log_schema.sync_log_tables(old, new, now)
             dropped = _dropped_store_ids(old, new)
             try:
                 with db.store.write() as txn:
@@ -690,10 +691,11 @@ class Session:
     def _describe(self, stmt: ast.Describe) -> ResultSet:
         from .schema.describe import describe_rows
         rows = describe_rows(stmt, self.db.catalog, self.keyspace)
-        names = ("keyspace_name", "type", "name", "create_statement")
-        text = T.TEXT
-        cols = tuple(ColumnSpec("", "", n, text) for n in names)
-        return ResultSet("rows", cols, [Row(names, list(r)) for r in rows], describe=True)
+        names: tuple[str, ...] = ("keyspace_name", "type", "name", "create_statement")
+        if stmt.kind in ("keyspaces", "tables", "types", "functions", "aggregates"):
+            names = names[:3]  # a listing has no statements (ScyllaDB's get_listing_column_specifications)
+        cols = tuple(ColumnSpec("system", "describe", n, T.TEXT) for n in names)
+        return ResultSet("rows", cols, [Row(names, list(r[:len(names)])) for r in rows], describe=True)
 
 
 def _is_system(name: str) -> bool:

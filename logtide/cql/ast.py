@@ -619,14 +619,20 @@ class Describe:
     """``DESCRIBE|DESC ...``.
 
     ``kind`` is one of ``'keyspaces'``, ``'keyspace'``, ``'tables'``,
-    ``'table'``, ``'types'``, ``'type'``, ``'schema'``, ``'full schema'``,
-    ``'cluster'``, or ``'name'`` (``DESCRIBE x`` where x may be a keyspace
-    or a table); ``name`` is set for the singular kinds (``None`` for
-    ``DESCRIBE KEYSPACE`` meaning the current keyspace).
+    ``'table'``, ``'types'``, ``'type'``, ``'functions'``, ``'function'``,
+    ``'aggregates'``, ``'aggregate'``, ``'index'``, ``'materialized view'``,
+    ``'schema'``, ``'full schema'``, ``'cluster'``, or ``'name'``
+    (``DESCRIBE x`` where x may be a keyspace, a table or a type); ``name``
+    is set for the singular kinds (``None`` for ``DESCRIBE KEYSPACE`` meaning
+    the current keyspace).  ScyllaDB's ``DESC ONLY KEYSPACE`` sets ``only``;
+    ``WITH INTERNALS [AND PASSWORDS]`` sets ``internals`` (and ``passwords``).
     """
 
     kind: str
     name: QualifiedName | None = None
+    only: bool = False
+    internals: bool = False
+    passwords: bool = False
 
 
 @dataclass(frozen=True)

@@ -350,17 +350,17 @@ def test_map_option_given_as_string(cat):
 
 def test_compaction_class_required(cat):
     fails(cat, "CREATE TABLE t (k int PRIMARY KEY) WITH compaction = {'min_threshold': 2}", ConfigurationException,
-          "Missing sub-option 'class' for the 'compaction' option")
+          "Missing sub-option 'class' for the 'compaction' option.")
 
 
 def test_bloom_filter_range(cat):
     fails(cat, "CREATE TABLE t (k int PRIMARY KEY) WITH bloom_filter_fp_chance = 2", ConfigurationException,
-          "bloom_filter_fp_chance must be larger than 0.0 and less than or equal to 1.0 (got 2.0)")
+          "bloom_filter_fp_chance must be larger than 6.71e-05 and less than or equal to 1.0 (got 2)")
 
 
 def test_negative_default_ttl(cat):
     fails(cat, "CREATE TABLE t (k int PRIMARY KEY) WITH default_time_to_live = -1", ConfigurationException,
-          "default_time_to_live must be greater than or equal to 0 (got -1)")
+          "default_time_to_live cannot be smaller than 0, (default 0)")
 
 
 def test_cdc_option_is_stored_as_dict_of_strings(cat):
