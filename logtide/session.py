@@ -350,8 +350,9 @@ class Session:
         """Parse a statement once for repeated execution with bound values, with its bind and result metadata."""
         parsed = self.db.parse(query)
         stmt = parsed.statement
-        if isinstance(stmt, ast.UseKeyspace) or self.user is not None:
+        if isinstance(stmt, ast.UseKeyspace):
             self._authorize(stmt)
+        # permissions are checked when a statement runs, not when it is prepared (Cassandra and ScyllaDB)
         collector = BindCollector(self._table, self._infer_call)
         collector.statement(stmt)
         table = self._table(stmt.table) if isinstance(stmt, (ast.Insert, ast.Update, ast.Delete, ast.Select)) else None
@@ -683,10 +684,11 @@ class Session:
             db.catalog = new
             if wrote:
                 db.feeds.notify()
+        implied = _log_changes(old, new, change)
         auth = getattr(db, "auth", None)
-        if auth is not None and change.change_type == "DROPPED" and change.target in ("KEYSPACE", "TABLE"):
-            auth.forget(change.keyspace, change.name if change.target == "TABLE" else None)
-        return ResultSet("schema_change", schema_change=change, implied_changes=_log_changes(old, new, change))
+        if auth is not None:
+            _grants_follow_schema(auth, self.user, [change, *implied])
+        return ResultSet("schema_change", schema_change=change, implied_changes=implied)
 
     def _describe(self, stmt: ast.Describe) -> ResultSet:
         from .schema.describe import describe_rows
@@ -705,6 +707,20 @@ def _is_system(name: str) -> bool:
 
 def _is_conditional(s: Any) -> bool:
     return bool(getattr(s, "if_not_exists", False) or getattr(s, "if_exists", False) or getattr(s, "conditions", ()))
+
+
+def _grants_follow_schema(auth: Any, user: str | None, changes: list[SchemaChange]) -> None:
+    """Permissions follow a schema change, as in ScyllaDB: the role that created a keyspace or table (and so the
+    CDC log that came with it) is granted every permission on it; a dropped one takes its grants with it."""
+    from .auth import DataResource
+    for c in changes:
+        if c.target not in ("KEYSPACE", "TABLE"):
+            continue
+        table = c.name if c.target == "TABLE" else None
+        if c.change_type == "CREATED":
+            auth.grant_to_creator(user, DataResource(c.keyspace, table))
+        elif c.change_type == "DROPPED":
+            auth.forget(c.keyspace, table)
 
 
 def _log_changes(old: Catalog, new: Catalog, change: SchemaChange) -> list[SchemaChange]:

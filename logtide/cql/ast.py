@@ -669,11 +669,12 @@ class ListRoles:
 
 @dataclass(frozen=True)
 class Resource:
-    """A permission target: ``ALL KEYSPACES``, ``KEYSPACE ks`` or ``TABLE ks.t``."""
+    """A permission target: ``ALL KEYSPACES``, ``KEYSPACE ks``, ``TABLE ks.t``, ``ALL ROLES`` or ``ROLE r``."""
 
-    kind: str  # 'all keyspaces' | 'keyspace' | 'table'
+    kind: str  # 'all keyspaces' | 'keyspace' | 'table' | 'all roles' | 'role'
     keyspace: str | None = None
     table: str | None = None
+    role: str | None = None
 
 
 @dataclass(frozen=True)

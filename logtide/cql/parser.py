@@ -1300,10 +1300,16 @@ class _Parser:
         self._no_viable()
 
     def _resource(self) -> ast.Resource:
-        """resource: ALL KEYSPACES | KEYSPACE ks | [TABLE] [ks.]t."""
+        """resource: ALL KEYSPACES | KEYSPACE ks | [TABLE] [ks.]t | ALL ROLES | ROLE r."""
         if self._at_kw("all") and self._at_kw("keyspaces", k=1):
             self.i += 2
             return ast.Resource("all keyspaces")
+        if self._at_kw("all") and self._at_kw("roles", k=1):
+            self.i += 2
+            return ast.Resource("all roles")
+        if self._at_kw("role") and not self._at_punct(".", k=1) and not self._at_kw("to", "from", "of", k=1):
+            self.i += 1
+            return ast.Resource("role", role=self._role_name())
         if self._accept_kw("keyspace"):
             return ast.Resource("keyspace", self._ident())
         if not self._accept_kw("table"):
