@@ -880,10 +880,12 @@ class _Parser:
         self._no_viable()
 
     def _create_keyspace(self) -> ast.CreateKeyspace:
-        """CREATE KEYSPACE [IF NOT EXISTS] ks WITH properties."""
+        """CREATE KEYSPACE [IF NOT EXISTS] ks [WITH properties] (ScyllaDB: the WITH clause may be omitted)."""
         self.i += 1
         if_not_exists = self._if_not_exists()
         name = self._ident()
+        if self._peek().kind == EOF or self._at_punct(";"):
+            return ast.CreateKeyspace(name, (), if_not_exists)
         self._expect_kw("with")
         return ast.CreateKeyspace(name, self._properties(), if_not_exists)
 

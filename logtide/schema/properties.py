@@ -26,7 +26,7 @@ EVERYWHERE_STRATEGY = LOCATOR_PACKAGE + "EverywhereStrategy"
 KNOWN_STRATEGIES = (SIMPLE_STRATEGY, NETWORK_TOPOLOGY_STRATEGY, LOCAL_STRATEGY, EVERYWHERE_STRATEGY)
 LOCAL_DATACENTER = "datacenter1"
 
-KEYSPACE_PROPERTIES = ("replication", "durable_writes", "tablets")
+KEYSPACE_PROPERTIES = ("replication", "durable_writes", "tablets", "storage")
 
 MAX_TTL = 630720000  # 20 years, Cassandra's Attributes.MAX_TTL
 
@@ -168,12 +168,16 @@ def validate_replication_factor(text: str) -> None:
         raise ConfigurationException(f'For input string: "{text}"')
 
 
-def replication_options(keyspace: str, given: Mapping[str, str]) -> dict[str, str]:
-    """Validate a ``replication`` map and return it as system_schema.keyspaces stores it."""
-    if "class" not in given:
-        raise ConfigurationException("Missing replication strategy class")
-    klass = strategy_class(given["class"])
-    options = {k: v for k, v in given.items() if k != "class"}
+def replication_options(keyspace: str, given: Mapping[str, str], previous: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Validate a ``replication`` map and return it as system_schema.keyspaces stores it.
+
+    As ScyllaDB (``ks_prop_defs``): no class means NetworkTopologyStrategy; NetworkTopologyStrategy expands
+    ``replication_factor`` to every data center (there is one, ``datacenter1``), takes one replica per rack
+    when given no factor at all, refuses an unknown data center and drops data centers given 0 replicas.
+    """
+    given = dict(given)
+    klass = strategy_class(given.pop("class", "NetworkTopologyStrategy"))
+    options = given
     if klass == SIMPLE_STRATEGY:
         if "replication_factor" not in options:
             raise ConfigurationException("SimpleStrategy requires a replication_factor strategy option.")
@@ -184,11 +188,21 @@ def replication_options(keyspace: str, given: Mapping[str, str]) -> dict[str, st
                 )
         validate_replication_factor(options["replication_factor"])
     elif klass == NETWORK_TOPOLOGY_STRATEGY:
+        for dc, value in options.items():
+            if value.startswith("["):
+                raise ConfigurationException(f"Using rack list for '{dc}' is not allowed because the keyspace is not "
+                                             "using tablets")
         if "replication_factor" in options:
             rf = options.pop("replication_factor")
+            validate_replication_factor(rf)
             options.setdefault(LOCAL_DATACENTER, rf)
-        for value in options.values():
+        elif not options and not previous:
+            options[LOCAL_DATACENTER] = "1"  # one rack
+        for dc, value in options.items():
             validate_replication_factor(value)
+            if dc != LOCAL_DATACENTER:
+                raise ConfigurationException(f"Unrecognized strategy option {{{dc}}} passed to NetworkTopologyStrategy")
+        options = {dc: v for dc, v in options.items() if int(v) != 0}
     return {"class": klass, **dict(sorted(options.items()))}
 
 
@@ -198,18 +212,33 @@ def keyspace_params(
     """(replication, durable_writes) from CREATE/ALTER KEYSPACE properties; ``previous`` for ALTER."""
     props = property_dict(options, KEYSPACE_PROPERTIES)
     replication_given = map_of_strings("replication", props["replication"]) if "replication" in props else None
-    if previous is None and replication_given is None:
-        raise InvalidRequest("Missing mandatory option 'replication'")
     if "tablets" in props:
         tablets_option(map_of_strings("tablets", props["tablets"]))
+    if "storage" in props:
+        storage_option(map_of_strings("storage", props["storage"]))
     durable = previous[1] if previous else True
     if "durable_writes" in props:
         durable = parse_boolean(simple_string("durable_writes", props["durable_writes"]))
-    if previous is not None and not replication_given:
-        replication = dict(previous[0])
-    else:
-        replication = replication_options(keyspace, replication_given or {})
-    return replication, durable
+    if previous is not None:
+        if not replication_given:
+            return dict(previous[0]), durable
+        if "class" not in replication_given:
+            raise ConfigurationException("Missing replication strategy class")
+        return replication_options(keyspace, replication_given, previous[0]), durable
+    return replication_options(keyspace, replication_given or {}), durable
+
+
+def storage_option(given: Mapping[str, str]) -> None:
+    """ScyllaDB's keyspace ``storage`` option: logtide keeps data locally, so only ``{'type': 'LOCAL'}`` is accepted."""
+    kind = given.get("type", "LOCAL")
+    extra = sorted(k for k in given if k != "type")
+    if kind == "LOCAL":
+        if extra:
+            raise InvalidRequest(f"Extraneous options for LOCAL: {','.join(extra)}; allowed: ")
+        return
+    if kind in ("S3", "GS"):
+        raise InvalidRequest("Keyspace storage options not supported in the cluster")
+    raise InvalidRequest(f"Unknown storage type: {kind}")
 
 
 def tablets_option(given: Mapping[str, str]) -> None:

@@ -96,11 +96,11 @@ def test_describe_keyspace_only(schema):
 
 
 def test_describe_nts_keyspace():
-    cat = run(keyspace_catalog(), "CREATE KEYSPACE \"K2\" WITH replication = {'class': 'NetworkTopologyStrategy', 'dc2': 1, 'dc1': 3} "
+    cat = run(keyspace_catalog(), "CREATE KEYSPACE \"K2\" WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 3} "
                                   "AND durable_writes = false")
     assert describe_keyspace(cat.keyspace("K2"), cat, True) == (
         "CREATE KEYSPACE \"K2\" WITH replication = {'class': 'org.apache.cassandra.locator.NetworkTopologyStrategy', "
-        "'dc1': '3', 'dc2': '1'} AND durable_writes = false AND tablets = {'enabled': false};"
+        "'datacenter1': '3'} AND durable_writes = false AND tablets = {'enabled': false};"
     )
 
 
