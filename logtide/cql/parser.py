@@ -912,6 +912,8 @@ class _Parser:
                 columns.append(ast.ColumnDef(name, type_expr, static))
             if not self._accept_punct(","):
                 break
+            while self._accept_punct(","):  # the grammar's ( ',' cfamColumns? )*: empty definitions are allowed
+                pass
             if self._at_punct(")"):
                 break
         self._expect_punct(")")
