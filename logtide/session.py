@@ -15,7 +15,7 @@ import sqlite3
 import threading
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -469,6 +469,8 @@ class Session:
             self.keyspace = stmt.name
             return ResultSet("set_keyspace", keyspace=stmt.name)
         if isinstance(stmt, DDL):
+            if isinstance(stmt, ast.AlterTableDrop) and stmt.timestamp is not None:
+                stmt = self._drop_time_bound(stmt, params)
             return self._ddl(stmt)
         if isinstance(stmt, ast.CHANGEFEED_STATEMENTS):
             from .changefeed.ddl import execute as changefeed_ddl
@@ -659,6 +661,13 @@ class Session:
         return ResultSet("void")
 
     # -- schema -----------------------------------------------------------
+    def _drop_time_bound(self, stmt: ast.AlterTableDrop, params: Any) -> ast.AlterTableDrop:
+        """``DROP c USING TIMESTAMP t`` with ``t`` evaluated (a literal or a bound value)."""
+        value = self._evaluator(params).value(stmt.timestamp, T.BIGINT, "[timestamp]")
+        if value is None or value is T.UNSET:
+            raise InvalidRequest("Invalid null value of timestamp")
+        return replace(stmt, timestamp=ast.Constant("integer", str(value)))
+
     def _ddl(self, stmt: Any) -> ResultSet:
         db = self.db
         with db.write_lock:

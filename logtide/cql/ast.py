@@ -483,11 +483,15 @@ class AlterTableAdd:
 
 @dataclass(frozen=True)
 class AlterTableDrop:
-    """``ALTER TABLE t DROP [IF EXISTS] c, ...`` (also ``DROP (c1, c2)``)."""
+    """``ALTER TABLE t DROP [IF EXISTS] c, ... [USING TIMESTAMP t]`` (also ``DROP (c1, c2)``).
+
+    ScyllaDB's ``USING TIMESTAMP`` (a literal or a bind marker) gives the drop time: cells written at or
+    before it stay hidden when a column of that name is added again."""
 
     table: QualifiedName
     columns: tuple[str, ...]
     if_exists: bool = False
+    timestamp: "Term | None" = None
 
 
 @dataclass(frozen=True)

@@ -1029,7 +1029,8 @@ class _Parser:
                 self._expect_punct(")")
             else:
                 names = self._ident_list()
-            return ast.AlterTableDrop(table, names, if_exists)
+            timestamp = self._using(("timestamp",)).timestamp if self._at_kw("using") else None
+            return ast.AlterTableDrop(table, names, if_exists, timestamp)
         if self._accept_kw("rename"):
             return ast.AlterTableRename(table, self._renames())
         if self._accept_kw("with"):

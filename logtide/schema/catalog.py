@@ -492,7 +492,7 @@ def _alter_table_drop(cat: Catalog, stmt: ast.AlterTableDrop, current: str | Non
         if is_user_type(column.type) and column.type.is_multicell:
             raise ire(f"Cannot drop non-frozen column {name} of user type {column.type.cql()}")
         columns.remove(column)
-        dropped[name] = (column.type.cql(), now)
+        dropped[name] = (column.type.cql(), int(stmt.timestamp.text) if stmt.timestamp is not None else now)
     return _table_updated(cat, ks, replace(table, columns=tuple(columns), dropped_columns=dropped))
 
 
