@@ -15,7 +15,7 @@ import sqlite3
 import threading
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -350,8 +350,9 @@ class Session:
         """Parse a statement once for repeated execution with bound values, with its bind and result metadata."""
         parsed = self.db.parse(query)
         stmt = parsed.statement
-        if isinstance(stmt, ast.UseKeyspace) or self.user is not None:
+        if isinstance(stmt, ast.UseKeyspace):
             self._authorize(stmt)
+        # permissions are checked when a statement runs, not when it is prepared (Cassandra and ScyllaDB)
         collector = BindCollector(self._table, self._infer_call)
         collector.statement(stmt)
         table = self._table(stmt.table) if isinstance(stmt, (ast.Insert, ast.Update, ast.Delete, ast.Select)) else None
@@ -468,6 +469,8 @@ class Session:
             self.keyspace = stmt.name
             return ResultSet("set_keyspace", keyspace=stmt.name)
         if isinstance(stmt, DDL):
+            if isinstance(stmt, ast.AlterTableDrop) and stmt.timestamp is not None:
+                stmt = self._drop_time_bound(stmt, params)
             return self._ddl(stmt)
         if isinstance(stmt, ast.CHANGEFEED_STATEMENTS):
             from .changefeed.ddl import execute as changefeed_ddl
@@ -658,16 +661,24 @@ class Session:
         return ResultSet("void")
 
     # -- schema -----------------------------------------------------------
+    def _drop_time_bound(self, stmt: ast.AlterTableDrop, params: Any) -> ast.AlterTableDrop:
+        """``DROP c USING TIMESTAMP t`` with ``t`` evaluated (a literal or a bound value)."""
+        value = self._evaluator(params).value(stmt.timestamp, T.BIGINT, "[timestamp]")
+        if value is None or value is T.UNSET:
+            raise InvalidRequest("Invalid null value of timestamp")
+        return replace(stmt, timestamp=ast.Constant("integer", str(value)))
+
     def _ddl(self, stmt: Any) -> ResultSet:
         db = self.db
         with db.write_lock:
             old = db.catalog
             log_schema.check_statement(old, stmt, self.keyspace)
-            new, change = old.apply(stmt, self.keyspace, db.timestamps.next())
+            now = db.timestamps.next()
+            new, change = old.apply(stmt, self.keyspace, now)
             if change is None:
                 return ResultSet("void")
             log_schema.validate(new)
-            new = log_schema.sync_log_tables(old, new)
+            new = log_schema.sync_log_tables(old, new, now)
             dropped = _dropped_store_ids(old, new)
             try:
                 with db.store.write() as txn:
@@ -682,18 +693,20 @@ class Session:
             db.catalog = new
             if wrote:
                 db.feeds.notify()
+        implied = _log_changes(old, new, change)
         auth = getattr(db, "auth", None)
-        if auth is not None and change.change_type == "DROPPED" and change.target in ("KEYSPACE", "TABLE"):
-            auth.forget(change.keyspace, change.name if change.target == "TABLE" else None)
-        return ResultSet("schema_change", schema_change=change, implied_changes=_log_changes(old, new, change))
+        if auth is not None:
+            _grants_follow_schema(auth, self.user, [change, *implied])
+        return ResultSet("schema_change", schema_change=change, implied_changes=implied)
 
     def _describe(self, stmt: ast.Describe) -> ResultSet:
         from .schema.describe import describe_rows
         rows = describe_rows(stmt, self.db.catalog, self.keyspace)
-        names = ("keyspace_name", "type", "name", "create_statement")
-        text = T.TEXT
-        cols = tuple(ColumnSpec("", "", n, text) for n in names)
-        return ResultSet("rows", cols, [Row(names, list(r)) for r in rows], describe=True)
+        names: tuple[str, ...] = ("keyspace_name", "type", "name", "create_statement")
+        if stmt.kind in ("keyspaces", "tables", "types", "functions", "aggregates"):
+            names = names[:3]  # a listing has no statements (ScyllaDB's get_listing_column_specifications)
+        cols = tuple(ColumnSpec("system", "describe", n, T.TEXT) for n in names)
+        return ResultSet("rows", cols, [Row(names, list(r[:len(names)])) for r in rows], describe=True)
 
 
 def _is_system(name: str) -> bool:
@@ -703,6 +716,20 @@ def _is_system(name: str) -> bool:
 
 def _is_conditional(s: Any) -> bool:
     return bool(getattr(s, "if_not_exists", False) or getattr(s, "if_exists", False) or getattr(s, "conditions", ()))
+
+
+def _grants_follow_schema(auth: Any, user: str | None, changes: list[SchemaChange]) -> None:
+    """Permissions follow a schema change, as in ScyllaDB: the role that created a keyspace or table (and so the
+    CDC log that came with it) is granted every permission on it; a dropped one takes its grants with it."""
+    from .auth import DataResource
+    for c in changes:
+        if c.target not in ("KEYSPACE", "TABLE"):
+            continue
+        table = c.name if c.target == "TABLE" else None
+        if c.change_type == "CREATED":
+            auth.grant_to_creator(user, DataResource(c.keyspace, table))
+        elif c.change_type == "DROPPED":
+            auth.forget(c.keyspace, table)
 
 
 def _log_changes(old: Catalog, new: Catalog, change: SchemaChange) -> list[SchemaChange]:

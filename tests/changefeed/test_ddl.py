@@ -140,7 +140,8 @@ def test_describe_prints_each_changefeed_and_the_statements_recreate_it(t, tmp_p
         s = other.session()
         s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
         for stmt in text.split(";\n"):
-            s.execute(stmt.rstrip(";"))
+            if stmt.strip():
+                s.execute(stmt.rstrip(";"))
         copy = other.catalog.table("ks", "t")
         orig = t.db.catalog.table("ks", "t")
         assert [(f.name, f.options, f.disabled) for f in copy.changefeeds] == \

@@ -265,3 +265,24 @@ def test_unsupported_schema_objects_are_reported_clearly():
         parse("CREATE INDEX ON t (v)")
     with pytest.raises(InvalidRequest, match="MATERIALIZED is not supported"):
         parse("CREATE MATERIALIZED VIEW mv AS SELECT * FROM t")
+
+
+def test_create_table_accepts_empty_column_definitions():
+    """Cassandra's and ScyllaDB's grammar, ``( ',' cfamColumns? )*``, lets a definition list hold empty entries."""
+    s = stmt("CREATE TABLE t (k int, , v text,, PRIMARY KEY (k),)")
+    assert [c.name for c in s.columns] == ["k", "v"] and s.partition_key == ("k",)
+
+
+def test_describe_options_parse():
+    assert stmt("DESC ONLY KEYSPACE ks") == ast.Describe("keyspace", Q(None, "ks"), only=True)
+    assert stmt("DESCRIBE TABLE ks.t WITH INTERNALS") == ast.Describe("table", Q("ks", "t"), internals=True)
+    assert stmt("DESC SCHEMA WITH INTERNALS AND PASSWORDS") == ast.Describe("schema", internals=True, passwords=True)
+    assert stmt("DESC KEYSPACE WITH INTERNALS") == ast.Describe("keyspace", internals=True)
+    assert stmt("DESC FUNCTION ks.f") == ast.Describe("function", Q("ks", "f"))
+    assert stmt("DESC MATERIALIZED VIEW ks.v") == ast.Describe("materialized view", Q("ks", "v"))
+
+
+def test_grant_on_role_resources_parse():
+    assert stmt("GRANT ALTER ON ALL ROLES TO r").resource == ast.Resource("all roles")
+    assert stmt("GRANT DROP ON ROLE 'x' TO r").resource == ast.Resource("role", role="x")
+    assert stmt("GRANT SELECT ON role TO r").resource == ast.Resource("table", None, "role")
