@@ -40,6 +40,7 @@ class KafkaConfig:
     threads: int = 16  # threads for reads and commits
     wait_threads: int = 256  # threads for long-poll waits, one per waiting Fetch (apart: waits never starve reads)
     max_frame_bytes: int = 100 << 20
+    max_request_elements: int = 10_000  # array elements one request may hold (docs/kafka.md "Limits")
     session_check_interval: float = 0.5
     batch_cache_bytes: int = 64 << 20  # encoded record batches kept for Fetch (logtide/kafka/batches.py)
 

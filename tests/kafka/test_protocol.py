@@ -22,15 +22,15 @@ def test_unknown_api_key_and_version_get_unsupported_version_and_the_connection_
     c = connect(broker)
     cid, r = c.call(57, 0, b"")  # not an API logtide serves
     assert cid == 1 and r.int16() == E.UNSUPPORTED_VERSION
-    cid, r = c.call(1, 13, b"\x00" * 10)  # Fetch v13 (topic ids) is not served
+    cid, r = c.call(1, 18, b"\x00" * 10)  # Fetch v18 is newer than the definitions logtide has
     assert cid == 2 and r.int16() == E.UNSUPPORTED_VERSION
     cid, r = c.call(18, 9, b"")  # ApiVersions: error 35 and the v0 body listing what is served
     answer = c.decode(18, 0, r)
     assert answer["error_code"] == E.UNSUPPORTED_VERSION
     assert {(a["api_key"], a["min_version"], a["max_version"]) for a in answer["api_keys"]} >= {
-        (1, 4, 11), (3, 0, 8), (8, 0, 7), (9, 0, 5), (11, 0, 5), (18, 0, 3)}
-    cid, r = c.call(18, 3, {"client_software_name": "raw", "client_software_version": "1"})
-    assert c.decode(18, 3, r)["error_code"] == E.NONE  # flexible v3, answered with response header v0
+        (1, 4, 17), (3, 0, 12), (8, 0, 9), (9, 0, 9), (11, 0, 9), (18, 0, 4)}
+    cid, r = c.call(18, 4, {"client_software_name": "raw", "client_software_version": "1"})
+    assert c.decode(18, 4, r)["error_code"] == E.NONE  # flexible v4, answered with response header v0
     c.close()
 
 
@@ -166,10 +166,12 @@ def test_varints_and_compact_forms_round_trip():
     assert r.bytes_(compact=True) == b"\x00\x01" and r.uvarint() == 4
 
 
-def test_one_generated_class_per_message_and_version():
+def test_one_generated_class_per_message_and_version_from_kafkas_definitions():
     fetch = APIS[1]
-    assert [c.__name__ for c in fetch.requests.values()] == [f"FetchRequest_v{v}" for v in range(4, 12)]
-    names = [f.name for f in fetch.responses[11].FIELDS]
-    assert names == ["throttle_time_ms", "error_code", "session_id", "responses"]
-    assert [f.name for f in fetch.responses[4].FIELDS] == ["throttle_time_ms", "responses"]
+    assert [c.__name__ for c in fetch.requests.values()] == [f"FetchRequest_v{v}" for v in range(4, 18)]
+    assert fetch.responses[11].CODEC.keys == ("throttle_time_ms", "error_code", "session_id", "responses")
+    assert fetch.responses[4].CODEC.keys == ("throttle_time_ms", "responses")
+    assert fetch.responses[16].CODEC.keys == ("throttle_time_ms", "error_code", "session_id", "responses",
+                                              "node_endpoints")  # a tagged field (tag 0) last
     assert APIS[18].requests[3].FLEXIBLE and not APIS[18].requests[2].FLEXIBLE
+    assert fetch.requests[12].FLEXIBLE and not fetch.requests[11].FLEXIBLE
