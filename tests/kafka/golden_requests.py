@@ -18,9 +18,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from logtide.kafka.codec import ZERO_UUID, Writer
-from logtide.kafka.messages import APIS, request_header_flexible
+from logtide.kafka.codec import ZERO_UUID
+from logtide.kafka.messages import APIS
 from logtide.kafka.records import Record, encode_batch
+
+from .rawclient import request_frame
 
 GOLDEN = Path(__file__).parent / "golden" / "requests"
 TOPIC = "ks.t0.feed"
@@ -78,15 +80,7 @@ def values(api: str, version: int) -> dict[str, Any]:
 
 def frame(api_key: int, version: int, body: dict[str, Any]) -> bytes:
     """A request frame without its 4-byte length: header v1 (v2 in flexible versions), then the body."""
-    w = Writer()
-    w.int16(api_key)
-    w.int16(version)
-    w.int32(CORRELATION_ID)
-    w.string(CLIENT_ID)
-    if request_header_flexible(api_key, version):
-        w.no_tagged_fields()
-    APIS[api_key].requests[version].encode(body, w)
-    return bytes(w.buf)
+    return request_frame(api_key, version, body, CORRELATION_ID, CLIENT_ID)[4:]
 
 
 def served() -> list[tuple[str, int, int]]:
