@@ -9,6 +9,7 @@ the topic store run on its own thread pool.
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import logging
 import ssl
@@ -63,6 +64,7 @@ class KafkaBroker:
         self._server: asyncio.base_events.Server | None = None
         self._tasks: set[asyncio.Task] = set()
         self._expiry: asyncio.Task | None = None
+        self.requests: collections.Counter[tuple[int, int]] = collections.Counter()  # (API key, version) served
 
     async def start(self) -> tuple[str, int]:
         """Bind and start accepting; returns the bound (host, port)."""

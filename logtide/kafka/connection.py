@@ -111,6 +111,7 @@ class KafkaConnection:
         api = APIS.get(api_key)
         if api is None or not api.min_version <= version <= api.max_version:
             return self._unsupported(api_key, correlation_id)
+        self.broker.requests[(api_key, version)] += 1
         if not self.authenticated and api_key not in SASL_APIS:
             log.info("closing Kafka connection from %s: API key %d before SASL authentication", self.peer_host, api_key)
             raise CloseConnection()
