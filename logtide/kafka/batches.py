@@ -24,7 +24,7 @@ from typing import Any
 
 from logtide.changefeed.api import TopicReader
 
-from .keys import with_keys
+from .keys import key_function
 from .records import encode_rows
 
 log = logging.getLogger("logtide.kafka")
@@ -62,7 +62,7 @@ class BatchCache:
              format: str | None = None) -> bytes:
         """The batch from ``offset`` (at least one record, then up to ``max_bytes``; b"" if none); reads the
         next one ahead when this one stops before ``end_offset``.  ``format`` is the changefeed's FORMAT, which
-        decides each message's Kafka key (``keys.with_keys``; None: the keys as stored)."""
+        decides each message's Kafka key (``keys.key_function``; None: the keys as stored)."""
         key = (path, partition, offset)
         with self._lock:
             pending = self._ahead.get(key)
@@ -103,7 +103,7 @@ class BatchCache:
         if not rows:
             return None
         last_offset, write_time_ms, k, value = rows[-1]  # as stored: what _still_valid compares
-        batch = Batch(encode_rows(with_keys(rows, format)), last_offset + 1, (write_time_ms, k, value), max_bytes)
+        batch = Batch(encode_rows(rows, key_function(format)), last_offset + 1, (write_time_ms, k, value), max_bytes)
         if rows[0][0] == offset:  # an offset below the partition's start is answered from the start
             self._keep(key, batch)
         return batch

@@ -22,13 +22,13 @@ parsing the rest of the record.
 from __future__ import annotations
 
 import re
-from typing import Callable, Sequence
-
-Row = tuple[int, int, "bytes | None", bytes]  # (offset, write_time_ms, key, value), as read_rows gives them
+from typing import Callable
 
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|"|[\[\]{}]')  # strings (escapes and all), a lone quote, brackets
 _JSON_PREFIX = b'{"key":['
-_JSON_SCALAR_KEY = re.compile(rb'\{"key":(\[[^\[\]{}"\\]*\])')  # a key of numbers, booleans, nulls: one match
+# a key of numbers, booleans, nulls and strings without escapes (nothing nested) in one match; possessive
+# quantifiers, so that no input makes the match backtrack
+_JSON_FLAT_KEY = re.compile(rb'\{"key":(\[(?:[^\[\]{}"\\]++|"[^"\\]*+")*+\])')
 _DYNAMODB_PREFIX = re.compile(rb'\{"awsRegion":"(?:[^"\\]|\\.)*","dynamodb":\{"ApproximateCreationDateTime":-?\d+,'
                               rb'"Keys":')
 # Keys whose attribute values are all scalars without escapes ({"id":{"N":"1"},"name":{"S":"a"}}): one match
@@ -53,17 +53,11 @@ def json_end(data: bytes, start: int) -> int:
 
 def json_key(value: bytes) -> bytes | None:
     """The compact JSON key array of a JSON-format record; None for barriers and schema changes."""
-    m = _JSON_SCALAR_KEY.match(value)
+    m = _JSON_FLAT_KEY.match(value)
     if m is not None:
         return m.group(1)
     if not value.startswith(_JSON_PREFIX):
         return None
-    close = value.find(b"]", 8)
-    if close > 0:
-        inner = value[8:close]
-        # no escapes, every string closed and nothing nested: this "]" closes the key (the common case)
-        if b"\\" not in inner and b"[" not in inner and b"{" not in inner and inner.count(b'"') % 2 == 0:
-            return value[7:close + 1]
     end = json_end(value, 7)
     return value[7:end] if end > 0 else None
 
@@ -84,10 +78,8 @@ def dynamodb_key(value: bytes) -> bytes | None:
 _KEYS: dict[str, Callable[[bytes], bytes | None]] = {"JSON": json_key, "DYNAMODB_STREAMS_JSON": dynamodb_key}
 
 
-def with_keys(rows: Sequence[Row], format: str | None) -> Sequence[Row]:
-    """``rows`` with the Kafka key of each record of a changefeed of ``format`` (rows that have one keep it;
-    ``format`` None: every row as it is)."""
-    key_of = _KEYS.get(format or "")
-    if key_of is None:
-        return rows
-    return [(o, t, key_of(v) if k is None and v is not None else k, v) for o, t, k, v in rows]
+def key_function(format: str | None) -> Callable[[bytes], bytes | None] | None:
+    """How a record of a changefeed of ``format`` stored without a key gets its Kafka key from its value (None:
+    records keep the keys they are stored with, as DEBEZIUM_JSON's are)."""
+    return _KEYS.get(format or "")
+

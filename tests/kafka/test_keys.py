@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from logtide.changefeed.render import hash_partition
 from logtide.changefeed.values import dumps
-from logtide.kafka.keys import dynamodb_key, json_key, with_keys
+from logtide.kafka.keys import dynamodb_key, json_key, key_function
+from logtide.kafka.records import decode_batches, encode_rows
 
 from .conftest import wait_for
 
@@ -43,10 +44,11 @@ def test_the_dynamodb_key_is_the_records_keys_object(keys, region):
 
 def test_barriers_schema_changes_and_other_formats_keep_a_null_or_their_stored_key():
     rows = [(0, 1, None, b'{"resolved":[5,0]}'), (1, 1, None, b'{"tableChanges":[]}'),
-            (2, 1, None, b'{"key":[1],"update":{}}'), (3, 1, None, b'{"key":["unterminated')]
-    assert [k for _, _, k, _ in with_keys(rows, "JSON")] == [None, None, b"[1]", None]
-    stored = [(0, 1, b'{"payload":{"id":1}}', b"{}")]
-    assert with_keys(stored, "DEBEZIUM_JSON") is stored and with_keys(stored, None) is stored
+            (2, 1, None, b'{"key":[1],"update":{}}'), (3, 1, None, b'{"key":["unterminated'),
+            (4, 1, b"stored", b'{"key":[2],"update":{}}')]
+    encoded = decode_batches(encode_rows(rows, key_function("JSON")))
+    assert [r.key for r in encoded] == [None, None, b"[1]", None, b"stored"]
+    assert key_function("DEBEZIUM_JSON") is None and key_function(None) is None  # stored keys as they are
 
 
 def consume_all(bootstrap: str, topic: str, partitions: int, count: int) -> list:
