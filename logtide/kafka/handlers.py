@@ -102,10 +102,14 @@ def _coordinator(conn: "KafkaConnection", key_type: int) -> dict:
 async def list_offsets(conn: "KafkaConnection", req: dict, version: int) -> dict:
     def look() -> list[dict]:
         topics = []
+        looked: dict[str, tuple] = {}  # each topic a request names is resolved and its bounds read once
         for t in req["topics"]:
-            desc, err = conn.topics.resolve(t["name"], conn.role)
+            if t["name"] not in looked:
+                desc, err = conn.topics.resolve(t["name"], conn.role)
+                looked[t["name"]] = desc, err, ({} if desc is None else
+                                                {p.partition: p for p in conn.topics.reader.partitions(desc.path)})
+            desc, err, bounds = looked[t["name"]]
             parts = []
-            bounds = {} if desc is None else {p.partition: p for p in conn.topics.reader.partitions(desc.path)}
             for p in t["partitions"]:
                 idx = p["partition_index"]
                 if desc is None or idx not in bounds:
@@ -323,7 +327,14 @@ async def offset_commit(conn: "KafkaConnection", req: dict, version: int) -> dic
         return answer(errors)
 
     def commit() -> list[dict]:
-        return [{"name": t["name"], "partitions": commit_topic(t)} for t in req["topics"]]
+        # a topic named several times is committed once, with all its partitions (the last offset of one wins)
+        merged: dict[str, dict] = {}
+        for t in req["topics"]:
+            merged.setdefault(t["name"], {"name": t["name"], "partitions": []})["partitions"].extend(t["partitions"])
+        errors = {name: {p["partition_index"]: p["error_code"] for p in commit_topic(t)} for name, t in merged.items()}
+        return [{"name": t["name"], "partitions": [
+            {"partition_index": p["partition_index"], "error_code": errors[t["name"]][p["partition_index"]]}
+            for p in t["partitions"]]} for t in req["topics"]]
 
     return {"topics": await conn.blocking(commit)}
 
@@ -351,15 +362,19 @@ def _group_offsets(conn: "KafkaConnection", group: str, wanted: list[dict] | Non
                     {"partition_index": p, "committed_offset": o} for p, o in sorted(committed.items())]})
         return out
     out = []
+    looked: dict[str, tuple[dict[int, int], int]] = {}  # each topic a request names is read once
     for t in wanted:
-        desc, err = conn.topics.resolve(t["name"], conn.role)
-        committed: dict[int, int] = {}
-        if desc is not None:
-            try:
-                committed = conn.topics.committed(desc.path, group)
-            except InvalidRequest as e:
-                log.info("offsets of group %s on %s: %s", group, desc.path, e)
-                err = E.INVALID_GROUP_ID
+        if t["name"] not in looked:
+            desc, err = conn.topics.resolve(t["name"], conn.role)
+            committed: dict[int, int] = {}
+            if desc is not None:
+                try:
+                    committed = conn.topics.committed(desc.path, group)
+                except InvalidRequest as e:
+                    log.info("offsets of group %s on %s: %s", group, desc.path, e)
+                    err = E.INVALID_GROUP_ID
+            looked[t["name"]] = committed, err
+        committed, err = looked[t["name"]]
         out.append({"name": t["name"], "partitions": [
             {"partition_index": p, "committed_offset": committed.get(p, -1), "error_code": err}
             for p in t["partition_indexes"]]})

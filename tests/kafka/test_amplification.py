@@ -121,7 +121,7 @@ def test_a_broker_closes_a_connection_sending_a_million_topics_and_keeps_serving
         c.close()
 
 
-def test_a_request_naming_one_topic_many_times_looks_it_up_once(changefeeds):
+def test_a_request_naming_one_topic_many_times_looks_it_up_and_commits_to_it_once(changefeeds):
     feed = changefeeds.make("JSON", partitions=2)
     feed.write(1)
     counting = CountingReader(changefeeds.reader)
@@ -138,4 +138,21 @@ def test_a_request_naming_one_topic_many_times_looks_it_up_once(changefeeds):
         _, r = c.call(1, 11, fetch)
         assert len(c.decode(1, 11, r)["responses"]) == 4000
         assert (counting.calls["describe"], counting.calls["partitions"]) == (1, 1)
+        counting.calls.clear()
+        listing = {"replica_id": -1, "topics": [
+            {"name": feed.topic, "partitions": [{"partition_index": 0, "timestamp": -1}]}] * 4000}
+        _, r = c.call(2, 5, listing)
+        assert {p["offset"] for t in c.decode(2, 5, r)["topics"] for p in t["partitions"]} == {
+            changefeeds.reader.partitions(feed.path)[0].end_offset}
+        assert (counting.calls["describe"], counting.calls["partitions"]) == (1, 1)
+        counting.calls.clear()
+        commit = {"group_id": "many", "generation_id_or_member_epoch": -1, "member_id": "", "topics": [
+            {"name": feed.topic, "partitions": [{"partition_index": i % 2, "committed_offset": 0}]}
+            for i in range(4000)]}
+        _, r = c.call(8, 7, commit)  # one durable commit for the topic, not 4000
+        assert {p["error_code"] for t in c.decode(8, 7, r)["topics"] for p in t["partitions"]} == {0}
+        assert counting.calls["commit"] == 1
+        counting.calls.clear()
+        _, r = c.call(9, 5, {"group_id": "many", "topics": [{"name": feed.topic, "partition_indexes": [0, 1]}] * 3000})
+        assert len(c.decode(9, 5, r)["topics"]) == 3000 and counting.calls["committed"] == 1
         c.close()
