@@ -59,7 +59,9 @@ class RawClient:
         assert frame is not None, "connection closed"
         r = Reader(frame)
         cid = r.int32()
-        if response_header_flexible(api_key, version):  # response header v1: tagged fields after the id
+        api = APIS.get(api_key)
+        served = api is not None and api.min_version <= version <= api.max_version  # else UNSUPPORTED_VERSION
+        if served and response_header_flexible(api_key, version):  # response header v1: tagged fields after the id
             r.skip_tagged_fields()
         return cid, r
 

@@ -175,3 +175,44 @@ def test_one_generated_class_per_message_and_version_from_kafkas_definitions():
                                               "node_endpoints")  # a tagged field (tag 0) last
     assert APIS[18].requests[3].FLEXIBLE and not APIS[18].requests[2].FLEXIBLE
     assert fetch.requests[12].FLEXIBLE and not fetch.requests[11].FLEXIBLE
+
+
+def test_topic_ids_name_topics_stay_across_restarts_and_change_when_a_changefeed_is_recreated(changefeeds):
+    import uuid
+
+    from logtide.kafka import BackgroundKafka, KafkaConfig
+    feed = changefeeds.make("JSON", partitions=1)
+    feed.write(1)
+
+    def topic_id() -> uuid.UUID:
+        with BackgroundKafka(changefeeds.reader, KafkaConfig(port=0)) as b:
+            c = connect(b)
+            _, r = c.call(3, 12, {"topics": [{"name": feed.topic, "topic_id": None}]})
+            (topic,) = c.decode(3, 12, r)["topics"]
+            c.close()
+        return topic["topic_id"]
+
+    first = topic_id()
+    assert first.int != 0 and topic_id() == first  # a new broker (a restart) gives the same id
+    with BackgroundKafka(changefeeds.reader, KafkaConfig(port=0)) as b:
+        c = connect(b)
+        _, r = c.call(3, 12, {"topics": [{"name": None, "topic_id": first}, {"name": None, "topic_id": uuid.uuid4()}]})
+        assert [(t["name"], t["error_code"]) for t in c.decode(3, 12, r)["topics"]] == [
+            (feed.topic, E.NONE), (None, E.UNKNOWN_TOPIC_ID)]
+        _, r = c.call(3, 10, {"topics": [{"name": None, "topic_id": first}]})  # by id only from v12, as Kafka
+        assert [t["error_code"] for t in c.decode(3, 10, r)["topics"]] == [E.INVALID_REQUEST]
+        fetch = {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20, "session_epoch": -1,
+                 "topics": [{"topic_id": first, "partitions": [
+                     {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]}
+        _, r = c.call(1, 17, fetch)
+        (answer,) = c.decode(1, 17, r)["responses"]
+        assert answer["topic_id"] == first and answer["partitions"][0]["error_code"] == E.NONE
+        assert [feed.row_id(x.key, x.value) for x in decode_batches(answer["partitions"][0]["records"])] == [1]
+        s = changefeeds.session()
+        s.execute(f"ALTER TABLE ks.{feed.table} DROP CHANGEFEED feed")
+        s.execute(f"ALTER TABLE ks.{feed.table} ADD CHANGEFEED feed WITH (MODE = 'NEW_IMAGE', FORMAT = 'JSON')")
+        _, r = c.call(1, 17, fetch)  # the old id names no topic now
+        assert c.decode(1, 17, r)["responses"][0]["partitions"][0]["error_code"] == E.UNKNOWN_TOPIC_ID
+        _, r = c.call(3, 12, {"topics": [{"name": feed.topic, "topic_id": None}]})
+        assert c.decode(3, 12, r)["topics"][0]["topic_id"] not in (first, uuid.UUID(int=0))
+        c.close()
