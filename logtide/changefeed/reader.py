@@ -74,7 +74,7 @@ class _Reader:
         o = feed.options
         return TopicDescription(topic_path(table.keyspace, table.name, feed.name), table.keyspace, table.name,
                                 feed.name, o.partitions, o.mode, o.format, self._state(txn, feed),
-                                o.retention_seconds)
+                                o.retention_seconds, feed.feed_id, feed.created_ms)
 
     def topics(self) -> Sequence[TopicDescription]:
         cat = self._catalog()
