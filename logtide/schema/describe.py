@@ -28,7 +28,7 @@ RESERVED_KEYWORDS = frozenset(
     """.split()
 )
 _UNQUOTED = re.compile(r"[a-z][a-z0-9_]*")
-SYSTEM_KEYSPACES = ("system", "system_auth", "system_schema", "system_distributed", "system_logtide")
+SYSTEM_KEYSPACES = ("system", "system_auth", "system_schema", "system_distributed", "system_logtide", "system_traces")
 
 
 def quote_identifier(name: str) -> str:

@@ -237,3 +237,20 @@ def test_changefeed_and_consumer_ddl_need_alter_permission_on_the_table():
               "ALTER TABLE t DROP CHANGEFEED f", "ALTER TABLE t ALTER CHANGEFEED f DISABLE",
               'ALTER TOPIC "ks/t/f" ADD CONSUMER c', 'ALTER TOPIC "ks/t/f" DROP CONSUMER c'):
         assert required_permissions(parse(q).statement, "ks") == [("ALTER", DataResource("ks", "t"))], q
+
+
+def test_changefeed_ddl_errors_read_in_a_cql_shell_as_a_cql_users_sentence_with_ydbs_words(t):
+    from logtide import shell
+
+    add_feed(t, "t", "updates")
+    status, out, err = shell.capture(
+        shell.ShellArgs(data_dir="unused", keyspace="ks", execute=(
+            "ALTER TABLE t ADD CHANGEFEED updates WITH (MODE = 'UPDATES', FORMAT = 'JSON'); "
+            "ALTER TABLE t ADD CHANGEFEED x WITH (MODE = 'NEW_IMAGES', FORMAT = 'JSON');")),
+        lambda keyspace: t.db.session(keyspace=keyspace))
+    assert (status, out) == (1, "")
+    assert err == (
+        '<stdin>:1:InvalidRequest: Error from server: code=2200 [Invalid query] message="changefeed \'updates\' '
+        "already exists on ks.t (YDB: Check failed: path: 'ks/t/updates', error: path exist, request accepts it)\"\n"
+        '<stdin>:1:InvalidRequest: Error from server: code=2200 [Invalid query] message="Unknown changefeed mode: '
+        'NEW_IMAGES (valid modes: KEYS_ONLY, UPDATES, NEW_IMAGE, OLD_IMAGE, NEW_AND_OLD_IMAGES)"\n')
