@@ -252,7 +252,7 @@ class Database:
                               self.clock.now_micros(), self.log_targets,
                               reader.values if feed_rows is None else None)  # with feeds: the rows they read
         if trace is not None:
-            _trace_capture(trace, mutation, log_updates, feed_rows is not None)
+            _trace_capture(trace, log_updates, feed_rows is not None)
         touched.record_after = feed_rows is not None  # a changefeed's new images: no read after the write
         apply_mutation(mutation, txn, now, log_updates, touched)
         self.counters.committed(sum([len(lu.rows) for lu in log_updates]) if log_updates else 0)
@@ -792,7 +792,7 @@ def _committed(synchronous: str) -> str:
     return "Write transaction committed, not synced (synchronous=OFF)"
 
 
-def _trace_capture(trace: TracingSession, mutation: Mutation, log_updates: Sequence[Any], feeds: bool) -> None:
+def _trace_capture(trace: TracingSession, log_updates: Sequence[Any], feeds: bool) -> None:
     """The trace events of the CDC capture of one write (none for tables without CDC) and of the changefeeds' read."""
     if log_updates:
         rows = sum(len(lu.rows) for lu in log_updates)
@@ -800,7 +800,7 @@ def _trace_capture(trace: TracingSession, mutation: Mutation, log_updates: Seque
         trace.event(f"CDC: {rows} log row(s) in {len({lu.stream_id for lu in log_updates})} stream(s) of "
                     + ", ".join(logs))
     if feeds:
-        trace.event("Changefeeds: the rows the write touches read for their records")
+        trace.event("Changefeeds: the rows the write touches are read for their images")
 
 
 def _trace_read_plan(trace: TracingSession, table: Table, stmt: ast.Select, ev: TermEvaluator) -> None:

@@ -343,14 +343,13 @@ class Connection:
         kind = M.OPCODE_NAMES.get(frame.opcode, str(frame.opcode))
         node = getattr(server.db, "node_info", None)
         params = getattr(request, "params", None)
-        query = getattr(request, "query", None)
         if isinstance(request, M.Batch):
-            query = None
             parameters = query_parameters(None, request.consistency, None, request.serial_consistency)
-        elif params is not None:
-            parameters = query_parameters(query, params.consistency, params.page_size, params.serial_consistency)
-        else:
-            parameters = query_parameters(query, None)
+        elif params is not None:  # QUERY, EXECUTE (whose query the runner adds once it has the statement)
+            parameters = query_parameters(getattr(request, "query", None), params.consistency, params.page_size,
+                                          params.serial_consistency)
+        else:  # PREPARE
+            parameters = query_parameters(request.query, None)
         trace = server.db.traces.start(REQUEST_NAMES.get(kind, kind), self.address,
                                        node.rpc_address if node else "127.0.0.1", node.native_port if node else 0,
                                        parameters, len(frame.body), getattr(self.session, "user", None))

@@ -66,7 +66,7 @@ def test_a_traced_cdc_write_shows_its_stages_from_parse_to_fsync(session):
         "Write transaction started: write timestamp T",
         "Mutation built: 1 partition(s) of ks.t",
         "CDC: 1 log row(s) in 1 stream(s) of ks.t_scylla_cdc_log",
-        "Changefeeds: the rows the write touches read for their records",
+        "Changefeeds: the rows the write touches are read for their images",
         "Rows appended to the write transaction with their CDC log rows",
         "Changefeeds: 1 record(s) appended",
         "Write transaction committed and synced to disk (synchronous=FULL)",
