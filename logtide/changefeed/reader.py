@@ -142,7 +142,7 @@ class _Reader:
     def add_consumer(self, path: str, name: str, important: bool = False, read_from_ms: int = 0) -> None:
         _, f = self._find(path)
         if not name or "/" in name:
-            raise InvalidRequest(f"Invalid consumer name '{name}'")
+            raise InvalidRequest(f"Invalid consumer name '{name}' (a consumer name is not empty and has no '/')")
 
         def work(txn: Txn) -> None:
             if S.has_consumer(txn, f.feed_id, name):
