@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import Any
 
 
@@ -68,16 +67,18 @@ def source_extras(ns: argparse.Namespace) -> dict[str, str]:
 
 
 def run_lakehouse(ns: argparse.Namespace) -> int:
+    from ..errors import CommandFailure
     from .lakehouse_job import checkpoint_of, job_options, source_options
     from .options import OptionError
-    from .pipeline_cli import run_job
+    from .pipeline_cli import require_module, run_job
 
     try:
         source_options(ns.source, ns.data_dir)
         extras = source_extras(ns)
     except OptionError as e:
-        print(f"logtide pipeline lakehouse: {e}", file=sys.stderr)
-        return 2
+        raise CommandFailure(str(e)) from None
+    if ns.format == "delta":
+        require_module("deltalake", "lakehouse")
 
     def check() -> None:
         from .preflight import check_lakehouse

@@ -6,13 +6,14 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sys
 from typing import Any, Callable
+
+from ..errors import CommandFailure
 
 
 def add_pipeline(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Register ``logtide pipeline`` and its ``replicate`` and ``lakehouse`` jobs."""
-    p = subparsers.add_parser("pipeline", parents=[parent], help="data pipelines on Apache Spark (needs the spark extra)",
+    p = subparsers.add_parser("pipeline", parents=[parent],
                               description="Data pipelines on Apache Spark (pip install 'logtide[spark]').")
     jobs = p.add_subparsers(dest="job", metavar="JOB", required=True)
     r = jobs.add_parser(
@@ -44,54 +45,53 @@ Say = Callable[[str], None]
 STARTING = "starting Spark ({master}): JVM and Python workers, 10-60 s"
 
 
+def require_module(module: str, extra: str) -> None:
+    """CommandFailure naming the extra to install when ``module`` is missing (before any Spark starts)."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise CommandFailure(f"{module} is not installed: pip install 'logtide[{extra}]'")
+
+
 def run_job(job: str, master: str, check: Callable[[], None], start: Callable[[Any, Say], Any],
             status: Callable[[Any], str | None], done: str | Callable[[], str]) -> int:
     """Run a pipeline job to its end.  ``check()`` runs first, before Spark starts (docs/spark.md "Before Spark
-    starts"): OptionError for bad input exits 2, ConnectionError for a server it cannot reach exits 1.  Then
-    Spark starts (a status line says so on a terminal), ``start(spark, say)`` returns the job's StreamingQuery
-    and ``status(query)`` is its progress line, shown only on a terminal; ``done`` is printed when the query ends
-    well.  Errors are one line, never a traceback; exit 1 once Spark has started."""
-    import importlib.util
-
-    name = f"logtide pipeline {job}"
-    if importlib.util.find_spec("pyspark") is None:
-        print("logtide pipeline: pyspark is not installed (pip install 'logtide[spark]')", file=sys.stderr)
-        return 2
+    starts"), raising OptionError for bad input and ConnectionError for a server it cannot reach.  Then Spark
+    starts (a status line says so on a terminal), ``start(spark, say)`` returns the job's StreamingQuery and
+    ``status(query)`` is its progress line, shown only on a terminal; ``done`` is printed when the query ends
+    well.  A failure raises CommandFailure: one line (``logtide pipeline JOB: error: ...``, README "Errors"),
+    status 2, never a traceback."""
+    require_module("pyspark", "spark")
     from ..progress import progress
     from .options import OptionError
 
     try:
         check()
-    except OptionError as e:
-        print(f"{name}: {e}", file=sys.stderr)
-        return 2
-    except ConnectionError as e:
-        print(f"{name}: {e}", file=sys.stderr)
-        return 1
+    except (OptionError, ConnectionError) as e:
+        raise CommandFailure(str(e)) from None
     except KeyboardInterrupt:
         return 130
-    with progress(name, counter=False) as bar:  # a status line on a terminal (logtide.progress), else nothing
+    with progress(f"logtide pipeline {job}", counter=False) as bar:  # a status line on a terminal, else nothing
         bar.describe(STARTING.format(master=master))
-        code, message = _run(name, master, start, status, bar.describe)
-    if message is not None:
-        print(f"{name}: {message}", file=sys.stderr)
+        code = _run(f"logtide pipeline {job}", master, start, status, bar.describe)
     if code == 0:
         print(done() if callable(done) else done)
     return code
 
 
 def _run(name: str, master: str, start: Callable[[Any, Say], Any], status: Callable[[Any], str | None],
-         say: Say) -> tuple[int, str | None]:
-    """Start Spark and the job's query, and follow it to its end: (exit status, error line or None)."""
+         say: Say) -> int:
+    """Start Spark and the job's query, and follow it to its end: 0, or 130 when interrupted; a failure raises
+    CommandFailure with its one line."""
     from .options import OptionError
     from .session import spark_session
 
     try:
         spark = spark_session(master, name)
     except KeyboardInterrupt:
-        return 130, None
+        return 130
     except Exception as e:  # noqa: BLE001 - no Java, a bad master: one line
-        return 1, f"cannot start Spark: {error_line(e)}"
+        raise CommandFailure(f"cannot start Spark: {error_line(e)}") from None
     try:
         query = start(spark, say)
         ended = False
@@ -101,13 +101,17 @@ def _run(name: str, master: str, start: Callable[[Any, Say], Any], status: Calla
             if line is not None:
                 say(line)
         failure = query.exception()
-        return (0, None) if failure is None else (1, error_line(failure))
+        if failure is not None:
+            raise CommandFailure(error_line(failure))
+        return 0
     except KeyboardInterrupt:
-        return 130, None
+        return 130
+    except CommandFailure:
+        raise
     except (OptionError, ConnectionError, RuntimeError) as e:
-        return 1, str(e)
+        raise CommandFailure(str(e)) from None
     except Exception as e:  # noqa: BLE001 - a Spark failure: one line, never a traceback
-        return 1, error_line(e)
+        raise CommandFailure(error_line(e)) from None
     finally:
         spark.stop()
 
@@ -135,8 +139,7 @@ def run_replicate(ns: argparse.Namespace) -> int:
     try:
         source, target = parse_url(ns.source, "source"), parse_url(ns.target, "target")
     except OptionError as e:
-        print(f"logtide pipeline replicate: {e}", file=sys.stderr)
-        return 2
+        raise CommandFailure(str(e)) from None
 
     def check() -> None:
         from .preflight import check_replicate

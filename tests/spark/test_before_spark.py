@@ -1,6 +1,7 @@
 """``logtide pipeline`` checks its source, table, topic and target before it starts Spark (docs/spark.md "Before
-Spark starts"): each failure is one line with its exit status, and pyspark is never imported (a stand-in
-``pyspark`` package on PYTHONPATH records any import, so a job that went on to start Spark is caught)."""
+Spark starts"): each failure is one line (``logtide pipeline JOB: error: ...``, status 2), and pyspark is never
+imported (a stand-in ``pyspark`` package on PYTHONPATH records any import, so a job that went on to start Spark is
+caught)."""
 
 from __future__ import annotations
 
@@ -63,12 +64,12 @@ def test_the_lakehouse_job_finds_bad_sources_and_targets_before_spark_starts(dat
     target = str(tmp_path / "target")
     missing = lakehouse(tmp_path, "--data-dir", str(tmp_path / "none"), "--source", "ks/t/f", "--target", target)
     assert missing.returncode == 2
-    assert "logtide pipeline lakehouse: option path: cannot open the logtide data directory" in missing.stderr
+    assert "logtide pipeline lakehouse: error: option path: cannot open the logtide data directory" in missing.stderr
     no_feed = lakehouse(tmp_path, "--data-dir", data, "--source", "ks/t/nope", "--target", target)
     assert no_feed.returncode == 2 and "option topic: Topic 'ks/t/nope' does not exist" in no_feed.stderr
     port = free_port()
     no_kafka = lakehouse(tmp_path, "--source", f"kafka://127.0.0.1:{port}/ks/t/f", "--target", target)
-    assert no_kafka.returncode == 1
+    assert no_kafka.returncode == 2
     assert f"cannot reach the Kafka bootstrap servers 127.0.0.1:{port}: 127.0.0.1:{port}: " in no_kafka.stderr
     keys_only = lakehouse(tmp_path, "--data-dir", data, "--source", "ks/t/k", "--target", target)
     assert keys_only.returncode == 2 and "a KEYS_ONLY changefeed carries no new values" in keys_only.stderr
@@ -107,8 +108,8 @@ def test_the_replication_job_finds_bad_sources_and_targets_before_spark_starts(s
 
     port = free_port()
     unreachable = replicate(f"cql://127.0.0.1:{port}/rk.logged", f"{here}/rk.copy")
-    assert unreachable.returncode == 1
-    assert f"logtide pipeline replicate: cannot connect to 127.0.0.1:{port}: " in unreachable.stderr
+    assert unreachable.returncode == 2
+    assert f"logtide pipeline replicate: error: cannot connect to 127.0.0.1:{port}: " in unreachable.stderr
     missing = replicate(f"{here}/rk.nope", f"{here}/rk.copy")
     assert missing.returncode == 2 and "--source: table rk.nope does not exist" in missing.stderr
     no_log = replicate(f"{here}/rk.plain", f"{here}/rk.copy")

@@ -323,5 +323,5 @@ def test_the_command_names_a_bad_source_in_one_line(tmp_path):
                              capture_output=True, text=True, timeout=600,
                              env={**os.environ, "PYSPARK_PYTHON": sys.executable})
     assert missing.returncode == 2  # bad input, found before Spark starts
-    assert "logtide pipeline lakehouse: option path: cannot open the logtide data directory" in missing.stderr
+    assert "logtide pipeline lakehouse: error: option path: cannot open the logtide data directory" in missing.stderr
     assert "Traceback" not in missing.stderr
