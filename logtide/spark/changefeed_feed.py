@@ -110,7 +110,7 @@ def table_connection(s: ChangefeedSettings) -> Connection:
         return Connection(s.keyspace, s.table, path=s.address.path)
     kafka = s.address.kafka
     assert kafka is not None and s.cql_host is not None
-    return Connection(s.keyspace, s.table, (s.cql_host,), s.cql_port, None, kafka.username, kafka.password,
+    return Connection(s.keyspace, s.table, (s.cql_host,), s.cql_port, None, s.cql_username, s.cql_password,
                       kafka.ssl, kafka.ssl_ca_file, timeout=kafka.timeout)
 
 

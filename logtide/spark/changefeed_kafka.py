@@ -40,7 +40,31 @@ def client_config(settings: KafkaSettings, group: str, on_error: Callable[[Any],
         conf["security.protocol"] = "SSL"
     if settings.ssl_ca_file:
         conf["ssl.ca.location"] = settings.ssl_ca_file
+    conf.update(settings.extra)
     return conf
+
+
+def new_consumer(settings: KafkaSettings, group: str, on_error: Callable[[Any], None] | None = None) -> Any:
+    """A confluent-kafka Consumer; a setting librdkafka refuses (from a ``kafka.`` option) names the option."""
+    from confluent_kafka import Consumer, KafkaException
+
+    try:
+        return Consumer(client_config(settings, group, on_error))
+    except (KafkaException, ValueError, TypeError) as e:
+        why = e.args[0].str() if e.args and hasattr(e.args[0], "str") else str(e)
+        raise OptionError(f"the Kafka client refused the kafka. options ({why}); known settings: librdkafka's "
+                          f"CONFIGURATION.md") from None
+
+
+def topic_names(settings: KafkaSettings) -> list[str]:
+    """Every topic's name at the bootstrap servers (for ``subscribePattern``)."""
+    c = new_consumer(settings, "logtide-spark-reader")
+    try:
+        return sorted(c.list_topics(timeout=settings.timeout).topics)
+    except Exception as e:  # noqa: BLE001 (librdkafka's KafkaException)
+        raise ConnectionError(f"cannot reach the Kafka bootstrap servers {settings.bootstrap}: {e}") from None
+    finally:
+        c.close()
 
 
 class _QuietLogger:
@@ -67,12 +91,10 @@ class KafkaAccess:
     """One topic over Kafka (``changefeed_topic.TopicAccess``)."""
 
     def __init__(self, settings: KafkaSettings, topic: str) -> None:
-        from confluent_kafka import Consumer
-
         self.settings = settings
         self.topic = topic
         self.refusal: str | None = None  # why the broker refused the client, from librdkafka's error callback
-        self.consumer = Consumer(client_config(settings, "logtide-spark-reader", self._background_error))
+        self.consumer = new_consumer(settings, "logtide-spark-reader", self._background_error)
         self._count: int | None = None
 
     def _background_error(self, err: Any) -> None:
@@ -153,9 +175,9 @@ class KafkaAccess:
             self.consumer.unassign()
 
     def commit(self, consumer: str, offsets: Mapping[int, int]) -> None:
-        from confluent_kafka import Consumer, KafkaException
+        from confluent_kafka import KafkaException
 
-        c = Consumer(client_config(self.settings, consumer))
+        c = new_consumer(self.settings, consumer)
         try:
             c.commit(offsets=[self._tp(p, o) for p, o in sorted(offsets.items())], asynchronous=False)
         except KafkaException as e:

@@ -11,6 +11,7 @@ order, so that equal offsets are equal JSON).  Records become typed rows of Delt
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
@@ -22,7 +23,7 @@ from .changefeed_options import ChangefeedSettings
 from .changefeed_rows import RowParser, arrow_types, output_ddl, output_names
 from .changefeed_topic import TopicAccess
 from .compat import STREAM_BASES, check_stream_limit
-from .errors import user_errors
+from .errors import data_lost, user_errors
 from .options import OptionError
 from . import types as ST
 
@@ -39,10 +40,27 @@ def from_json(offset: Any) -> Offsets:
     return {int(p): int(o) for p, o in d.items()}
 
 
-def resolve(spec: Any, bounds: list[tuple[int, int]], name: str) -> Offsets:
+Bounds = dict[int, tuple[int, int]]
+
+
+def bounds(settings: ChangefeedSettings, access: TopicAccess) -> Bounds:
+    """Each partition read (every one, or ``assign``'s) with its (start offset, end offset)."""
+    every = dict(enumerate(access.partitions()))
+    if settings.partitions is None:
+        return every
+    missing = [p for p in settings.partitions if p not in every]
+    if missing:
+        raise OptionError(f"option assign: the topic has {len(every)} partitions, got partition {missing[0]}")
+    return {p: every[p] for p in settings.partitions}
+
+
+def resolve(spec: Any, ranges: Bounds, name: str) -> Offsets:
     """``earliest`` / ``latest`` / a partition -> offset dict (-2 earliest, -1 latest) as offsets per partition."""
+    if isinstance(spec, dict) and any(p not in ranges for p in spec):
+        raise OptionError(f"option {name}: partition {max(p for p in spec if p not in ranges)} is not read (the "
+                          f"partitions read: {', '.join(map(str, sorted(ranges)))})")
     out = {}
-    for p, (lo, hi) in enumerate(bounds):
+    for p, (lo, hi) in ranges.items():
         if spec == "earliest":
             out[p] = lo
         elif spec == "latest":
@@ -50,17 +68,42 @@ def resolve(spec: Any, bounds: list[tuple[int, int]], name: str) -> Offsets:
         else:
             o = spec.get(p, -2)
             out[p] = lo if o == -2 else hi if o == -1 else o
-    if isinstance(spec, dict) and any(p >= len(bounds) for p in spec):
-        raise OptionError(f"option {name}: the topic has {len(bounds)} partitions, got partition "
-                          f"{max(spec)}")
     return out
 
 
+def _time_of(times: Any, p: int) -> int | None:
+    return times.get(p) if isinstance(times, dict) else times
+
+
 def starting(settings: ChangefeedSettings, access: TopicAccess, default: str) -> Offsets:
-    bounds = access.partitions()
+    """Where a read starts: ``startingTimestamp`` > ``startingOffsetsByTimestamp`` > ``startingOffsets`` (Spark's order)."""
+    ranges = bounds(settings, access)
+    out = resolve(settings.starting or default, ranges, "startingOffsets")
     if settings.starting_time_ms is not None:
-        return {p: max(lo, access.offset_for_time(p, settings.starting_time_ms)) for p, (lo, _) in enumerate(bounds)}
-    return resolve(settings.starting or default, bounds, "startingOffsets")
+        for p, (lo, hi) in ranges.items():
+            t = _time_of(settings.starting_time_ms, p)
+            if t is None:
+                continue
+            o = access.offset_for_time(p, t)
+            if o >= hi and settings.no_time_match_fails:
+                raise OptionError(f"No offset matched from request of topic-partition {settings.address.kafka_name}-{p} "
+                                  f"and timestamp {t} (no record written at or after it; option "
+                                  f"startingOffsetsByTimestampStrategy=latest starts such a partition at its end)")
+            out[p] = max(lo, min(o, hi))
+    return out
+
+
+def ending(settings: ChangefeedSettings, access: TopicAccess) -> Offsets:
+    """Where a batch read ends: ``endingTimestamp`` > ``endingOffsetsByTimestamp`` > ``endingOffsets`` (default latest);
+    a partition without a record at or after the time ends at its end."""
+    ranges = bounds(settings, access)
+    out = resolve(settings.ending or "latest", ranges, "endingOffsets")
+    if settings.ending_time_ms is not None:
+        for p, (lo, hi) in ranges.items():
+            t = _time_of(settings.ending_time_ms, p)
+            if t is not None:
+                out[p] = max(lo, min(access.offset_for_time(p, t), hi))
+    return out
 
 
 def cap(begin: Offsets, target: Offsets, max_records: int) -> Offsets:
@@ -114,14 +157,21 @@ class Reading:
         batcher = ST.ArrowBatcher(self.names, self.types, 10_000)
         index = self.index
         access = self.settings.address.open()
+        lost = self.settings.fail_on_data_loss
+        expected = part.start
         try:
             for off, ms, key, value in access.read(part.partition, part.start, part.end):
+                if lost and off > expected:
+                    raise data_lost(self.settings.address.kafka_name, part.partition, expected, off)
+                expected = off + 1
                 for row in parser.parse(part.partition, off, ms, key, value):
                     batch = batcher.add([row[i] for i in index])
                     if batch is not None:
                         yield batch
         finally:
             access.close()
+        if lost and expected < part.end:
+            raise data_lost(self.settings.address.kafka_name, part.partition, expected, part.end)
         batch = batcher.flush()
         if batch is not None:
             yield batch
@@ -171,7 +221,11 @@ class LogtideChangefeedDataSource(DataSource):
     @user_errors
     def streamReader(self, schema: Any) -> "ChangefeedStreamReader":
         settings, info = self._setup()
-        check_stream_limit("maxRecordsPerTrigger", settings.max_records)
+        check_stream_limit("maxOffsetsPerTrigger", settings.max_records)
+        check_stream_limit("minOffsetsPerTrigger", settings.min_records)
+        if settings.ending is not None or settings.ending_time_ms is not None:
+            raise OptionError("options endingOffsets, endingTimestamp and endingOffsetsByTimestamp are for batch reads "
+                              "only (as in Spark's Kafka source)")
         return ChangefeedStreamReader(Reading(settings, info, [f.name for f in schema.fields]))
 
 
@@ -184,7 +238,7 @@ class ChangefeedBatchReader(DataSourceReader):
         access = s.address.open()
         try:
             self.begin = starting(s, access, "earliest")
-            end = resolve(s.ending or "latest", access.partitions(), "endingOffsets")
+            end = ending(s, access)
             if s.consistent:
                 end = consistent_cut(access, self.begin, end) or dict(self.begin)
         finally:
@@ -209,6 +263,7 @@ class ChangefeedStreamReader(*STREAM_BASES):  # type: ignore[misc]
         self.available_now: Offsets | None = None
         self.last: Offsets | None = None
         self.ends: Offsets | None = None  # every partition's end at the last latestOffset (the lag's end)
+        self.last_batch = time.monotonic()  # when the last micro-batch with records was planned (maxTriggerDelay)
 
     def __getstate__(self) -> dict:  # executors get a copy without the driver's connection
         state = dict(self.__dict__)
@@ -227,8 +282,8 @@ class ChangefeedStreamReader(*STREAM_BASES):  # type: ignore[misc]
         begin = starting(s, self.access(), "latest")
         if s.consistent and s.starting in (None, "latest") and s.starting_time_ms is None:
             # start at the latest global barrier, so the first batch begins at a consistent cut too
-            bounds = self.access().partitions()
-            begin = consistent_cut(self.access(), {p: lo for p, (lo, _) in enumerate(bounds)}, begin) or begin
+            ranges = bounds(s, self.access())
+            begin = consistent_cut(self.access(), {p: lo for p, (lo, _) in ranges.items()}, begin) or begin
         self.last = begin
         return to_json(begin)
 
@@ -240,7 +295,7 @@ class ChangefeedStreamReader(*STREAM_BASES):  # type: ignore[misc]
 
     @user_errors
     def prepareForTriggerAvailableNow(self) -> None:
-        self.available_now = {p: hi for p, (_, hi) in enumerate(self.access().partitions())}
+        self.available_now = {p: hi for p, (_, hi) in bounds(self.settings, self.access()).items()}
 
     @user_errors
     def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
@@ -252,12 +307,18 @@ class ChangefeedStreamReader(*STREAM_BASES):  # type: ignore[misc]
             begin = from_json(start)
         else:
             begin = self.last if self.last is not None else from_json(self.initialOffset())
-        target = self.ends = {p: hi for p, (_, hi) in enumerate(self.access().partitions())}
+        target = self.ends = {p: hi for p, (_, hi) in bounds(self.settings, self.access()).items()}
+        if self.settings.fail_on_data_loss:
+            for p, hi in target.items():
+                if begin.get(p, 0) > hi:  # the topic was deleted and made again behind the checkpoint's back
+                    raise data_lost(self.settings.address.kafka_name, p, hi, begin[p] + 1)
         if self.available_now is not None:
             target = {p: min(hi, self.available_now.get(p, hi)) for p, hi in target.items()}
         target = {p: max(begin.get(p, 0), hi) for p, hi in target.items()}
         begin = {p: begin.get(p, 0) for p in target}
         max_rows = getattr(limit, "max_rows", None)  # ReadMaxRows (from the option) or ReadAllAvailable
+        if self.waits(begin, target):
+            return to_json(begin)
         if self.settings.consistent:
             target = consistent_cut(self.access(), begin, target) or begin
             if max_rows:
@@ -267,6 +328,18 @@ class ChangefeedStreamReader(*STREAM_BASES):  # type: ignore[misc]
         if start is None:
             self.last = target
         return to_json(target)
+
+    def waits(self, begin: Offsets, target: Offsets) -> bool:
+        """``minOffsetsPerTrigger``: fewer records wait than that and ``maxTriggerDelay`` has not passed since the
+        last micro-batch (never under Trigger.AvailableNow), so this trigger plans no batch."""
+        m = self.settings.min_records
+        now = time.monotonic()
+        if m and self.available_now is None and sum(target[p] - begin[p] for p in target) < m and \
+                (now - self.last_batch) * 1_000_000 < self.settings.max_trigger_delay_us:
+            return True
+        if target != begin:
+            self.last_batch = now
+        return False
 
     def reportLatestOffset(self) -> dict | None:
         """Every partition's end when the last micro-batch was planned, for the query's progress

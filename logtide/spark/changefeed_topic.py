@@ -34,7 +34,8 @@ class TopicAccess(Protocol):
 
 @dataclass(frozen=True)
 class KafkaSettings:
-    """How to reach a Kafka-protocol endpoint (bootstrap servers, SASL/PLAIN, TLS)."""
+    """How to reach a Kafka-protocol endpoint (bootstrap servers, SASL/PLAIN, TLS); ``extra``: the
+    ``kafka.``-prefixed options, passed to the client as Spark's Kafka source does."""
 
     bootstrap: str
     username: str | None = None
@@ -42,6 +43,7 @@ class KafkaSettings:
     ssl: bool = False
     ssl_ca_file: str | None = None
     timeout: float = 60.0
+    extra: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

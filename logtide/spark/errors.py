@@ -17,7 +17,13 @@ from typing import Any, Callable, Iterator, TypeVar
 
 from .options import OptionError
 
-USER_ERRORS = (OptionError, ConnectionError)
+
+
+class DataLoss(RuntimeError):
+    """Records of the range to read were removed (retention) before they were read, with ``failOnDataLoss=true``."""
+
+
+USER_ERRORS = (OptionError, ConnectionError, DataLoss)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -52,3 +58,13 @@ def untrusted_certificate(detail: str) -> str:
     """The reason for a server certificate that does not verify, naming the option to set."""
     return (f"the server's TLS certificate is not trusted ({detail}): option sslCaFile must name the PEM bundle of "
             f"the CA that signed it (or the certificate itself when self-signed)")
+
+
+def data_lost(topic: str, partition: int, start: int, end: int) -> DataLoss:
+    """Spark's Kafka source's failure for records removed before they were read (its words, logtide's offsets)."""
+    return DataLoss(
+        f"Partition {topic}-{partition}'s offsets {start} to {end - 1} were removed before they were read. Some data "
+        f"may have been lost because they are not available in Kafka any more; either the data was aged out by Kafka "
+        f"(the changefeed's RETENTION_PERIOD) or the topic may have been deleted before all the data in the topic was "
+        f"processed. If you don't want your streaming query to fail on such cases, set the source option "
+        f"\"failOnDataLoss\" to \"false\".")

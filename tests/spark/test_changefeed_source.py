@@ -285,12 +285,13 @@ def test_starting_and_ending_offsets_and_timestamps_choose_the_records(spark, ev
     cut = first[len(first) // 2]._commit_timestamp.replace(tzinfo=UTC)
     ms = int(cut.timestamp() * 1000)
     for kafka in (False, True):
-        later = read(spark, env.opts("ks/events/ev", kafka=kafka), startingTimestamp=str(ms)).collect()
+        later = read(spark, env.opts("ks/events/ev", kafka=kafka), startingTimestamp=str(ms),
+                     startingOffsetsByTimestampStrategy="latest").collect()
         assert {r.id for r in later} == {r.id for r in first if r._commit_timestamp.replace(tzinfo=UTC) >= cut}
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"topic": "ks/events/ev"}, "exactly one of the options bootstrap"),
+    ({"topic": "ks/events/ev"}, "exactly one of the options kafka.bootstrap.servers (or bootstrap"),
     ({"topic": "ks/events", "path": "."}, "option topic: expected keyspace/table/changefeed"),
     ({"topic": "ks/events/ev", "path": "@", "startingOffsets": "first"}, "option startingOffsets"),
     ({"topic": "ks/events/ev", "path": "@", "maxRecordsPerTrigger": "0"}, "option maxRecordsPerTrigger"),
@@ -304,6 +305,170 @@ def test_bad_options_fail_with_a_message_naming_the_option(spark, events, option
     with pytest.raises(Exception) as e:
         read(spark, opts).schema
     assert message in str(e.value)
+
+
+# -- Spark's Kafka source option names (and logtide's earlier ones, kept as aliases) ------------------
+
+def spark_kafka(env, **more) -> dict:
+    """The Spark Kafka source's names for what ``env.opts(..., kafka=True)`` says with logtide's earlier ones."""
+    return {"kafka.bootstrap.servers": env.kafka, "cqlPort": str(env.srv.port), **more}
+
+
+def rows_of(df) -> list:
+    return sorted(map(tuple, df.collect()))
+
+
+def test_spark_kafka_source_names_read_what_the_earlier_names_read(spark, events):
+    env = events
+    old = env.opts("ks/events/ev", kafka=True)
+    everything = rows_of(read(spark, old))
+    assert len(everything) == sum(ends(env, "ks/events/ev").values())
+    for topic in ({"subscribe": "ks.events.ev"}, {"subscribePattern": r"ks\.events\.e."},
+                  {"assign": '{"ks.events.ev": [0, 1, 2]}'}):
+        assert rows_of(read(spark, spark_kafka(env, **topic))) == everything, topic
+    new = spark_kafka(env, subscribe="ks.events.ev")
+    # offsets: {"0": 2} (earlier) and Spark's {"topic": {"0": 2}}, -2 earliest, -1 latest
+    assert rows_of(read(spark, old, startingOffsets='{"0": 2, "2": 1}', endingOffsets='{"0": 3, "1": -1}')) == \
+        rows_of(read(spark, new, startingOffsets='{"ks.events.ev": {"0": 2, "2": 1}}',
+                     endingOffsets='{"ks.events.ev": {"0": 3, "1": -1}}'))
+    # assign reads the partitions it names
+    two = rows_of(read(spark, spark_kafka(env, assign='{"ks.events.ev": [0, 2]}')))
+    at = read(spark, old).columns.index("_partition")
+    assert two == [r for r in everything if r[at] in (0, 2)] and 0 < len(two) < len(everything)
+    # startingTimestamp (ms, every partition) and startingOffsetsByTimestamp (Spark's JSON) choose the same records
+    first = read(spark, old).orderBy("_commit_timestamp").collect()
+    cut = first[len(first) // 2]._commit_timestamp.replace(tzinfo=UTC)
+    ms = int(cut.timestamp() * 1000)
+    later = {r.id for r in first if r._commit_timestamp.replace(tzinfo=UTC) >= cut}
+    by_ts = json.dumps({"ks.events.ev": {str(p): ms for p in range(3)}})
+    for opts in ({**old, "startingTimestamp": str(ms)}, {**new, "startingOffsetsByTimestamp": by_ts}):
+        got = read(spark, opts, startingOffsetsByTimestampStrategy="latest").collect()
+        assert {r.id for r in got} == later
+    # endingTimestamp / endingOffsetsByTimestamp: what was written before the time
+    for opts in ({**new, "endingTimestamp": str(ms)}, {**new, "endingOffsetsByTimestamp": by_ts}):
+        assert {r.id for r in read(spark, opts).collect()} == {r.id for r in first} - later
+
+
+def test_a_start_time_after_every_record_fails_as_in_spark_unless_the_strategy_is_latest(spark, events):
+    new = {"subscribe": "ks.events.ev", "path": str(events.data), "startingTimestamp": str(2**42)}
+    with pytest.raises(Exception) as e:
+        read(spark, new).collect()
+    assert "No offset matched from request of topic-partition ks.events.ev-0 and timestamp 4398046511104" in str(e.value)
+    assert read(spark, new, startingOffsetsByTimestampStrategy="latest").count() == 0
+
+
+def test_kafka_prefixed_options_go_to_the_kafka_client(spark, events):
+    env = events
+    new = spark_kafka(env, subscribe="ks.events.ev")
+    assert rows_of(read(spark, new, **{"kafka.socket.timeout.ms": "30000", "kafka.client.id": "sparky"})) == \
+        rows_of(read(spark, env.opts("ks/events/ev", kafka=True)))
+    with pytest.raises(Exception) as e:
+        read(spark, new, **{"kafka.no.such.setting": "1", "tableSchema": "id int PRIMARY KEY, v int",
+                            "mode": "NEW_IMAGE", "format": "JSON"}).collect()
+    assert "the Kafka client refused the kafka. options (" in str(e.value) and "no.such.setting" in str(e.value)
+
+
+def test_max_offsets_per_trigger_caps_batches_as_max_records_per_trigger_did(spark, events, tmp_path):
+    if not has_admission_control():
+        pytest.skip("admission control of Python streams needs Spark 4.2+ (refusal tested above)")
+    env = events
+    sizes = {}
+    for name, opts in (("maxRecordsPerTrigger", env.opts("ks/events/ev", kafka=True)),
+                       ("maxOffsetsPerTrigger", spark_kafka(env, subscribe="ks.events.ev"))):
+        q = run_stream(spark, opts, tmp_path / name / "out", tmp_path / name / "ckpt", **{name: "7"})
+        sizes[name] = [p["numInputRows"] for p in q.recentProgress if p["numInputRows"]]
+        out = rows_of(spark.read.parquet(str(tmp_path / name / "out")))
+        sizes[name + " rows"] = out
+    assert sizes["maxRecordsPerTrigger"] == sizes["maxOffsetsPerTrigger"] and max(sizes["maxOffsetsPerTrigger"]) <= 7
+    assert sizes["maxRecordsPerTrigger rows"] == sizes["maxOffsetsPerTrigger rows"]
+
+
+def test_min_offsets_per_trigger_waits_for_records_or_max_trigger_delay(spark, events, tmp_path):
+    if not has_admission_control():
+        pytest.skip("admission control of Python streams needs Spark 4.2+")
+    env = events
+    total = sum(ends(env, "ks/events/ev").values())
+    r = spark.readStream.format("logtide-changefeed").options(
+        **spark_kafka(env, subscribe="ks.events.ev"), startingOffsets="earliest", minOffsetsPerTrigger="100000",
+        maxTriggerDelay="4s")
+    began = time.monotonic()
+    q = (r.load().writeStream.format("noop").option("checkpointLocation", str(tmp_path / "ckpt"))
+         .trigger(processingTime="500 milliseconds").start())
+    try:
+        first_rows = None
+        while time.monotonic() - began < 300:
+            if any(p["numInputRows"] for p in q.recentProgress):
+                first_rows = time.monotonic() - began
+                break
+            time.sleep(0.2)
+        assert q.exception() is None
+        # fewer than minOffsetsPerTrigger records wait: the first batch comes after maxTriggerDelay, whole
+        assert first_rows is not None and first_rows >= 4
+        assert sum(p["numInputRows"] for p in q.recentProgress) == total
+    finally:
+        q.stop()
+
+
+def test_names_of_both_conventions_for_one_thing_or_foreign_topics_are_refused(spark, events):
+    base = {"path": str(events.data)}
+    for opts, message in (
+            ({"subscribe": "ks.events.ev", "topic": "ks/events/ev"}, "exactly one of the options subscribe"),
+            ({"subscribe": "ks.events.ev,ks.typed.j_new"}, "option subscribe: one changefeed topic is read"),
+            ({"subscribePattern": r"ks\..*"}, "must match exactly one changefeed topic"),
+            ({"assign": '{"ks.events.ev": [7]}'}, "option assign: the topic has 3 partitions, got partition 7"),
+            ({"subscribe": "ks.events.ev", "startingOffsets": '{"ks.other.ev": {"0": 1}}'},
+             "option startingOffsets: topic 'ks.other.ev' is not the topic read (ks.events.ev)"),
+            ({"subscribe": "ks.events.ev", "maxOffsetsPerTrigger": "5", "maxRecordsPerTrigger": "5"},
+             "options maxOffsetsPerTrigger and maxRecordsPerTrigger mean the same"),
+            ({"subscribe": "ks.events.ev", "kafka.group.id": "g"}, "Kafka option 'group.id' is not supported"),
+            ({"subscribe": "ks.events.ev", "endingOffsets": '{"ks.events.ev": {"0": -2}}'},
+             "option endingOffsets: the ending offset cannot be earliest"),
+            ({"subscribe": "ks.events.ev", "colour": "red"}, "unknown option 'colour' (known options: "
+                                                             "kafka.bootstrap.servers, subscribe, subscribePattern")):
+        with pytest.raises(Exception) as e:
+            read(spark, {**base, **opts}).collect()
+        assert message in str(e.value), opts
+
+
+@pytest.fixture(scope="module")
+def expired(tmp_path_factory):
+    """A data directory whose changefeed ks/t/f (one partition) lost offsets 0..2 to retention (3 and 4 remain)."""
+    import logtide
+    from logtide.clock import ManualClock
+
+    clock = ManualClock()
+    data = tmp_path_factory.mktemp("expired") / "data"
+    with logtide.open(data, clock=clock, synchronous="OFF") as db:
+        s = db.session()
+        s.execute(KEYSPACE_DDL.format("ks"))
+        s.execute("CREATE TABLE ks.t (k int PRIMARY KEY, v int)")
+        s.execute("ALTER TABLE ks.t ADD CHANGEFEED f WITH (MODE = 'NEW_IMAGE', FORMAT = 'JSON', "
+                  "RETENTION_PERIOD = Interval('PT1H'))")
+        for i in range(3):
+            s.execute(f"INSERT INTO ks.t (k, v) VALUES ({i}, {i})")
+        clock.advance(seconds=1800)
+        for i in range(3, 5):
+            s.execute(f"INSERT INTO ks.t (k, v) VALUES ({i}, {i})")
+        clock.advance(seconds=1801)
+        db.feeds.tick()
+        assert [(p.start_offset, p.end_offset) for p in db.changefeeds.partitions("ks/t/f")] == [(3, 5)]
+    return data
+
+
+@pytest.mark.parametrize("starting", ['{"0": 0}', '{"ks.t.f": {"0": 0}}'])
+def test_records_lost_to_retention_fail_the_read_unless_fail_on_data_loss_is_false(spark, expired, tmp_path,
+                                                                                    starting):
+    opts = {"subscribe": "ks.t.f", "path": str(expired), "startingOffsets": starting}
+    with pytest.raises(Exception) as e:
+        read(spark, opts).collect()
+    text = str(e.value)
+    assert "Partition ks.t.f-0's offsets 0 to 2 were removed before they were read. Some data may have been lost" \
+        in text and 'set the source option "failOnDataLoss" to "false"' in text and "Traceback (most recent" not in \
+        text.split("DataLoss:")[-1]
+    assert sorted(r.k for r in read(spark, opts, failOnDataLoss="false").collect()) == [3, 4]
+    # a stream fails the same way
+    stream = spark.readStream.format("logtide-changefeed").options(**opts)
+    assert "were removed before they were read" in refused_stream(stream, tmp_path / "ckpt")
 
 
 # -- barrier-consistent micro-batches --------------------------------------------------------------
