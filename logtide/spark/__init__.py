@@ -22,15 +22,24 @@ def register(spark: Any) -> None:
     from .session import worker_python
     from .table_source import LogtideDataSource
 
+    conf = {k: v for k, v in spark.conf.getAll.items() if k.startswith("spark.cassandra.")}
     sc = spark.sparkContext
     python, default = worker_python(sc), sc.pythonExec
     sc.pythonExec = python  # what PySpark serializes with each source: its planner and readers run it
     try:
-        spark.dataSource.register(LogtideDataSource)
-        spark.dataSource.register(LogtideCdcDataSource)
+        spark.dataSource.register(with_conf(LogtideDataSource, conf))
+        spark.dataSource.register(with_conf(LogtideCdcDataSource, conf))
         spark.dataSource.register(LogtideChangefeedDataSource)
     finally:
         sc.pythonExec = default  # the session's other Python functions keep PySpark's choice
+
+
+def with_conf(source: type, conf: dict[str, str]) -> type:
+    """``source`` carrying the session's ``spark.cassandra.*`` conf (read when registering), as the Spark Cassandra
+    Connector reads its settings from the conf: a subclass that PySpark pickles by value, attribute included (the
+    source's planner runs in a Python worker, where no session is active)."""
+    return type(source.__name__, (source,), {"conf": dict(conf), "__module__": __name__,
+                                             "__qualname__": f"with_conf.<locals>.{source.__name__}"})
 
 
 def lakehouse(spark: Any, source: str, target: Any, format: str = "delta", **kwargs: Any) -> Any:

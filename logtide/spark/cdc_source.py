@@ -13,6 +13,7 @@ micro-batch never splits a write.  Options, output schema and guarantees: docs/s
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -25,11 +26,12 @@ from .client import Client, open_client, shared_client
 from .compat import STREAM_BASES, check_stream_limit
 from .errors import user_errors
 from .generations import GREGORIAN_OFFSET, cdc_time_micros, load_generations, spans, time_bound
-from .options import (Connection, OptionError, check_known, lowered, parse_duration_micros, parse_int,
-                      parse_timestamp_micros, quote)
+from .options import (Connection, OptionError, check_known, connector_options, lowered, parse_duration_micros,
+                      parse_int, parse_timestamp_micros, quote)
 from .table_info import TableInfo, load_table
 
-CDC_KEYS = Connection.KEYS | {"startingoffsets", "startingtimestamp", "endingtimestamp", "confidencewindow",
+CDC_KEYS = Connection.KEYS | {"startingoffsets", "startingtimestamp", "endingtimestamp", "startingtimestampmicros",
+                              "endingtimestampmicros", "confidencewindow",
                               "maxrowspertrigger", "splits"}
 DEFAULT_CONFIDENCE_WINDOW = "30s"
 DEFAULT_SPLITS = 16  # at most this many input partitions per generation (the table source's default splits)
@@ -67,7 +69,7 @@ class CdcSettings:
         check_known(opts, CDC_KEYS, "logtide-cdc")
         conn = Connection.parse(opts)
         conf = parse_duration_micros(opts, "confidenceWindow", DEFAULT_CONFIDENCE_WINDOW)
-        start_ts = parse_timestamp_micros(opts, "startingTimestamp")
+        start_ts = point_in_time(opts, "startingTimestamp")
         so = opts.get("startingoffsets")
         if so is not None and start_ts is not None:
             raise OptionError("options startingOffsets and startingTimestamp exclude each other")
@@ -85,8 +87,22 @@ class CdcSettings:
                                   f'{{"version": 1, "time": 1700000000000000}}, got {so!r}') from None
             starting = "json"
             start_ts += 1
-        return cls(conn, conf, starting, start_ts, parse_timestamp_micros(opts, "endingTimestamp"),
+        return cls(conn, conf, starting, start_ts, point_in_time(opts, "endingTimestamp"),
                    parse_int(opts, "maxRowsPerTrigger", None), parse_int(opts, "splits", DEFAULT_SPLITS))
+
+
+def point_in_time(opts: dict[str, str], name: str) -> int | None:
+    """``name`` (ISO 8601 or milliseconds since the epoch, as Spark's Kafka source) or ``nameMicros`` (microseconds,
+    the unit ``name`` had before), in microseconds."""
+    micros_name = name + "Micros"
+    if name.lower() in opts and micros_name.lower() in opts:
+        raise OptionError(f"options {name} and {micros_name} mean the same: give one")
+    if micros_name.lower() in opts:
+        v = opts[micros_name.lower()]
+        if not re.fullmatch(r"\s*-?\d+\s*", v):
+            raise OptionError(f"option {micros_name}: expected microseconds since the epoch, got {v!r}")
+        return int(v)
+    return parse_timestamp_micros(opts, name, number_unit=1000)
 
 
 def log_schema_ddl(log: TableInfo) -> str:
@@ -104,7 +120,7 @@ class LogtideCdcDataSource(DataSource):
     def _setup(self) -> tuple[CdcSettings, "LogShape"]:
         cached = getattr(self, "_cached", None)
         if cached is None:
-            settings = CdcSettings.parse(self.options)
+            settings = CdcSettings.parse(connector_options(self.options, getattr(self, "conf", None)))
             conn = settings.conn
             with open_client(conn) as client:
                 base = load_table(client, conn.keyspace, conn.table)

@@ -110,8 +110,10 @@ def table_connection(s: ChangefeedSettings) -> Connection:
         return Connection(s.keyspace, s.table, path=s.address.path)
     kafka = s.address.kafka
     assert kafka is not None and s.cql_host is not None
+    extra = dict(kafka.extra)  # kafka.security.protocol / kafka.ssl.ca.location say TLS for CQL too
+    tls = kafka.ssl or extra.get("security.protocol", "").upper() in ("SSL", "SASL_SSL")
     return Connection(s.keyspace, s.table, (s.cql_host,), s.cql_port, None, s.cql_username, s.cql_password,
-                      kafka.ssl, kafka.ssl_ca_file, timeout=kafka.timeout)
+                      tls, kafka.ssl_ca_file or extra.get("ssl.ca.location"), timeout=kafka.timeout)
 
 
 def table_options(s: ChangefeedSettings) -> dict[str, str]:

@@ -24,9 +24,61 @@ def lowered(options: Mapping[str, str]) -> dict[str, str]:
     return {str(k).lower(): str(v) for k, v in dict(options).items()}
 
 
+# The Spark Cassandra Connector's read settings (as options or in the Spark conf) -> logtide's option
+CONNECTOR = {
+    "spark.cassandra.connection.host": "host",
+    "spark.cassandra.connection.port": "port",
+    "spark.cassandra.auth.username": "username",
+    "spark.cassandra.auth.password": "password",
+    "spark.cassandra.connection.ssl.enabled": "ssl",
+    "spark.cassandra.connection.ssl.trustStore.path": "sslCaFile",
+    "spark.cassandra.connection.localDC": "localDc",
+    "spark.cassandra.input.consistency.level": "consistency",
+    "spark.cassandra.input.fetch.sizeInRows": "pageSize",
+    "spark.cassandra.read.timeoutMS": "timeout",
+}
+CONNECTOR_NAMES = ("keyspace", *CONNECTOR)
+
+
+def connector_options(options: Mapping[str, str], conf: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The options with lower-case keys, the Spark Cassandra Connector's names (``keyspace`` + ``table``,
+    ``spark.cassandra.*``) turned into logtide's.  A ``spark.cassandra.*`` setting comes from the options,
+    else from ``conf`` (the session's Spark conf), as the connector takes it; two names for one thing in the
+    options are refused."""
+    opts = lowered(options)
+    conf = {str(k).lower(): str(v) for k, v in dict(conf or {}).items()}
+    for name, ours in CONNECTOR.items():
+        key, mine = name.lower(), ours.lower()
+        if key in opts and mine in opts:
+            raise OptionError(f"options {name} and {ours} mean the same: give one")
+        value = opts.pop(key, None)
+        if value is None and mine not in opts and key in conf and not (mine == "host" and "path" in opts):
+            value = conf[key]
+        if value is None:
+            continue
+        if mine == "timeout":
+            try:
+                value = str(int(value.strip()) / 1000)
+            except ValueError:
+                raise OptionError(f"option {name}: expected milliseconds, got {value!r}") from None
+        opts[mine] = value
+    if "keyspace" in opts:
+        ks, table = opts.pop("keyspace"), opts.get("table")
+        if not table:
+            raise OptionError("option table is required with keyspace: the table's name (keyspace and table as the "
+                              "Spark Cassandra Connector takes them)")
+        if not ks.strip():
+            raise OptionError("option keyspace: empty")
+        opts["table"] = f"{quote(ks)}.{quote(table)}"  # the connector's names are exact (no CQL case folding)
+    return opts
+
+
 def check_known(opts: Mapping[str, str], known: set[str], source: str) -> None:
     unknown = sorted(set(opts) - known - {"path"})
     if unknown:
+        if unknown[0].startswith("spark.cassandra."):
+            raise OptionError(f"{source}: unknown option {unknown[0]!r}: of the Spark Cassandra Connector's settings "
+                              f"these mean something here: {', '.join(CONNECTOR_NAMES)} (docs/spark.md)")
         raise OptionError(f"{source}: unknown option {unknown[0]!r} (known options: {', '.join(sorted(known))})")
 
 
@@ -67,18 +119,20 @@ def parse_duration_micros(opts: Mapping[str, str], name: str, default: str) -> i
     return int(float(m.group(1)) * _UNIT_MICROS[m.group(2) or "s"])
 
 
-def parse_timestamp_micros(opts: Mapping[str, str], name: str) -> int | None:
-    """A point in time: ISO 8601 (``2026-11-24T01:00:00Z``; no zone means UTC) or microseconds since the epoch."""
+def parse_timestamp_micros(opts: Mapping[str, str], name: str, number_unit: int = 1) -> int | None:
+    """A point in time in microseconds: ISO 8601 (``2026-11-24T01:00:00Z``; no zone means UTC) or a number since
+    the epoch, in units of ``number_unit`` microseconds (1000: milliseconds)."""
     v = opts.get(name.lower())
     if v is None:
         return None
     s = v.strip()
     if re.fullmatch(r"-?\d+", s):
-        return int(s)
+        return int(s) * number_unit
     try:
         dt = datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))
     except ValueError:
-        raise OptionError(f"option {name}: expected an ISO 8601 timestamp or microseconds since the epoch, "
+        raise OptionError(f"option {name}: expected an ISO 8601 timestamp or "
+                          f"{'milliseconds' if number_unit == 1000 else 'microseconds'} since the epoch, "
                           f"got {v!r}") from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=datetime.timezone.utc)
@@ -113,7 +167,7 @@ class Connection:
     ssl_ca_file: str | None = None
     ssl_verify: bool = True
     local_dc: str | None = None
-    consistency: str = "LOCAL_QUORUM"
+    consistency: str = "LOCAL_ONE"  # the Spark Cassandra Connector's default
     page_size: int = 5000
     timeout: float = 60.0
 
@@ -143,7 +197,7 @@ class Connection:
         port = parse_int(opts, "port", 9042)
         if port is not None and port > 65535:
             raise OptionError(f"option port: must be at most 65535, got {port}")
-        consistency = opts.get("consistency", "LOCAL_QUORUM").upper()
+        consistency = opts.get("consistency", "LOCAL_ONE").upper()
         if consistency not in CONSISTENCY_LEVELS:
             raise OptionError(f"option consistency: expected one of {', '.join(CONSISTENCY_LEVELS)}, "
                               f"got {opts['consistency']!r}")

@@ -20,7 +20,7 @@ from .cell_meta import (OPTION_KEYS, WRITETIME_PREFIX, MetaColumn, MetaOptions, 
 from .client import open_client, shared_client
 from .compat import has_filter_pushdown, require
 from .errors import user_errors
-from .options import Connection, OptionError, check_known, lowered, parse_bool, parse_int, quote
+from .options import Connection, OptionError, check_known, connector_options, parse_bool, parse_int, quote
 from .table_info import ColumnInfo, TableInfo, load_table
 
 MIN_TOKEN = -(1 << 63)
@@ -80,7 +80,7 @@ class LogtideDataSource(DataSource):
     def _setup(self) -> tuple[Connection, TableInfo, dict[str, str], list[MetaColumn]]:
         cached = getattr(self, "_cached", None)
         if cached is None:
-            opts = lowered(self.options)
+            opts = connector_options(self.options, getattr(self, "conf", None))
             check_known(opts, TABLE_KEYS, "logtide")
             conn = Connection.parse(opts)
             meta = MetaOptions.parse(opts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import time
 
 import pytest
@@ -63,6 +64,38 @@ def test_batch_read_of_the_log_equals_the_log_table_with_change_columns(spark, t
                   .option("table", "ks.t").option("confidenceWindow", "0s").option("splits", "2").load())
         assert packed.rdd.getNumPartitions() == 2
         assert sorted(map(tuple, packed.collect())) == sorted(map(tuple, rows))
+    finally:
+        c.shutdown()
+        srv.stop()
+
+
+def test_connector_names_and_millisecond_timestamps_read_what_the_earlier_forms_read(spark, tmp_path):
+    srv, c, s = start_with_table(tmp_path / "d", "{'enabled': true}")
+    try:
+        write(s, 0, 10)
+        time.sleep(0.05)
+        cut = time.time()
+        time.sleep(0.05)
+        write(s, 10, 10)
+
+        def rows(**opts):
+            return sorted(map(tuple, spark.read.format("logtide-cdc").options(confidenceWindow="0s", **opts)
+                              .load().collect()))
+
+        ours = {"host": "127.0.0.1", "port": str(srv.port), "table": "ks.t"}
+        theirs = {"keyspace": "ks", "table": "t", "spark.cassandra.connection.host": "127.0.0.1",
+                  "spark.cassandra.connection.port": str(srv.port)}
+        everything = rows(**ours)
+        assert everything and rows(**theirs) == everything
+        # startingTimestamp is in milliseconds (Spark's Kafka source's unit); the earlier microseconds under
+        # startingTimestampMicros; ISO 8601 as before
+        ms, us = int(cut * 1000), int(cut * 1000) * 1000
+        later = rows(**theirs, startingTimestamp=str(ms))
+        assert 0 < len(later) < len(everything)
+        assert rows(**ours, startingTimestampMicros=str(us)) == later
+        iso = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).isoformat()
+        assert rows(**ours, startingTimestamp=iso) == later
+        assert rows(**ours, endingTimestamp=str(ms - 1)) == [r for r in everything if r not in later]
     finally:
         c.shutdown()
         srv.stop()

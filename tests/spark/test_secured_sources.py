@@ -104,3 +104,23 @@ def test_a_changefeed_is_read_over_sasl_and_tls_and_refusals_are_clear_errors(sp
                          (changefeed_options(srv, None), untrusted)):
         text = message(spark, "logtide-changefeed", {**opts, **schema})
         assert f"cannot reach the Kafka bootstrap servers {srv.kafka}: {reason}" in text and "wrong" not in text
+
+
+def test_connector_and_spark_kafka_names_carry_the_login_and_tls_as_logtides_names_do(spark, secured):
+    srv, ca = secured
+    connector = {"keyspace": "ks", "table": "t", "spark.cassandra.connection.host": "127.0.0.1",
+                 "spark.cassandra.connection.port": str(srv.port), "spark.cassandra.auth.username": USER,
+                 "spark.cassandra.auth.password": PASSWORD, "spark.cassandra.connection.ssl.enabled": "true",
+                 "spark.cassandra.connection.ssl.trustStore.path": ca}
+    for fmt, more in (("logtide", {}), ("logtide-cdc", {"confidenceWindow": "0s"})):
+        ours = spark.read.format(fmt).options(**options(srv, ca, **more)).load()
+        theirs = spark.read.format(fmt).options(**connector, **more).load()
+        assert sorted(map(tuple, theirs.collect())) == sorted(map(tuple, ours.collect())), fmt
+    jaas = f'org.apache.kafka.common.security.plain.PlainLoginModule required username="{USER}" password="{PASSWORD}";'
+    kafka = {"subscribe": "ks.t.f", "kafka.bootstrap.servers": srv.kafka, "cqlPort": str(srv.port),
+             "kafka.security.protocol": "SASL_SSL", "kafka.sasl.mechanism": "PLAIN", "kafka.sasl.jaas.config": jaas,
+             "kafka.ssl.ca.location": ca, "timeout": "10"}
+    ours = spark.read.format("logtide-changefeed").options(**changefeed_options(srv, ca)).load()
+    theirs = spark.read.format("logtide-changefeed").options(**kafka).load()
+    assert sorted(map(tuple, theirs.collect())) == sorted(map(tuple, ours.collect()))
+    assert theirs.count() == 40

@@ -132,3 +132,50 @@ def test_metadata_option_values_are_checked(spark, server, table):
             spark.read.format("logtide").option("host", "127.0.0.1").option("port", server.port) \
                 .option("table", table).options(**opts).load().collect()
         assert message in str(e.value)
+
+
+def test_spark_cassandra_connector_names_read_what_logtides_names_read(spark, server, cql, table):
+    ours = {"host": "127.0.0.1", "port": str(server.port), "table": "src.t", "consistency": "ONE", "pageSize": "50",
+            "timeout": "30"}
+    theirs = {"keyspace": "src", "table": "t", "spark.cassandra.connection.host": "127.0.0.1",
+              "spark.cassandra.connection.port": str(server.port), "spark.cassandra.input.consistency.level": "ONE",
+              "spark.cassandra.input.fetch.sizeInRows": "50", "spark.cassandra.read.timeoutMS": "30000"}
+    want = spark_rows(spark.read.format("logtide").options(**ours).load())
+    assert want == expected(cql)
+    assert spark_rows(spark.read.format("logtide").options(**theirs).load()) == want
+
+
+def test_spark_cassandra_connector_settings_are_taken_from_the_spark_conf(spark, server, cql, table):
+    import logtide.spark
+
+    conf = {"spark.cassandra.connection.host": "127.0.0.1", "spark.cassandra.connection.port": str(server.port),
+            "spark.cassandra.input.consistency.level": "LOCAL_ONE"}
+    for k, v in conf.items():
+        spark.conf.set(k, v)
+    logtide.spark.register(spark)  # reads the session's spark.cassandra.* settings, as the connector does
+    try:
+        df = spark.read.format("logtide").option("keyspace", "src").option("table", "t").load()
+        assert spark_rows(df) == expected(cql)
+        # an option wins over the conf, and a path read ignores the conf's host
+        local = spark.read.format("logtide").options(keyspace="src", table="t", path=str(server.data_dir)).load()
+        assert spark_rows(local) == expected(cql)
+    finally:
+        for k in conf:
+            spark.conf.unset(k)
+        logtide.spark.register(spark)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"keyspace": "src", "table": "t", "host": "127.0.0.1", "spark.cassandra.connection.host": "127.0.0.1"},
+     "options spark.cassandra.connection.host and host mean the same: give one"),
+    ({"keyspace": "src", "host": "127.0.0.1"}, "option table is required with keyspace"),
+    ({"keyspace": "src", "table": "t", "host": "127.0.0.1", "spark.cassandra.input.split.sizeInMB": "64"},
+     "unknown option 'spark.cassandra.input.split.sizeinmb': of the Spark Cassandra Connector's settings these mean "
+     "something here: keyspace, spark.cassandra.connection.host"),
+    ({"keyspace": "src", "table": "t", "host": "127.0.0.1", "spark.cassandra.read.timeoutMS": "soon"},
+     "option spark.cassandra.read.timeoutMS: expected milliseconds"),
+])
+def test_connector_names_are_checked_like_logtides(spark, server, table, options, message):
+    with pytest.raises(Exception) as e:
+        spark.read.format("logtide").options(**{"port": str(server.port), **options}).load().schema
+    assert message in str(e.value)
