@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from typing import Mapping, NoReturn, Sequence
 
-from .config import add_config_option, integer
+from .config import ConfigError, add_config_option, default_config, integer
 from .version import package_version
 
 
@@ -224,8 +224,17 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        parser = build_parser(os.environ if environ is None else environ, argv)
+        env = os.environ if environ is None else environ
+        parser = build_parser(env, argv)
         ns = parser.parse_args(argv)
+        if getattr(ns, "config", "") is None:  # no --config: the default file, if any (docs/operations.md)
+            try:
+                default = default_config(env)
+            except ConfigError as e:
+                parser.error(str(e))
+            if default is not None:
+                at = argv.index("--") if "--" in argv else len(argv)
+                ns = build_parser(env, argv).parse_args([*argv[:at], "--config", default, *argv[at:]])
         try:
             status = ns.run(ns)
         except KeyboardInterrupt:

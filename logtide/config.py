@@ -11,8 +11,9 @@ An unknown key, or a value of the wrong type, is an error naming the file.
 from __future__ import annotations
 
 import argparse
+import os
 import tomllib
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 
 
@@ -107,6 +108,20 @@ def load_config(path: str) -> dict[str, Any]:
             raise ConfigError(f"setting {key!r} in {path} must be {TYPE_NAMES[expected]}, got {value!r}")
         out[key] = value
     return out
+
+
+def default_config(environ: Mapping[str, str]) -> str | None:
+    """The config file a command reads without ``--config``: ``$LOGTIDE_CONFIG`` (which must exist), else
+    ``$XDG_CONFIG_HOME/logtide/logtide.toml`` or ``~/.config/logtide/logtide.toml`` when it exists (the XDG Base
+    Directory convention); None when there is none."""
+    given = environ.get("LOGTIDE_CONFIG")
+    if given:
+        if not os.path.isfile(given):
+            raise ConfigError(f"cannot read config file {given} (from LOGTIDE_CONFIG): no such file")
+        return given
+    base = environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".config")
+    path = os.path.join(base, "logtide", "logtide.toml")
+    return path if os.path.isfile(path) else None
 
 
 class ConfigAction(argparse.Action):

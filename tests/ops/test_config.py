@@ -119,3 +119,42 @@ def test_the_startup_line_names_the_version(tmp_path):
         port = srv.wait_listening()
         assert f"logtide {package_version()} listening on 127.0.0.1:{port}" in srv.output()
         assert srv.stop() == 0
+
+
+def test_the_default_config_file_is_read_from_xdg_config_home_or_home_and_logtide_config(tmp_path, capsys):
+    def data_dir(name: str) -> str:
+        d = tmp_path / name
+        logtide.open(d).close()
+        return str(d)
+
+    def config(path, data: str):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f'data_dir = "{data}"\n')
+        return path
+
+    def shown(argv: list[str], environ: dict) -> str:
+        assert main([*argv, "--interval", "0"], environ=environ) == 0
+        return capsys.readouterr().out
+
+    home, xdg = tmp_path / "home", tmp_path / "xdg"
+    config(home / ".config" / "logtide" / "logtide.toml", data_dir("from-home"))
+    assert f"Data directory    : {tmp_path / 'from-home'}" in shown(["status"], {"HOME": str(home)})
+    config(xdg / "logtide" / "logtide.toml", data_dir("from-xdg"))
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(xdg)}
+    assert f"Data directory    : {tmp_path / 'from-xdg'}" in shown(["status"], env)
+    named = config(tmp_path / "named.toml", data_dir("from-env"))
+    assert f"Data directory    : {tmp_path / 'from-env'}" in shown(["status"], {**env, "LOGTIDE_CONFIG": str(named)})
+    given = config(tmp_path / "given.toml", data_dir("from-option"))
+    assert f"Data directory    : {tmp_path / 'from-option'}" in shown(
+        ["status", "--config", str(given)], {**env, "LOGTIDE_CONFIG": str(named)})
+    # a command-line option still wins over the default file
+    assert f"Data directory    : {tmp_path / 'from-env'}" in shown(["status", "--data-dir", str(tmp_path / "from-env")], env)
+
+
+def test_a_logtide_config_naming_no_file_is_a_clear_error(tmp_path):
+    import os
+
+    done = subprocess.run([sys.executable, "-m", "logtide", "status", "--interval", "0"], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "LOGTIDE_CONFIG": str(tmp_path / "nope.toml")})
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"cannot read config file {tmp_path / 'nope.toml'} (from LOGTIDE_CONFIG): no such file" in done.stderr
