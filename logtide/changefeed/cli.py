@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Any, TextIO
 
-from ..errors import CqlError
+from ..errors import CorruptRecord, CqlError
 
 FORMATS = ("single-message", "newline-delimited", "concatenated")
 
@@ -88,6 +88,10 @@ def _guarded(fn: Any, ns: argparse.Namespace, out: TextIO) -> int:
     try:
         with _open(ns) as reader:
             return fn(reader, ns, out)
+    except CorruptRecord as e:  # stored damage, not a mistake in the command: as 'logtide check', status 2
+        out.flush()
+        print(f"logtide {ns.command}: {e}", file=sys.stderr)
+        return 2
     except (_Fail, CqlError) as e:
         print(f"logtide {ns.command}: {e}", file=sys.stderr)
         return 1

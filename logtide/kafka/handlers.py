@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from logtide.changefeed.api import TopicDescription
-from logtide.errors import InvalidRequest
+from logtide.errors import CorruptRecord, InvalidRequest
 
 from . import errors as E
 from .messages import APIS
@@ -78,7 +78,12 @@ async def list_offsets(conn: "KafkaConnection", req: dict, version: int) -> dict
                 if desc is None or idx not in bounds:
                     parts.append({"partition_index": idx, "error_code": err or E.UNKNOWN_TOPIC_OR_PARTITION})
                     continue
-                offset, ts = _offset_for(conn, desc.path, bounds[idx], p["timestamp"])
+                try:
+                    offset, ts = _offset_for(conn, desc.path, bounds[idx], p["timestamp"])
+                except CorruptRecord as e:  # the records the answer rests on do not verify
+                    log.error("ListOffsets of %s partition %d answered CORRUPT_MESSAGE: %s", desc.path, idx, e)
+                    parts.append({"partition_index": idx, "error_code": E.CORRUPT_MESSAGE})
+                    continue
                 parts.append({"partition_index": idx, "error_code": E.NONE, "timestamp": ts, "offset": offset,
                               "old_style_offsets": [offset] if offset >= 0 else []})
             topics.append({"name": t["name"], "partitions": parts})
@@ -178,7 +183,14 @@ def _fetch_once(conn: "KafkaConnection", req: dict) -> "FetchResult":
             limit = max(1, min(p["partition_max_bytes"], budget - size)) if size < budget else 0
             if limit == 0:
                 continue
-            batch = conn.broker.batches.read(desc.path, idx, offset, limit, b.end_offset)
+            try:
+                batch = conn.broker.batches.read(desc.path, idx, offset, limit, b.end_offset)
+            except CorruptRecord as e:  # never altered data: this partition's error, the others still answered
+                log.error("Fetch of %s partition %d at offset %d answered CORRUPT_MESSAGE: %s", desc.path, idx,
+                          offset, e)
+                answer["error_code"] = E.CORRUPT_MESSAGE
+                errors = True
+                continue
             if not batch:
                 waits.setdefault(desc.path, {})[idx] = offset
                 continue
@@ -276,6 +288,9 @@ async def offset_fetch(conn: "KafkaConnection", req: dict, version: int) -> dict
                 except InvalidRequest as e:
                     log.info("offsets of group %s on %s: %s", group, desc.path, e)
                     err = E.INVALID_GROUP_ID
+                except CorruptRecord as e:  # a committed offset that does not verify is never answered
+                    log.error("OffsetFetch of group %s on %s answered CORRUPT_MESSAGE: %s", group, desc.path, e)
+                    err = E.CORRUPT_MESSAGE
             out.append({"name": t["name"], "partitions": [
                 {"partition_index": p, "committed_offset": committed.get(p, -1), "error_code": err}
                 for p in t["partition_indexes"]]})
