@@ -81,7 +81,8 @@ async def list_offsets(conn: "KafkaConnection", req: dict, version: int) -> dict
                 try:
                     offset, ts = _offset_for(conn, desc.path, bounds[idx], p["timestamp"])
                 except CorruptRecord as e:  # the records the answer rests on do not verify
-                    log.error("ListOffsets of %s partition %d answered CORRUPT_MESSAGE: %s", desc.path, idx, e)
+                    conn.broker.damage_log.error(f"{desc.path}/{idx}", "ListOffsets of %s partition %d answered "
+                                                 "CORRUPT_MESSAGE: %s", desc.path, idx, e)
                     parts.append({"partition_index": idx, "error_code": E.CORRUPT_MESSAGE})
                     continue
                 parts.append({"partition_index": idx, "error_code": E.NONE, "timestamp": ts, "offset": offset,
@@ -186,8 +187,8 @@ def _fetch_once(conn: "KafkaConnection", req: dict) -> "FetchResult":
             try:
                 batch = conn.broker.batches.read(desc.path, idx, offset, limit, b.end_offset)
             except CorruptRecord as e:  # never altered data: this partition's error, the others still answered
-                log.error("Fetch of %s partition %d at offset %d answered CORRUPT_MESSAGE: %s", desc.path, idx,
-                          offset, e)
+                conn.broker.damage_log.error(f"{desc.path}/{idx}", "Fetch of %s partition %d at offset %d answered "
+                                             "CORRUPT_MESSAGE: %s", desc.path, idx, offset, e)
                 answer["error_code"] = E.CORRUPT_MESSAGE
                 errors = True
                 continue
@@ -289,7 +290,8 @@ async def offset_fetch(conn: "KafkaConnection", req: dict, version: int) -> dict
                     log.info("offsets of group %s on %s: %s", group, desc.path, e)
                     err = E.INVALID_GROUP_ID
                 except CorruptRecord as e:  # a committed offset that does not verify is never answered
-                    log.error("OffsetFetch of group %s on %s answered CORRUPT_MESSAGE: %s", group, desc.path, e)
+                    conn.broker.damage_log.error(f"{desc.path} {group}", "OffsetFetch of group %s on %s answered "
+                                                 "CORRUPT_MESSAGE: %s", group, desc.path, e)
                     err = E.CORRUPT_MESSAGE
             out.append({"name": t["name"], "partitions": [
                 {"partition_index": p, "committed_offset": committed.get(p, -1), "error_code": err}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,7 @@ def make_feeds(path: Path, rows: int = 12) -> None:
         s.execute("ALTER TABLE ks.t ADD CHANGEFEED d WITH (MODE = 'NEW_IMAGE', FORMAT = 'DEBEZIUM_JSON')")
         for i in range(rows):
             s.execute(f"INSERT INTO ks.t (k, v) VALUES ({i}, 'value-{i}')")
+            time.sleep(0.002)  # every record of its own millisecond (ListOffsets by time finds each)
         db.changefeeds.add_consumer(JSON_FEED, "billing", important=True)
         db.changefeeds.commit(JSON_FEED, "billing", {0: 1, 1: 2})
     with raw(path) as conn:
