@@ -38,6 +38,8 @@ def test_a_local_read_fails_with_the_damage_named_and_reads_up_to_it(spark, dama
     assert "changefeed/storage.py" not in message  # the message, not logtide's traceback
     before = read(spark, {"topic": DBZ_FEED, "path": str(data), "endingOffsets": f'{{"0": {offset}}}'}).collect()
     assert sorted(r._offset for r in before) == list(range(offset))
+    after = read(spark, {"topic": DBZ_FEED, "path": str(data), "startingOffsets": f'{{"0": {offset + 1}}}'}).collect()
+    assert sorted(r._offset for r in after) == list(range(offset + 1, 12))
 
 
 def test_a_read_over_kafka_fails_with_the_brokers_corrupt_message(spark, damaged):
