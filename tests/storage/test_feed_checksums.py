@@ -124,7 +124,7 @@ def test_a_flipped_bit_in_a_record_fails_every_reader_naming_changefeed_partitio
     out = run_logtide("topic", "read", JSON_FEED, "--data-dir", str(data), "--partition-ids", str(part),
                       "--format", "newline-delimited")
     assert out.returncode == 2
-    assert out.stderr.strip().splitlines() == [f"logtide topic: {want}. Run 'logtide check' on the data directory "
+    assert out.stderr.strip().splitlines() == [f"logtide topic read: error: {want}. Run 'logtide check' on the data directory "
                                                "for a full report"]
     assert len(out.stdout.splitlines()) == offset  # every record before the damaged one was printed
 

@@ -79,7 +79,7 @@ def test_a_format_2_directory_of_the_last_logtide_writing_it_is_refused_read_onl
     out = run_logtide("check", "--data-dir", str(data))
     assert out.returncode == 2 and "has storage format 2, whose changefeed records carry no checksums" in out.stderr
     out = run_logtide("topic", "read", "ks/orders/img", "--data-dir", str(data))
-    assert out.returncode == 1 and "logtide migrate" in out.stderr and "Traceback" not in out.stderr
+    assert out.returncode == 2 and "logtide migrate" in out.stderr and "Traceback" not in out.stderr
     assert storage_format(data) == 2  # nothing was changed
 
 
