@@ -369,10 +369,17 @@ def _group_offsets(conn: "KafkaConnection", group: str, wanted: list[dict] | Non
     if wanted is None:  # every topic the group has offsets on
         out = []
         for d in conn.topics.visible(conn.role):
-            if any(c.name == group for c in conn.topics.reader.consumers(d.path)):
-                committed = conn.topics.committed(d.path, group)
-                out.append({"name": d.kafka_name, "partitions": [
-                    {"partition_index": p, "committed_offset": o} for p, o in sorted(committed.items())]})
+            try:
+                if not conn.topics.is_consumer(d.path, group):
+                    continue
+                parts = [{"partition_index": p, "committed_offset": o}
+                         for p, o in sorted(conn.topics.committed(d.path, group).items())]
+            except CorruptRecord as e:  # the group's offsets there do not verify: every partition says so
+                conn.broker.damage_log.error(f"{d.path} {group}", "OffsetFetch of group %s on %s answered "
+                                             "CORRUPT_MESSAGE: %s", group, d.path, e)
+                parts = [{"partition_index": p, "committed_offset": -1, "error_code": E.CORRUPT_MESSAGE}
+                         for p in range(d.partitions)]
+            out.append({"name": d.kafka_name, "partitions": parts})
         return out
     out = []
     looked: dict[str, tuple[dict[int, int], int]] = {}  # each topic a request names is read once

@@ -163,3 +163,18 @@ def test_list_offsets_and_offset_fetch_answer_corrupt_message_where_their_answer
     answer = c.decode(9, 5, rd)
     assert [p["error_code"] for p in answer["topics"][0]["partitions"]] == [E.CORRUPT_MESSAGE] * 2
     c.close()
+
+
+def test_offset_fetch_of_every_topic_names_the_damage_and_other_groups_are_not_failed_by_it(served):
+    c = RawClient("127.0.0.1", served.port)
+    jtopic = JSON_FEED.replace("/", ".")
+    _, rd = c.call(9, 5, {"group_id": "billing", "topics": None})  # every topic the group has offsets on
+    answer = {t["name"]: t["partitions"] for t in c.decode(9, 5, rd)["topics"]}
+    assert [(p["partition_index"], p["error_code"]) for p in answer[jtopic]] == \
+           [(p, E.CORRUPT_MESSAGE) for p in range(len(served.json_ends))]
+    # billing's damaged offset is billing's alone: another group on the same topic is answered normally
+    _, rd = c.call(9, 5, {"group_id": "auditing", "topics": [{"name": jtopic, "partition_indexes": [0, 1]}]})
+    parts = c.decode(9, 5, rd)["topics"][0]["partitions"]
+    assert [(p["error_code"], p["committed_offset"]) for p in parts] == [(E.NONE, -1)] * 2
+    c.close()
+
