@@ -20,6 +20,7 @@ SETTINGS: dict[str, type] = {
     "host": str, "port": int, "auth": bool, "superuser": str, "superuser_password_file": str,
     "tls_cert": str, "tls_key": str, "workers": int, "synchronous": str, "metrics_port": int,
     "max_connections": int, "auth_timeout": float, "idle_timeout": float, "kafka_host": str, "kafka_port": int,
+    "kafka_max_request_bytes": int, "kafka_idle_timeout": float,
 }
 TYPE_NAMES = {int: "an integer", str: "a string", bool: "true or false", float: "a number"}
 

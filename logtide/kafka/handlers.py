@@ -12,11 +12,13 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
-from logtide.changefeed.api import TopicDescription
+from logtide.changefeed.api import TopicDescription, UnknownConsumer
 from logtide.errors import InvalidRequest
 
 from . import errors as E
+from .groups import CONSUMER_PROTOCOL, EMPTY, subscription_topics
 from .messages import APIS
+from .topics import TopicRef
 
 if TYPE_CHECKING:
     from .connection import KafkaConnection
@@ -61,8 +63,14 @@ def _topic_meta(name: str, desc: TopicDescription | None, err: int) -> dict:
     return {"error_code": err, "name": name, "is_internal": False, "partitions": parts}
 
 
-def find_coordinator(conn: "KafkaConnection", req: dict, version: int) -> dict:
+async def find_coordinator(conn: "KafkaConnection", req: dict, version: int) -> dict:
     host, port = conn.broker.advertised
+    access = conn.broker.access
+    if req.get("key_type", 0) == 0 and access.enabled:  # a group: DESCRIBE on it (acl)
+        err = access.group_error(conn.role, req["key"], await conn.blocking(access.durable, req["key"]))
+        if err:
+            return {"error_code": err, "error_message": f"Not authorized to access group {req['key']}",
+                    "node_id": -1, "host": "", "port": -1}
     return {"error_code": E.NONE, "error_message": None, "node_id": 0, "host": host, "port": port}
 
 
@@ -188,39 +196,84 @@ def _fetch_once(conn: "KafkaConnection", req: dict) -> "FetchResult":
     return responses, size, errors, waits
 
 
-def produce(conn: "KafkaConnection", req: dict, version: int) -> dict | None:
-    """Changefeed topics are written only by table writes: every partition gets TOPIC_AUTHORIZATION_FAILED."""
+async def produce(conn: "KafkaConnection", req: dict, version: int) -> dict | None:
+    """Changefeed topics are written only by table writes: Produce to one is refused with POLICY_VIOLATION
+    (kcat: "Broker: Policy violation"; TOPIC_AUTHORIZATION_FAILED, as before, made librdkafka drop the
+    topic's partitions first), and the server log says why, once a minute per topic."""
+    def look() -> dict[str, Any]:
+        return {t["name"]: conn.topics.resolve(t["name"], conn.role) for t in req["topic_data"]}
+
+    found = await conn.blocking(look)
+    answers = {}
+    for name, (desc, err) in found.items():
+        if desc is None:
+            answers[name] = (err, None)
+            continue
+        message = (f"changefeed topic {desc.kafka_name} is read-only: it is written by writes to its table "
+                   f"{desc.keyspace}.{desc.table}")
+        answers[name] = (E.POLICY_VIOLATION, message)
+        conn.broker.failures.warning(f"produce {desc.path}", "refusing Produce to %s from %s (client %s): %s",
+                                     name, conn.peer_host, conn.client_id, message)
     if req["acks"] == 0:
         return None
-    message = "changefeed topics are read-only: they are written by writes to their table"
     return {"responses": [
         {"name": t["name"], "partition_responses": [
-            {"index": p["index"], "error_code": E.TOPIC_AUTHORIZATION_FAILED, "error_message": message}
+            {"index": p["index"], "error_code": answers[t["name"]][0], "error_message": answers[t["name"]][1]}
             for p in t["partition_data"]]} for t in req["topic_data"]]}
 
 
 # -- groups ------------------------------------------------------------------
 
 async def join_group(conn: "KafkaConnection", req: dict, version: int) -> dict:
-    return await conn.broker.coordinator.join(req, version, conn.client_id or "", conn.peer_host)
+    """JoinGroup; with auth, READ on the group with the member's subscriptions (acl)."""
+    access = conn.broker.access
+    subscribed: tuple[TopicRef, ...] = ()
+    durable: tuple[TopicRef, ...] | None = None
+    if access.enabled:
+        group = req["group_id"]
+        names = subscription_topics(req["protocol_type"], [(p["name"], p["metadata"]) for p in req["protocols"]])
+        if names is None:
+            conn.broker.failures.info("join not consumer", "JoinGroup for group %s from %s refused: with "
+                                      "authentication only consumer groups (protocol type 'consumer', whose "
+                                      "subscriptions name their topics) are served", group, conn.peer_host)
+            return {"error_code": E.INCONSISTENT_GROUP_PROTOCOL, "member_id": req["member_id"]}
+        subscribed, durable = await conn.blocking(lambda: (conn.topics.refs(names), access.durable(group)))
+        err = access.join_error(conn.role, group, req["member_id"], subscribed, durable)
+        if err:
+            return {"error_code": err, "member_id": req["member_id"]}
+    return await conn.broker.coordinator.join(req, version, conn.client_id or "", conn.peer_host, conn.role,
+                                              subscribed, durable)
 
 
 async def sync_group(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    err = conn.broker.access.member_request_error(conn.role, req["group_id"], req["member_id"])
+    if err:
+        return {"error_code": err, "assignment": b""}
     return await conn.broker.coordinator.sync(req)
 
 
 def heartbeat(conn: "KafkaConnection", req: dict, version: int) -> dict:
-    return {"error_code": conn.broker.coordinator.heartbeat(req)}
+    err = conn.broker.access.member_request_error(conn.role, req["group_id"], req["member_id"])
+    return {"error_code": err or conn.broker.coordinator.heartbeat(req)}
 
 
 def leave_group(conn: "KafkaConnection", req: dict, version: int) -> dict:
-    return {"error_code": conn.broker.coordinator.leave(req["group_id"], req["member_id"])}
+    err = conn.broker.access.member_request_error(conn.role, req["group_id"], req["member_id"])
+    return {"error_code": err or conn.broker.coordinator.leave(req["group_id"], req["member_id"])}
 
 
 async def offset_commit(conn: "KafkaConnection", req: dict, version: int) -> dict:
-    """Commit to the changefeed consumer named after the group (created on first use)."""
-    group = req["group_id"]
-    state_err = conn.broker.coordinator.check_commit(group, req.get("generation_id", -1), req.get("member_id", ""))
+    """Commit to the changefeed consumer named after the group, created on first use when the role may
+    (ALTER on the table, as ALTER TOPIC ... ADD CONSUMER; anyone without auth)."""
+    group, member = req["group_id"], req.get("member_id", "")
+    access = conn.broker.access
+    durable: tuple[TopicRef, ...] = ()
+    state_err = E.NONE
+    if access.enabled:
+        durable = await conn.blocking(access.durable, group)
+        state_err = access.group_error(conn.role, group, durable) or access.member_error(conn.role, group, member)
+    state_err = state_err or conn.broker.coordinator.check_commit(group, req.get("generation_id", -1), member)
+    consumer_of = {r.path for r in durable}
 
     def commit_topic(t: dict) -> list[dict]:
         def answer(errors: dict[int, int]) -> list[dict]:
@@ -235,13 +288,21 @@ async def offset_commit(conn: "KafkaConnection", req: dict, version: int) -> dic
                   if p["partition_index"] not in bounds}
         offsets = {p["partition_index"]: p["committed_offset"] for p in t["partitions"]
                    if p["partition_index"] in bounds}
+        may_create = not access.enabled or access.may_create_consumer(conn.role, TopicRef.of(desc))
+        if access.enabled and desc.path not in consumer_of and not may_create:
+            log.info("offset commit of group %s to %s refused: the changefeed has no consumer %s and role %s may "
+                     "not create one (ALTER on %s.%s)", group, desc.path, group, conn.role, desc.keyspace, desc.table)
+            return answer({p: E.GROUP_AUTHORIZATION_FAILED for p in offsets} | errors)
         try:
-            conn.topics.ensure_consumer(desc.path, group)
+            if may_create:
+                conn.topics.ensure_consumer(desc.path, group)
         except InvalidRequest as e:
             log.info("group %s cannot be a consumer of %s: %s", group, desc.path, e)
             return answer({p: E.INVALID_GROUP_ID for p in offsets} | errors)
         try:
-            conn.topics.commit(desc.path, group, offsets)
+            conn.topics.commit(desc.path, group, offsets, create=may_create)
+        except UnknownConsumer:  # dropped since it was looked up, and the role may not create it again
+            return answer({p: E.GROUP_AUTHORIZATION_FAILED for p in offsets} | errors)
         except InvalidRequest as e:
             log.warning("offset commit of group %s to %s refused: %s", group, desc.path, e)
             return answer({p: E.UNKNOWN_SERVER_ERROR for p in offsets} | errors)
@@ -254,7 +315,16 @@ async def offset_commit(conn: "KafkaConnection", req: dict, version: int) -> dic
 
 
 async def offset_fetch(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    """The group's committed offsets (DESCRIBE on the group; a missing consumer is created only when the role
+    may, else it has no offsets: -1)."""
     group = req["group_id"]
+    access = conn.broker.access
+    if access.enabled:
+        err = access.group_error(conn.role, group, await conn.blocking(access.durable, group))
+        if err:
+            return {"error_code": err, "topics": [
+                {"name": t["name"], "partitions": [{"partition_index": p, "error_code": err}
+                                                   for p in t["partition_indexes"]]} for t in req["topics"] or []]}
 
     def look() -> list[dict]:
         wanted = req["topics"]
@@ -271,8 +341,9 @@ async def offset_fetch(conn: "KafkaConnection", req: dict, version: int) -> dict
             desc, err = conn.topics.resolve(t["name"], conn.role)
             committed: dict[int, int] = {}
             if desc is not None:
+                create = not access.enabled or access.may_create_consumer(conn.role, TopicRef.of(desc))
                 try:
-                    committed = conn.topics.committed(desc.path, group)
+                    committed = conn.topics.committed(desc.path, group, create=create)
                 except InvalidRequest as e:
                     log.info("offsets of group %s on %s: %s", group, desc.path, e)
                     err = E.INVALID_GROUP_ID
@@ -284,26 +355,41 @@ async def offset_fetch(conn: "KafkaConnection", req: dict, version: int) -> dict
     return {"error_code": E.NONE, "topics": await conn.blocking(look)}
 
 
-def describe_groups(conn: "KafkaConnection", req: dict, version: int) -> dict:
+async def describe_groups(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    """Groups in memory as they are; a changefeed consumer without members (made over CQL, the CLI or by
+    earlier commits) as Kafka shows a group with committed offsets and no members: Empty; others Dead."""
+    access = conn.broker.access
+    consumers = await conn.blocking(conn.topics.consumers_by_name)
     out = []
     for gid in req["groups"]:
+        err = access.group_error(conn.role, gid, consumers.get(gid, ()))
         g = conn.broker.coordinator.groups.get(gid)
-        if g is None:
+        if err:
+            out.append({"error_code": err, "group_id": gid, "group_state": "", "members": []})
+        elif g is not None:
+            out.append({"error_code": E.NONE, "group_id": gid, "group_state": g.state,
+                        "protocol_type": g.protocol_type or "", "protocol_data": g.protocol or "",
+                        "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                                     "client_id": m.client_id, "client_host": m.client_host,
+                                     "member_metadata": m.metadata(g.protocol or ""),
+                                     "member_assignment": m.assignment} for m in g.members.values()]})
+        elif gid in consumers:
+            out.append({"error_code": E.NONE, "group_id": gid, "group_state": EMPTY,
+                        "protocol_type": CONSUMER_PROTOCOL, "protocol_data": "", "members": []})
+        else:
             out.append({"error_code": E.NONE, "group_id": gid, "group_state": "Dead", "members": []})
-            continue
-        out.append({"error_code": E.NONE, "group_id": gid, "group_state": g.state,
-                    "protocol_type": g.protocol_type or "", "protocol_data": g.protocol or "",
-                    "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
-                                 "client_id": m.client_id, "client_host": m.client_host,
-                                 "member_metadata": m.metadata(g.protocol or ""),
-                                 "member_assignment": m.assignment} for m in g.members.values()]})
     return {"groups": out}
 
 
-def list_groups(conn: "KafkaConnection", req: dict, version: int) -> dict:
+async def list_groups(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    """The groups in memory and every changefeed consumer, those the role may DESCRIBE (acl)."""
+    access = conn.broker.access
+    consumers = await conn.blocking(conn.topics.consumers_by_name)
+    found = {name: CONSUMER_PROTOCOL for name in consumers}
+    found.update({g.group_id: g.protocol_type or CONSUMER_PROTOCOL for g in conn.broker.coordinator.groups.values()})
     return {"error_code": E.NONE, "groups": [
-        {"group_id": g.group_id, "protocol_type": g.protocol_type or "consumer"}
-        for g in conn.broker.coordinator.groups.values()]}
+        {"group_id": name, "protocol_type": kind} for name, kind in sorted(found.items())
+        if not access.group_error(conn.role, name, consumers.get(name, ()))]}
 
 
 HANDLERS: dict[int, Callable[..., Any]] = {

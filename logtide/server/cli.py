@@ -16,11 +16,14 @@ log = logging.getLogger("logtide.server")
 
 SERVE_KEYS = ("host", "port", "auth", "superuser", "superuser_password_file", "tls_cert", "tls_key", "workers",
               "synchronous", "metrics_port", "max_connections", "auth_timeout", "idle_timeout", "kafka_host",
-              "kafka_port")
+              "kafka_port", "kafka_max_request_bytes", "kafka_idle_timeout")
 DEFAULTS: dict[str, Any] = {"host": "127.0.0.1", "port": 9042, "auth": False, "workers": 8, "synchronous": "FULL",
                             "metrics_port": 9180, "max_connections": None, "auth_timeout": 10.0, "idle_timeout": 0.0,
-                            "kafka_host": "127.0.0.1", "kafka_port": 9092}
+                            "kafka_host": "127.0.0.1", "kafka_port": 9092, "kafka_max_request_bytes": 2 << 20,
+                            "kafka_idle_timeout": 600.0}
 SYNCHRONOUS = ("FULL", "NORMAL", "OFF")
+MIN_KAFKA_REQUEST_BYTES = 128 << 10  # never below what a client may send before login
+MAX_KAFKA_REQUEST_BYTES = 1 << 30
 
 
 class StartupError(Exception):
@@ -48,6 +51,8 @@ class ServeSettings:
     topology: Any = None  # logtide.cdc.streams.Topology from --vnodes/--shards, or None
     kafka_host: str = "127.0.0.1"
     kafka_port: int = 9092  # 0: no Kafka endpoint; -1: a free port (--kafka-port auto)
+    kafka_max_request_bytes: int = 2 << 20  # largest Kafka request after login (socket.request.max.bytes)
+    kafka_idle_timeout: float = 600.0  # close a Kafka connection with no request this long (connections.max.idle.ms)
 
 
 def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -87,6 +92,12 @@ def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
     p.add_argument("--kafka-port", type=kafka_port, metavar="PORT",
                    help="port of the Kafka endpoint serving changefeed topics (default 9092; 0 disables it; "
                    "'auto' picks a free one)")
+    p.add_argument("--kafka-max-request-bytes", type=integer, metavar="BYTES",
+                   help="largest request a logged-in Kafka client may send (default 2097152, 2 MiB; Kafka's "
+                        "socket.request.max.bytes); before login the limit is 128 KiB")
+    p.add_argument("--kafka-idle-timeout", type=number, metavar="SECONDS",
+                   help="close a Kafka connection that sent no request for this long (default 600, Kafka's "
+                        "connections.max.idle.ms; 0: never)")
     p.set_defaults(run=run_serve)
     return p
 
@@ -125,6 +136,8 @@ def settings_from(ns: argparse.Namespace) -> ServeSettings:
         synchronous=synchronous, metrics_port=merged["metrics_port"], max_connections=merged["max_connections"],
         auth_timeout=float(merged["auth_timeout"]), idle_timeout=float(merged["idle_timeout"]),
         topology=cli_topology(ns), kafka_host=merged["kafka_host"], kafka_port=merged["kafka_port"],
+        kafka_max_request_bytes=merged["kafka_max_request_bytes"],
+        kafka_idle_timeout=float(merged["kafka_idle_timeout"]),
     )
 
 
@@ -136,10 +149,13 @@ def check_settings(s: ServeSettings) -> None:
         raise StartupError(f"workers must be at least 1, not {s.workers}")
     if s.max_connections is not None and s.max_connections < 1:
         raise StartupError(f"max_connections must be at least 1, not {s.max_connections}")
-    for name in ("auth_timeout", "idle_timeout"):
+    for name in ("auth_timeout", "idle_timeout", "kafka_idle_timeout"):
         value = getattr(s, name)
         if not value >= 0 or value == float("inf"):
             raise StartupError(f"{name} must be a number of seconds, 0 or more, not {value}")
+    if not MIN_KAFKA_REQUEST_BYTES <= s.kafka_max_request_bytes <= MAX_KAFKA_REQUEST_BYTES:
+        raise StartupError(f"kafka_max_request_bytes must be between {MIN_KAFKA_REQUEST_BYTES} and "
+                           f"{MAX_KAFKA_REQUEST_BYTES} (1 GiB), not {s.kafka_max_request_bytes}")
 
 
 def read_password(path: str) -> str:
@@ -251,7 +267,9 @@ def serve(settings: ServeSettings) -> int:
     kafka = None
     if settings.kafka_port:
         from logtide.kafka import KafkaConfig
-        kafka = KafkaConfig(host=settings.kafka_host, port=max(settings.kafka_port, 0), tls=ssl_ctx)
+        kafka = KafkaConfig(host=settings.kafka_host, port=max(settings.kafka_port, 0), tls=ssl_ctx,
+                            max_request_bytes=settings.kafka_max_request_bytes, auth_timeout=settings.auth_timeout,
+                            idle_timeout=settings.kafka_idle_timeout)
 
     def announce(server: Any) -> None:
         host, port = server.address
