@@ -213,16 +213,6 @@ class Server:
                 "prepared": len(self.runner.cache)}
 
 
-def no_delay(writer: asyncio.StreamWriter) -> None:
-    """Send small answers at once (TCP_NODELAY) on an accepted connection; a socket that refuses keeps Nagle."""
-    sock = writer.get_extra_info("socket")
-    if sock is not None:
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        except OSError:
-            pass
-
-
 def _primary_address() -> str:
     """This host's address for clients when bound to a wildcard address."""
     try:

@@ -5,8 +5,9 @@ It runs in its own process, so that its work does not compete for the GIL with t
 client.  Loopback only; seeded; bounded in time (``SECONDS``) and in concurrency (``TASKS`` connections
 at a time).  Each connection does one of: random bytes; a truncated frame; a huge or negative declared
 size; frames of random API keys and versions with random bodies; valid requests with bits flipped;
-SaslAuthenticate with made-up PLAIN tokens; or, logged in as ``USER``, random frames of served APIs
-(so that the decoders behind the login are fuzzed too).
+SaslAuthenticate with made-up PLAIN tokens; or, logged in as ``USER`` with SCRAM-SHA-256, random frames of
+served APIs (so that the decoders behind the login are fuzzed too; SCRAM rather than PLAIN because its
+proof costs the server an HMAC, not an scrypt hash: a login is not what is measured).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import sys
 import time
 
 from logtide.kafka.messages import APIS
+
+from .test_scram import client_final
 
 TASKS = 24
 CONNECTION_SECONDS = 2.0  # a connection is given up after this long whatever happens
@@ -61,6 +64,30 @@ def sasl_plain(user: bytes, password: bytes, cid: int) -> bytes:
     return frame(17, 1, cid, kafka_string(b"PLAIN")) + frame(36, 1, cid + 1, struct.pack(">i", len(token)) + token)
 
 
+async def read_frame(reader: asyncio.StreamReader) -> bytes:
+    (size,) = struct.unpack(">i", await reader.readexactly(4))
+    return await reader.readexactly(size)
+
+
+async def scram_login(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, user: str, password: str,
+                      nonce: str) -> None:
+    """SaslHandshake v1 SCRAM-SHA-256, then the two SaslAuthenticate v1 steps (RFC 5802)."""
+    first_bare = f"n={user},r={nonce}"
+    first = ("n,," + first_bare).encode()
+    writer.write(frame(17, 1, 1, kafka_string(b"SCRAM-SHA-256"))
+                 + frame(36, 1, 2, struct.pack(">i", len(first)) + first))
+    await read_frame(reader)
+    answer = await read_frame(reader)
+    pos = 4 + 2  # correlation id, error code
+    (n,) = struct.unpack_from(">h", answer, pos)
+    pos += 2 + max(n, 0)
+    (n,) = struct.unpack_from(">i", answer, pos)
+    server_first = answer[pos + 4:pos + 4 + n].decode()
+    final, _ = client_final(password, first_bare, server_first)
+    writer.write(frame(36, 1, 3, struct.pack(">i", len(final)) + final.encode()))
+    await read_frame(reader)
+
+
 async def drain(reader: asyncio.StreamReader, tally: dict[str, int]) -> None:
     try:
         while True:
@@ -80,8 +107,16 @@ async def one_connection(host: str, port: int, rng: random.Random, user: bytes, 
         tally["refused"] += 1
         return
     tally["connections"] += 1
-    drainer = asyncio.ensure_future(drain(reader, tally))
     kind = rng.randrange(7)
+    if kind == 6:
+        try:
+            await asyncio.wait_for(scram_login(reader, writer, user.decode(), password.decode(),
+                                               rng.randbytes(12).hex()), CONNECTION_SECONDS)
+            tally["logins"] += 1
+        except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError, OSError, struct.error):
+            writer.transport.abort()
+            return
+    drainer = asyncio.ensure_future(drain(reader, tally))
     try:
         if kind == 0:  # random bytes
             writer.write(rng.randbytes(rng.randrange(1, 3000)))
@@ -104,11 +139,10 @@ async def one_connection(host: str, port: int, rng: random.Random, user: bytes, 
         elif kind == 5:  # made-up credentials
             writer.write(sasl_plain(rng.randbytes(8).hex().encode(), rng.randbytes(8), 1))
             tally["frames"] += 2
-        else:  # logged in, then random frames of served APIs
-            writer.write(sasl_plain(user, password, 1))
+        else:  # logged in (above), then random frames of served APIs
             n = rng.randrange(1, 40)
             writer.write(b"".join(random_api_frame(rng, 10 + i, served_only=True) for i in range(n)))
-            tally["frames"] += n + 2
+            tally["frames"] += n
         await asyncio.wait_for(writer.drain(), CONNECTION_SECONDS)
         await asyncio.wait_for(asyncio.shield(drainer), rng.uniform(0.05, CONNECTION_SECONDS))
     except (asyncio.TimeoutError, ConnectionError, OSError):
@@ -119,7 +153,7 @@ async def one_connection(host: str, port: int, rng: random.Random, user: bytes, 
 
 
 async def main(host: str, port: int, seconds: float, seed: int, user: str, password: str) -> dict[str, int]:
-    tally = {"connections": 0, "refused": 0, "frames": 0, "bytes_answered": 0}
+    tally = {"connections": 0, "refused": 0, "frames": 0, "logins": 0, "bytes_answered": 0}
     rng = random.Random(seed)
     deadline = time.monotonic() + seconds
 

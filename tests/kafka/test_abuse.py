@@ -2,9 +2,10 @@
 500 unauthenticated connections are open and a fuzzer (its own process) sends random and garbled frames.
 
 Bounded and local: one ``logtide serve --auth`` on 127.0.0.1, a 5 s baseline, then 20 s of abuse.  This is
-the one timed assertion of the suite: the p99 bound is looser than the 50 ms the issue asks for, because
-the test machines are shared (2 cores for several jobs); the figures measured at low load are in
-docs/kafka.md ("Before login and limits").  Run with ``-s`` to see this run's figures.
+the one timed assertion of the suite: the p99 bound (150 ms) is looser than the 50 ms the issue asks for,
+because the test machines are shared (2 cores for several jobs, load average 12-15 while this was
+written, where the p99 measured 33-70 ms); the figures are in docs/kafka.md ("Before login and limits").
+Run with ``-s`` to see this run's figures.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 IDLE_CONNECTIONS = 500
 BASELINE_SECONDS = 5.0
 ABUSE_SECONDS = 20.0
-P99_BOUND = 0.25  # seconds; see the module docstring (measured at low load: docs/kafka.md)
+P99_BOUND = 0.15  # seconds; see the module docstring (measured: 33-70 ms at load average 12-15, docs/kafka.md)
 MIB = 1 << 20
 
 
@@ -95,7 +96,7 @@ def test_a_logged_in_fetch_stays_fast_while_unauthenticated_connections_and_a_fu
                "idle_still_open": still_open, **tally}
     print("\nKafka abuse figures:", json.dumps({k: round(v, 1) for k, v in figures.items()}))
     assert still_open == IDLE_CONNECTIONS  # they were served (kept) all along, within the login deadline
-    assert tally["frames"] > 5_000 and tally["connections"] > 500, tally
+    assert tally["frames"] > 5_000 and tally["connections"] > 500 and tally["logins"] > 50, tally
     assert after, "the logged-in client is still served"
     assert percentile(abused, 0.99) < P99_BOUND, figures
     assert rss_growth < 256 * MIB, figures
