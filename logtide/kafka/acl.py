@@ -95,6 +95,11 @@ class GroupAccess:
             return E.GROUP_AUTHORIZATION_FAILED
         return E.NONE
 
+    def joined_durable(self, group_id: str) -> tuple[TopicRef, ...] | None:
+        """The topics a group with members was a consumer of at its last join (None: not known in memory)."""
+        g = self.coordinator.groups.get(group_id)
+        return g.durable if g is not None and g.members else None
+
     # -- on the broker's thread pool ---------------------------------------------------
     def durable(self, group_id: str) -> tuple[TopicRef, ...]:
         """The topics the group is a changefeed consumer of (reads the topic store; () without auth)."""

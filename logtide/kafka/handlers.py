@@ -269,8 +269,9 @@ async def offset_commit(conn: "KafkaConnection", req: dict, version: int) -> dic
     access = conn.broker.access
     durable: tuple[TopicRef, ...] = ()
     state_err = E.NONE
-    if access.enabled:
-        durable = await conn.blocking(access.durable, group)
+    if access.enabled:  # a running group's consumers are known from its last join: no scan of every topic
+        known = access.joined_durable(group)
+        durable = known if known is not None else await conn.blocking(access.durable, group)
         state_err = access.group_error(conn.role, group, durable) or access.member_error(conn.role, group, member)
     state_err = state_err or conn.broker.coordinator.check_commit(group, req.get("generation_id", -1), member)
     consumer_of = {r.path for r in durable}
@@ -289,7 +290,8 @@ async def offset_commit(conn: "KafkaConnection", req: dict, version: int) -> dic
         offsets = {p["partition_index"]: p["committed_offset"] for p in t["partitions"]
                    if p["partition_index"] in bounds}
         may_create = not access.enabled or access.may_create_consumer(conn.role, TopicRef.of(desc))
-        if access.enabled and desc.path not in consumer_of and not may_create:
+        if access.enabled and not may_create and desc.path not in consumer_of and \
+                not conn.topics.has_consumer(desc.path, group):
             log.info("offset commit of group %s to %s refused: the changefeed has no consumer %s and role %s may "
                      "not create one (ALTER on %s.%s)", group, desc.path, group, conn.role, desc.keyspace, desc.table)
             return answer({p: E.GROUP_AUTHORIZATION_FAILED for p in offsets} | errors)
