@@ -27,6 +27,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from logtide.ratelog import RateLimitedLog
+
 from . import errors as E
 from .codec import MalformedFrame, Reader
 from .topics import TopicRef
@@ -128,6 +130,7 @@ class Coordinator:
         self.members = 0  # over every group
         self.metadata_bytes = 0
         self._pending: OrderedDict[tuple[str, str], None] = OrderedDict()  # oldest first
+        self._log = RateLimitedLog(log)
 
     def member(self, group_id: str, member_id: str) -> Member | None:
         g = self.groups.get(group_id)
@@ -231,9 +234,9 @@ class Coordinator:
         return g
 
     def _refused(self, group_id: str) -> None:
-        log.warning("JoinGroup for group %s refused (GROUP_MAX_SIZE_REACHED): %d groups, %d members, %d member "
-                    "ids pending, %d bytes of member metadata; limits %s", group_id, len(self.groups), self.members,
-                    len(self._pending), self.metadata_bytes, self.limits)
+        self._log.warning("group limits", "JoinGroup for group %s refused (GROUP_MAX_SIZE_REACHED): %d groups, %d "
+                          "members, %d member ids pending, %d bytes of member metadata; limits %s", group_id,
+                          len(self.groups), self.members, len(self._pending), self.metadata_bytes, self.limits)
 
     def _common_protocols(self, g: Group, protocols: list[tuple[str, bytes]], member_id: str) -> set[str]:
         names = {n for n, _ in protocols}
