@@ -20,6 +20,7 @@ from cassandra.auth import PlainTextAuthProvider
 from logtide.kafka import errors as E
 from logtide.kafka.records import Record, encode_batch
 from tests.server.conftest import cluster
+from tests.server.rawclient import trickle
 
 from .kafkaserve import ADMIN, ADMIN_PW, KafkaServe, auth_args, limit_descriptors, make_feed, rss_bytes
 from .rawclient import RawClient, request_frame
@@ -131,13 +132,7 @@ def test_connections_not_logged_in_in_time_are_closed(tmp_path):
         hanging = RawClient("127.0.0.1", srv.kafka_port)
         assert hanging.request(17, 1, {"mechanism": "PLAIN"})["error_code"] == E.NONE  # and nothing more
         started = time.monotonic()
-        frame = request_frame(17, 1, {"mechanism": "PLAIN"})
-        for i in range(len(frame)):
-            try:
-                slow.sock.sendall(frame[i:i + 1])
-            except OSError:
-                break
-            time.sleep(0.25)
+        trickle(slow.sock, request_frame(17, 1, {"mechanism": "PLAIN"}))
         for c in (silent, slow, hanging):
             assert c.is_closed(10)
             c.close()
