@@ -2,10 +2,10 @@
 
 The CQL port and the Kafka endpoint both accept through a ``Listener``.
 asyncio's own accept loop (``start_server``) is not used: when accept() fails
-for want of descriptors it schedules one retry per connection waiting in the
-backlog, so retries multiply (1.55 million failed accepts a minute were
-measured with both ports full) and every retry still pending when the
-server stops prints a traceback.  Here one task per listening socket
+for want of descriptors it tries again up to 100 times in a row and schedules
+a retry for each failure, each retry doing the same, so retries multiply
+(1.55 million failed accepts a minute were measured with both ports full) and
+every retry still pending when the server stops prints a traceback.  Here one task per listening socket
 accepts; when accept() fails with EMFILE, ENFILE, ENOBUFS or ENOMEM it logs
 once per interval (``logtide.ratelog``) and pauses accepting for a second,
 while open connections keep being served.  A connection past the cap
