@@ -9,6 +9,7 @@ the topic store run on its own thread pool.
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import logging
 import ssl
@@ -57,6 +58,7 @@ class KafkaConfig:
     idle_timeout: float = 600.0  # close a connection with no request for this long (connections.max.idle.ms); 0: never
     max_connections: int | None = None  # own cap when no shared ConnectionSlots is given; None: descriptors decide
     log_interval: float = 60.0  # a repeated failure (refusals, oversized frames) is logged once per interval
+    max_request_elements: int = 10_000  # array elements one request may hold (docs/kafka.md "Limits")
     session_check_interval: float = 0.5
     batch_cache_bytes: int = 64 << 20  # encoded record batches kept for Fetch (logtide/kafka/batches.py)
 
@@ -97,6 +99,7 @@ class KafkaBroker:
         self._listener: Listener | None = None
         self._tasks: set[asyncio.Task] = set()
         self._expiry: asyncio.Task | None = None
+        self.requests: collections.Counter[tuple[int, int]] = collections.Counter()  # (API key, version) served
 
     async def start(self) -> tuple[str, int]:
         """Bind and start accepting; returns the bound (host, port)."""

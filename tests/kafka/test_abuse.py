@@ -90,7 +90,8 @@ def test_a_logged_in_fetch_stays_fast_while_unauthenticated_connections_and_a_fu
         client.close()
         assert srv.stop() == 0
 
-    figures = {"baseline_p50_ms": percentile(baseline, 0.5) * 1000, "baseline_p99_ms": percentile(baseline, 0.99) * 1000,
+    figures = {"baseline_p50_ms": percentile(baseline, 0.5) * 1000,
+               "baseline_p99_ms": percentile(baseline, 0.99) * 1000,
                "abuse_p50_ms": percentile(abused, 0.5) * 1000, "abuse_p99_ms": percentile(abused, 0.99) * 1000,
                "abuse_max_ms": max(abused) * 1000, "fetches": len(abused), "rss_growth_mib": rss_growth / MIB,
                "idle_still_open": still_open, **tally}

@@ -81,8 +81,8 @@ def start_member(c: RawClient, group: str, topic: str) -> dict:
 
 
 def commit(c: RawClient, group: str, topic: str, offset: int, generation: int = -1, member: str = "") -> int:
-    answer = c.request(8, 2, {"group_id": group, "generation_id": generation, "member_id": member,
-                              "retention_time_ms": -1, "topics": [{"name": topic, "partitions": [
+    answer = c.request(8, 2, {"group_id": group, "generation_id_or_member_epoch": generation,
+                              "member_id": member, "retention_time_ms": -1, "topics": [{"name": topic, "partitions": [
                                   {"partition_index": 0, "committed_offset": offset, "committed_metadata": None}]}]})
     return answer["topics"][0]["partitions"][0]["error_code"]
 
@@ -205,3 +205,32 @@ def test_without_auth_every_group_is_open_and_consumers_are_made_on_first_use(br
     assert "anyone" in [x.name for x in changefeeds.reader.consumers(feed.path)]
     assert join(c, "anyone", feed.topic)["error_code"] == E.NONE
     c.close()
+
+
+def test_the_group_rules_hold_for_each_key_group_and_member_a_batched_request_names(roles):
+    """FindCoordinator v4+ (several keys), OffsetFetch v8+ (several groups) and LeaveGroup v3+ (several members)
+    are checked per key, group and member, as their single-name versions are."""
+    t0, _ = roles.feeds
+    app = login(roles, "app")
+    j = start_member(app, "billing", t0.topic)
+    other, reader = login(roles, "other"), login(roles, "reader")
+    coordinators = other.request(10, 4, {"key_type": 0, "coordinator_keys": ["billing", "fresh"]})["coordinators"]
+    assert [(c["key"], c["error_code"]) for c in coordinators] == [("billing", E.GROUP_AUTHORIZATION_FAILED),
+                                                                   ("fresh", E.NONE)]
+    wanted = [{"name": t0.topic, "partition_indexes": [0]}]
+    req = {"groups": [{"group_id": "billing", "topics": wanted}, {"group_id": "fresh", "topics": None}],
+           "require_stable": False}
+    groups = other.request(9, 8, req)["groups"]
+    assert [(g["group_id"], g["error_code"]) for g in groups] == [("billing", E.GROUP_AUTHORIZATION_FAILED),
+                                                                  ("fresh", E.NONE)]
+    assert groups[0]["topics"][0]["partitions"][0]["committed_offset"] == -1  # nothing of billing's is shown
+    groups = reader.request(9, 8, req)["groups"]
+    assert groups[0]["error_code"] == E.NONE and groups[0]["topics"][0]["partitions"][0]["committed_offset"] == 2
+    leave = {"group_id": "billing", "members": [{"member_id": j["member_id"], "group_instance_id": None}]}
+    assert other.request(13, 3, leave)["error_code"] == E.GROUP_AUTHORIZATION_FAILED
+    answer = reader.request(13, 3, leave)
+    assert (answer["error_code"], answer["members"][0]["error_code"]) == (E.NONE, E.GROUP_AUTHORIZATION_FAILED)
+    answer = app.request(13, 3, leave)
+    assert (answer["error_code"], answer["members"][0]["error_code"]) == (E.NONE, E.NONE)
+    for c in (app, other, reader):
+        c.close()
