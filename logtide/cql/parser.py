@@ -43,6 +43,7 @@ _CONSTANT_KINDS = {
 }
 
 
+_AFTER_FROM = ("where", "group", "order", "per", "limit", "allow", "bypass", "using")  # clauses after SELECT's FROM
 _TOO_DEEP = "statement nested too deeply to parse (collection literals, parentheses or function calls)"
 
 
@@ -238,8 +239,10 @@ class _Parser:
         return handler(self)
 
     def _select(self) -> ast.Select:
-        """SELECT [JSON] [DISTINCT] selectClause FROM t [WHERE] [GROUP BY] [ORDER BY] [PER PARTITION LIMIT] [LIMIT] [ALLOW FILTERING]
-        [BYPASS CACHE] [USING TIMEOUT t] (the last two are ScyllaDB's, in the order its grammar takes them)."""
+        """SELECT [JSON] [DISTINCT] selectClause [FROM t] [WHERE] [GROUP BY] [ORDER BY] [PER PARTITION LIMIT] [LIMIT] [ALLOW FILTERING]
+        [BYPASS CACHE] [USING TIMEOUT t] (the last two are ScyllaDB's, in the order its grammar takes them).
+
+        Without FROM (ScyllaDB) the statement reads ``system.one_row``; DISTINCT then is a syntax error."""
         self._expect_kw("select")
         json = self._select_flag("json")
         distinct = self._select_flag("distinct")
@@ -250,8 +253,13 @@ class _Parser:
             while self._accept_punct(","):
                 items.append(self._selector())
             selectors = tuple(items)
-        self._expect_kw("from")
-        table = self._qualified_name()
+        if self._accept_kw("from"):
+            table, no_from = self._qualified_name(), False
+        else:  # ScyllaDB's SELECT without FROM reads its one-row table (``system.one_row``)
+            nxt = self._peek()
+            if distinct or not (nxt.kind == EOF or self._at_punct(";") or self._at_kw(*_AFTER_FROM)):
+                self._mismatched("K_FROM")
+            table, no_from = ast.QualifiedName("system", "one_row"), True
         where = self._where_clause() if self._accept_kw("where") else ()
         group_by: tuple[str, ...] = ()
         if self._accept_kw("group"):
@@ -277,7 +285,7 @@ class _Parser:
             bypass_cache = True
         return ast.Select(
             table, selectors, where, json, distinct, group_by, order_by, per_partition_limit, limit,
-            allow_filtering, bypass_cache, self._using(("timeout",)),
+            allow_filtering, bypass_cache, self._using(("timeout",)), no_from,
         )
 
     def _select_flag(self, word: str) -> bool:
@@ -508,7 +516,8 @@ class _Parser:
         return tuple(relations)
 
     def _relation(self) -> ast.Relation:
-        """relation: c op term | c IN ... | c CONTAINS [KEY] t | c LIKE t | c IS NOT NULL | (c, ...) op ... | token(c, ...) op term."""
+        """relation: c op term | c [NOT] IN ... | c CONTAINS [KEY] t | c LIKE t | c IS NOT NULL | c '[' t ']' op term
+        | (c, ...) op ... | token(c, ...) op term."""
         if self._accept_punct("("):
             columns = self._ident_list()
             self._expect_punct(")")
@@ -521,9 +530,20 @@ class _Parser:
             columns = self._ident_list()
             self._expect_punct(")")
             return ast.Relation(ast.TokenOf(columns), self._comparison_op(), self._term())
-        lhs = ast.ColumnRef(self._ident())
+        name = self._ident()
+        if self._accept_punct("["):  # ScyllaDB: m[key] = v, l[index] = v
+            key = self._term()
+            self._expect_punct("]")
+            element = ast.ElementRef(name, key)
+            if self._accept_kw("like"):
+                return ast.Relation(element, "LIKE", self._term())
+            return ast.Relation(element, self._comparison_op(), self._term())
+        lhs = ast.ColumnRef(name)
         if self._accept_kw("in"):
             return ast.Relation(lhs, "IN", self._in_values())
+        if self._at_kw("not") and self._at_kw("in", k=1):  # ScyllaDB's NOT IN
+            self.i += 2
+            return ast.Relation(lhs, "NOT IN", self._in_values())
         if self._accept_kw("contains"):
             if self._accept_kw("key"):
                 return ast.Relation(lhs, "CONTAINS KEY", self._term())
@@ -732,6 +752,8 @@ class _Parser:
         args: list[ast.Selectable] = []
         if not self._at_punct(")"):
             if self._at_punct("*") and self._at_punct(")", k=1):
+                if name != "count":  # only COUNT(*) takes a star (``sum(*)`` is a syntax error)
+                    self._no_viable()
                 self.i += 1
                 args.append(ast.Star())
             else:
