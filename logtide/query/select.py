@@ -332,11 +332,15 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
             if page_size is not None:
                 take = min(take, max(page_size - (returned - first), 1))
             if page_size is not None:  # a page also ends after PAGE_BYTES of values (ScyllaDB)
-                for i in range(take):
-                    page_bytes += _raw_size(rows[i])
-                    if page_bytes >= PAGE_BYTES:
-                        take = i + 1
-                        break
+                chunk = sum(map(_raw_size, rows[:take]))
+                if page_bytes + chunk < PAGE_BYTES:
+                    page_bytes += chunk
+                else:
+                    for i in range(take):
+                        page_bytes += _raw_size(rows[i])
+                        if page_bytes >= PAGE_BYTES:
+                            take = i + 1
+                            break
             kept.extend(rows if take == len(rows) else rows[:take])  # type: ignore[union-attr]
             returned += take
             taken.count += take
@@ -383,7 +387,7 @@ asked for (ScyllaDB's 1 MB result-size cutoff; a client with paging off gets eve
 
 
 def _raw_size(raw: list[bytes | None]) -> int:
-    return sum(len(b) for b in raw if b is not None)
+    return sum(map(len, filter(None, raw)))
 
 
 def _keeper(filters: list[Filter]) -> Callable[[CqlRow], bool]:

@@ -53,8 +53,6 @@ class Selected:
     name: str
     type: Any
     compute: Callable[["CqlRow"], Any]
-    aggregate: str | None = None
-    arg: "Selected | None" = None
     columns: tuple[str, ...] = ()
     column: Column | None = None
     state: Callable[[], GroupState] | None = None
@@ -117,7 +115,7 @@ def group_state(s: Selected) -> GroupState:
     return s.state() if s.state is not None else FirstValue(s.compute)
 
 
-def _applied(name: str, ctype: Any, fn: Callable[..., Any], args: Sequence[Selected], **kw: Any) -> Selected:
+def _applied(name: str, ctype: Any, fn: Callable[..., Any], args: Sequence[Selected]) -> Selected:
     """A selector computing ``fn`` of other selectors' values; it aggregates when one of them does."""
     computes = [a.compute for a in args]
     columns = tuple(c for a in args for c in a.columns)
@@ -127,8 +125,8 @@ def _applied(name: str, ctype: Any, fn: Callable[..., Any], args: Sequence[Selec
             return AppliedState(fn, [group_state(a) for a in args])
     if len(computes) == 1:
         c0 = computes[0]
-        return Selected(name, ctype, lambda r: fn(c0(r)), columns=columns, state=state, **kw)
-    return Selected(name, ctype, lambda r: fn(*[c(r) for c in computes]), columns=columns, state=state, **kw)
+        return Selected(name, ctype, lambda r: fn(c0(r)), columns=columns, state=state)
+    return Selected(name, ctype, lambda r: fn(*[c(r) for c in computes]), columns=columns, state=state)
 
 
 def _constant(name: str, ctype: Any, value: Any) -> Selected:
@@ -264,8 +262,7 @@ def _aggregate(fc: ast.FunctionCall, table: Table, ctx: "SelectContext") -> Sele
     """``count(*)``, ``count(x)``, ``min``, ``max``, ``sum``, ``avg`` of one selector."""
     name = fc.name
     if name == "count" and len(fc.args) == 1 and isinstance(fc.args[0], ast.Star):
-        return Selected("count", T.BIGINT, lambda r: 1, aggregate="count",
-                        state=lambda: AggregateState("count", T.BIGINT, lambda r: 1))
+        return Selected("count", T.BIGINT, lambda r: 1, state=lambda: AggregateState("count", T.BIGINT, lambda r: 1))
     if len(fc.args) != 1 or isinstance(fc.args[0], ast.Star):
         if any(isinstance(a, ast.Star) for a in fc.args):
             raise InvalidRequest(f"Invalid use of * in a call to function system.{name}")
@@ -280,12 +277,12 @@ def _aggregate(fc: ast.FunctionCall, table: Table, ctx: "SelectContext") -> Sele
                           ("tinyint", "smallint", "int", "bigint", "float", "double", "decimal", "varint"))
         raise InvalidRequest(f"Invalid call to function {name}, none of its type signatures match "
                              f"(known type signatures: {known})")
-    agg = Aggregate(name, inner.type)
-    label = "count" if name == "count" and not inner.columns and inner.name.lstrip("-").isdigit() else None
+    arg = fc.args[0]
+    # Cassandra's COUNT(1) is COUNT(*) by another name (its column is "count")
+    label = "count" if name == "count" and isinstance(arg, ast.Constant) and arg.text == "1" else None
     compute = inner.compute
-    return Selected(label or f"system.{name}({inner.name})", agg.return_type, compute, aggregate=name, arg=inner,
-                    columns=inner.columns,
-                    state=lambda name=name, t=inner.type, c=compute: AggregateState(name, t, c))
+    return Selected(label or f"system.{name}({inner.name})", Aggregate(name, inner.type).return_type, compute,
+                    columns=inner.columns, state=lambda name=name, t=inner.type, c=compute: AggregateState(name, t, c))
 
 
 def _scalar_call(fc: ast.FunctionCall, table: Table, ctx: "SelectContext") -> Selected:
