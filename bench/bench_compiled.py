@@ -5,8 +5,8 @@
 Copies the package to a temporary directory and compiles ``logtide.compiled.MODULES`` there
 (under their ordinary names) with Cython 3 in pure-Python mode: the unchanged ``.py`` files, with
 ``annotation_typing`` off so that type hints stay hints (with it on, Cython enforces them, and the
-write path fails at once where a tuple is handed to a parameter annotated ``list``); ``pip install``
-builds the same (``setup.py``).  The
+write path fails at once where a tuple is handed to a parameter annotated ``list``); ``logtide
+compile`` builds the same (``logtide/compile_cli.py``).  The
 source tree is not touched; the pure runs set ``LOGTIDE_PURE_PYTHON=1`` in it.  Then it runs
 ``bench_write_path.py``'s workloads (``batch-mixed``: 100-statement full-CDC batches over 50
 partitions; ``cdc``: single full-CDC upserts) in fresh processes, alternating the pure tree and the

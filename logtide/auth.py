@@ -34,17 +34,23 @@ from .cql import ast
 from .errors import AuthenticationError, InvalidRequest, SyntaxException, Unauthorized
 from .result import ColumnSpec, ResultSet, Row
 from .schema import types as T
-from .scram import ScramCredentials, ScramError, scram_credentials
+from .scram import HASHES, SHA256, ScramCredentials, ScramError, scram_credentials
 
 if TYPE_CHECKING:
     from .session import Database
 
 META_KEY = "roles"
 CDC_LOG_SUFFIX = "_scylla_cdc_log"
-OPEN_KEYSPACES = frozenset({"system", "system_schema", "system_virtual_schema"})
 
 ALL_DATA_PERMISSIONS = ("CREATE", "ALTER", "DROP", "SELECT", "MODIFY", "AUTHORIZE")
 TABLE_PERMISSIONS = ("ALTER", "DROP", "SELECT", "MODIFY", "AUTHORIZE")
+ALL_ROLES_PERMISSIONS = ("CREATE", "ALTER", "DROP", "AUTHORIZE", "DESCRIBE")
+ROLE_PERMISSIONS = ("ALTER", "DROP", "AUTHORIZE")
+# system tables every role may read (ScyllaDB's client_state readable_system_resources); the rest of the
+# system keyspaces needs a grant, and only a superuser may change them
+READABLE_SYSTEM_TABLES = frozenset({("system", "local"), ("system", "peers"), ("system", "peers_v2"),
+                                    ("system", "one_row")})
+READABLE_SYSTEM_KEYSPACES = frozenset({"system_schema", "system_virtual_schema"})
 PERMISSION_ORDER = ("CREATE", "ALTER", "DROP", "SELECT", "MODIFY", "AUTHORIZE", "DESCRIBE", "EXECUTE")
 ROLE_OPTIONS = frozenset({"password", "login", "superuser", "options"})
 
@@ -96,8 +102,39 @@ class DataResource:
         return "<all keyspaces>"
 
 
+@dataclass(frozen=True)
+class RoleResource:
+    """``roles`` (all roles) or ``roles/r``, Cassandra's RoleResource names."""
+
+    role: str | None = None
+
+    @property
+    def key(self) -> str:
+        return "roles" if self.role is None else f"roles/{self.role}"
+
+    def parents(self) -> list["RoleResource"]:
+        """This resource, then all roles."""
+        return [self, RoleResource()] if self.role is not None else [self]
+
+    def applicable(self) -> tuple[str, ...]:
+        return ROLE_PERMISSIONS if self.role is not None else ALL_ROLES_PERMISSIONS
+
+    def __str__(self) -> str:
+        return f"<role {self.role}>" if self.role is not None else "<all roles>"
+
+
+Resource = DataResource | RoleResource
+
+
+def resource_from_key(key: str) -> Resource:
+    """The resource a stored grant names (``data/...`` or ``roles/...``)."""
+    if key == "roles" or key.startswith("roles/"):
+        return RoleResource(key[len("roles/"):] if "/" in key else None)
+    return DataResource.from_key(key)
+
+
 def role_resource(name: str | None) -> str:
-    return f"<role {name}>" if name is not None else "<all roles>"
+    return str(RoleResource(name))
 
 
 # --------------------------------------------------------------------------
@@ -107,33 +144,40 @@ def role_resource(name: str | None) -> str:
 
 @dataclass
 class Role:
-    """A stored role; ``password`` is ``scrypt$salt-hex$hash-hex`` or None; ``scram`` the SCRAM-SHA-256
-    credentials made when the password was last set (None for a password set before logtide kept them)."""
+    """A stored role; ``password`` is ``scrypt$salt-hex$hash-hex`` or None; ``scram`` the SCRAM credentials of
+    each mechanism (SCRAM-SHA-256, SCRAM-SHA-512) made when the password was last set (a mechanism is missing
+    when the password was set before logtide kept its credentials)."""
 
     name: str
     superuser: bool = False
     login: bool = False
     password: str | None = None
     options: dict[str, str] = field(default_factory=dict)
-    scram: ScramCredentials | None = None
+    scram: dict[str, ScramCredentials] = field(default_factory=dict)
 
     def set_password(self, password: str) -> None:
-        """Keep the scrypt hash and the SCRAM-SHA-256 credentials of ``password`` (never the password)."""
+        """Keep the scrypt hash and the SCRAM credentials of ``password`` for every mechanism (never the
+        password)."""
         self.password = hash_password(password)
-        self.scram = scram_credentials(password)
+        self.scram = {m: scram_credentials(password, mechanism=m) for m in HASHES}
 
     def to_json(self) -> dict[str, Any]:
         doc = {"superuser": self.superuser, "login": self.login, "password": self.password,
                "options": self.options}
-        if self.scram is not None:
-            doc["scram_sha_256"] = self.scram.to_json()
+        for mechanism, creds in sorted(self.scram.items()):
+            doc[_scram_key(mechanism)] = creds.to_json()
         return doc
 
     @classmethod
     def from_json(cls, name: str, doc: dict[str, Any]) -> "Role":
-        scram = doc.get("scram_sha_256")
+        scram = {m: ScramCredentials.from_json(doc[_scram_key(m)], m) for m in HASHES if doc.get(_scram_key(m))}
         return cls(name, bool(doc.get("superuser")), bool(doc.get("login")), doc.get("password"),
-                   dict(doc.get("options") or {}), ScramCredentials.from_json(scram) if scram else None)
+                   dict(doc.get("options") or {}), scram)
+
+
+def _scram_key(mechanism: str) -> str:
+    """Where a role's document keeps a mechanism's credentials: ``scram_sha_256``, ``scram_sha_512``."""
+    return mechanism.lower().replace("-", "_")
 
 
 def hash_password(password: str, salt: bytes | None = None) -> str:
@@ -183,15 +227,28 @@ class AuthManager:
 
     def forget(self, keyspace: str, table: str | None = None) -> None:
         """Revoke every permission on a dropped table, or on a dropped keyspace and its tables (as Cassandra)."""
-        prefix = DataResource(keyspace, table).key
+        self._forget(DataResource(keyspace, table).key, table is None)
+
+    def _forget(self, prefix: str, children: bool) -> None:
+        """Drop every grant on the resource stored as ``prefix`` (and, with ``children``, on what is below it)."""
         with self._lock:
             changed = False
             for grants in self.grants.values():
-                for key in [k for k in grants if k == prefix or (table is None and k.startswith(prefix + "/"))]:
+                for key in [k for k in grants if k == prefix or (children and k.startswith(prefix + "/"))]:
                     del grants[key]
                     changed = True
             if changed:
                 self._save()
+
+    def grant_to_creator(self, role: str | None, resource: Resource) -> None:
+        """Grant every applicable permission on a new resource to the role that created it (ScyllaDB's
+        ``grant_permissions_to_creator``: CREATE KEYSPACE, CREATE TABLE, CREATE ROLE); a session without a user
+        gets nothing."""
+        if role is None or role not in self.roles:
+            return
+        with self._lock:
+            self.grants.setdefault(role, {}).setdefault(resource.key, set()).update(resource.applicable())
+            self._save()
 
     def bootstrap(self, name: str, password: str) -> bool:
         """Create superuser ``name`` with ``password`` unless a role of that name exists; True if created."""
@@ -227,20 +284,23 @@ class AuthManager:
         return user
 
     @functools.cached_property
-    def _decoy_scram(self) -> ScramCredentials:
-        return scram_credentials(os.urandom(16).hex())
+    def _decoy_scram(self) -> dict[str, ScramCredentials]:
+        password = os.urandom(16).hex()
+        return {m: scram_credentials(password, mechanism=m) for m in HASHES}
 
-    def scram_lookup(self, user: str) -> ScramCredentials:
-        """The SCRAM-SHA-256 credentials to check ``user``'s proof against.  An unknown name (or a role without
+    def scram_lookup(self, user: str, mechanism: str = SHA256) -> ScramCredentials:
+        """The ``mechanism`` credentials to check ``user``'s proof against.  An unknown name (or a role without
         a password) gets made-up ones, so the exchange fails at the proof as for a wrong password; a role whose
-        password was set before logtide kept SCRAM credentials raises ScramError saying how to fix it."""
+        password was set before logtide kept that mechanism's credentials raises ScramError saying how to fix
+        it."""
         role = self.roles.get(user)
         if role is None or not role.password:
-            return self._decoy_scram
-        if role.scram is None:
-            raise ScramError(f"Role {user} has no SCRAM-SHA-256 credentials: its password was set before logtide "
+            return self._decoy_scram[mechanism]
+        creds = role.scram.get(mechanism)
+        if creds is None:
+            raise ScramError(f"Role {user} has no {mechanism} credentials: its password was set before logtide "
                              f"kept them; set it again (ALTER ROLE {user} WITH PASSWORD = '...') or use SASL/PLAIN")
-        return role.scram
+        return creds
 
     def check_login(self, user: str) -> str:
         """After a SCRAM proof: the role name, or AuthenticationError if the role may not log in."""
@@ -258,21 +318,35 @@ class AuthManager:
         r = self.roles.get(role)
         return r is not None and r.superuser
 
-    def has_permission(self, role: str | None, permission: str, resource: DataResource) -> bool:
+    def has_permission(self, role: str | None, permission: str, resource: Resource) -> bool:
         if self.is_superuser(role):
             return True
         grants = self.grants.get(role or "", {})
         return any(permission in grants.get(r.key, ()) for r in resource.parents())
 
-    def ensure(self, role: str | None, permission: str, resource: DataResource) -> None:
+    def ensure(self, role: str | None, permission: str, resource: Resource) -> None:
         if not self.has_permission(role, permission, resource):
             raise Unauthorized(f"User {role} has no {permission} permission on {resource} or any of its parents")
 
     def authorize(self, role: str | None, statement: Any, keyspace: str | None) -> None:
-        """Raise Unauthorized unless ``role`` may run ``statement`` with ``keyspace`` as the current keyspace."""
+        """Raise Unauthorized unless ``role`` may run ``statement`` with ``keyspace`` as the current keyspace.
+
+        As ScyllaDB's ``client_state::has_access``: ``system.local``, ``system.peers``, ``system.one_row`` and
+        ``system_schema`` are readable by every role; anything else of the system keyspaces needs a grant, and
+        a non-superuser can never change them.
+        """
         if role is None or self.is_superuser(role):
             return
+        from .schema.system_schema import is_system_keyspace
+
         for permission, resource in required_permissions(statement, keyspace):
+            if isinstance(resource, DataResource):
+                if permission == "SELECT" and (resource.keyspace in READABLE_SYSTEM_KEYSPACES
+                                               or (resource.keyspace, resource.table) in READABLE_SYSTEM_TABLES):
+                    continue
+                if is_system_keyspace(resource.keyspace or "") and permission not in ("SELECT", "DESCRIBE"):
+                    raise Unauthorized(f"{resource.keyspace} can be granted only SELECT or DESCRIBE permissions "
+                                       "to a non-superuser.")
             self.ensure(role, permission, resource)
 
     # -- role statements ----------------------------------------------------
@@ -298,8 +372,9 @@ class AuthManager:
         opts = _role_options(stmt.options)
         if not stmt.name:
             raise InvalidRequest("Role name can't be an empty string")
-        if not self.is_superuser(user):
-            raise Unauthorized(f"User {user} has no CREATE permission on {role_resource(None)} or any of its parents")
+        self.ensure(user, "CREATE", RoleResource())
+        if opts.get("superuser") and not self.is_superuser(user):
+            raise Unauthorized("Only superusers can create a role with superuser status.")
         if stmt.name in self.roles:
             if stmt.if_not_exists:
                 return ResultSet("void")
@@ -308,6 +383,7 @@ class AuthManager:
         self._apply_options(role, opts)
         self.roles[role.name] = role
         self._save()
+        self.grant_to_creator(user, RoleResource(role.name))
         return ResultSet("void")
 
     def _alter_role(self, stmt: ast.AlterRole, user: str | None) -> ResultSet:
@@ -315,17 +391,16 @@ class AuthManager:
         role = self.roles.get(stmt.name)
         if role is None:
             raise InvalidRequest(f"{stmt.name} doesn't exist")
-        if not self.is_superuser(user):
-            if stmt.name != user:
-                raise Unauthorized(f"User {user} has no ALTER permission on {role_resource(stmt.name)} "
-                                   "or any of its parents")
-            if "superuser" in opts:
-                raise Unauthorized("Only superusers are allowed to alter superuser status")
-            if set(opts) - {"password"}:
-                raise Unauthorized("You aren't allowed to alter your own login status or options")
-        elif "superuser" in opts and stmt.name == user:
-            raise Unauthorized("You aren't allowed to alter your own superuser status or that of a role "
-                               "granted to you")
+        if "superuser" in opts:
+            if not self.is_superuser(user):
+                raise Unauthorized("Only superusers are allowed to alter superuser status.")
+            if stmt.name == user:
+                raise Unauthorized("You aren't allowed to alter your own superuser status or that of a role "
+                                   "granted to you.")
+        if user is not None and stmt.name != user:
+            self.ensure(user, "ALTER", RoleResource(stmt.name))
+        elif not self.is_superuser(user) and set(opts) - {"password", "superuser"}:
+            raise Unauthorized(f"You aren't allowed to alter the {sorted(set(opts) - {'password', 'superuser'})[0]} option.")
         if "superuser" in opts:
             role.superuser = bool(opts["superuser"])
         if "login" in opts:
@@ -335,8 +410,10 @@ class AuthManager:
         return ResultSet("void")
 
     def _drop_role(self, stmt: ast.DropRole, user: str | None) -> ResultSet:
-        if not self.is_superuser(user):
-            raise Unauthorized(f"User {user} has no DROP permission on {role_resource(stmt.name)} or any of its parents")
+        self.ensure(user, "DROP", RoleResource(stmt.name))
+        target = self.roles.get(stmt.name)
+        if target is not None and target.superuser and not self.is_superuser(user):
+            raise Unauthorized("Only superusers can drop a superuser role.")
         if user is not None and stmt.name == user:
             raise InvalidRequest("Cannot DROP primary role for current login")
         if stmt.name not in self.roles:
@@ -346,12 +423,13 @@ class AuthManager:
         del self.roles[stmt.name]
         self.grants.pop(stmt.name, None)
         self._save()
+        self._forget(RoleResource(stmt.name).key, False)
         return ResultSet("void")
 
     def _list_roles(self, stmt: ast.ListRoles, user: str | None) -> ResultSet:
         if stmt.of is not None and stmt.of not in self.roles:
             raise InvalidRequest(f"{stmt.of} doesn't exist")
-        if self.is_superuser(user):
+        if self.has_permission(user, "DESCRIBE", RoleResource()):
             names = [stmt.of] if stmt.of is not None else sorted(self.roles)
         else:
             if stmt.of is not None and stmt.of != user:
@@ -367,7 +445,7 @@ class AuthManager:
         return ResultSet("rows", columns, out)
 
     def _grant_or_revoke(self, stmt: ast.Grant | ast.Revoke, user: str | None, session: Any) -> ResultSet:
-        resource = self._data_resource(stmt.resource, session)
+        resource = self._resource(stmt.resource, session)
         permissions = _expand(stmt.permission, resource)
         if not self.is_superuser(user):
             self.ensure(user, "AUTHORIZE", resource)
@@ -384,7 +462,7 @@ class AuthManager:
         return ResultSet("void")
 
     def _list_permissions(self, stmt: ast.ListPermissions, user: str | None, session: Any) -> ResultSet:
-        resource = self._data_resource(stmt.resource, session) if stmt.resource is not None else None
+        resource = self._resource(stmt.resource, session) if stmt.resource is not None else None
         if stmt.role is not None and stmt.role not in self.roles:
             raise InvalidRequest(f"{stmt.role} doesn't exist")
         if not self.is_superuser(user) and stmt.role != user:
@@ -399,19 +477,25 @@ class AuthManager:
         for role in sorted(self.grants):
             if stmt.role is not None and role != stmt.role:
                 continue
-            for key in sorted(self.grants[role], key=lambda k: (k.count("/"), k)):
+            for key in sorted(self.grants[role], key=lambda k: (k.startswith("roles"), k.count("/"), k)):
                 if keys is not None and key not in keys:
                     continue
                 for p in PERMISSION_ORDER:
                     if p in self.grants[role][key] and p in wanted:
-                        out.append(Row(labels, [role, role, str(DataResource.from_key(key)), p]))
+                        out.append(Row(labels, [role, role, str(resource_from_key(key)), p]))
         return ResultSet("rows", columns, out)
 
-    def _data_resource(self, res: ast.Resource, session: Any) -> DataResource:
+    def _resource(self, res: ast.Resource, session: Any) -> Resource:
         """The resource named in GRANT/REVOKE/LIST, which must exist."""
         catalog = self.db.catalog
         if res.kind == "all keyspaces":
             return DataResource()
+        if res.kind == "all roles":
+            return RoleResource()
+        if res.kind == "role":
+            if res.role not in self.roles:
+                raise InvalidRequest(f"Role {res.role} doesn't exist")
+            return RoleResource(res.role)
         keyspace = res.keyspace or getattr(session, "keyspace", None)
         if keyspace is None:
             raise InvalidRequest("No keyspace has been specified. USE a keyspace, or explicitly specify "
@@ -460,13 +544,13 @@ def _boolean(key: str, value: Any) -> bool:
     raise SyntaxException(f"Invalid value for property '{key}'. It must be a boolean")
 
 
-def _expand(permission: str, resource: DataResource | None) -> tuple[str, ...]:
+def _expand(permission: str, resource: Resource | None) -> tuple[str, ...]:
     """The permissions ``permission`` stands for on ``resource`` (ALL: every applicable one)."""
     applicable = resource.applicable() if resource is not None else PERMISSION_ORDER
     if permission == "ALL":
         return applicable
     if permission not in applicable:
-        raise InvalidRequest("Resource type DataResource does not support any of the requested permissions")
+        raise SyntaxException(f"Resource {resource} does not support any of the requested permissions.")
     return (permission,)
 
 
@@ -504,9 +588,7 @@ def required_permissions(stmt: Any, keyspace: str | None) -> list[tuple[str, Dat
     """The (permission, resource) pairs Cassandra checks before running ``stmt``."""
     out: list[tuple[str, DataResource | None]] = []
     if isinstance(stmt, ast.Select):
-        res = _table_resource(stmt.table, keyspace, read=True)
-        if res is not None and res.keyspace not in OPEN_KEYSPACES:
-            out.append(("SELECT", res))
+        out.append(("SELECT", _table_resource(stmt.table, keyspace, read=True)))
     elif isinstance(stmt, (ast.Insert, ast.Update, ast.Delete)):
         res = _table_resource(stmt.table, keyspace)
         out.append(("MODIFY", res))

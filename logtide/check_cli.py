@@ -10,7 +10,6 @@ def add_check(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
     """Register ``logtide check``."""
     p = subparsers.add_parser(
         "check", parents=[parent],
-        help="verify every stored record and the database's structure (like nodetool scrub --validate)",
         description="Reads the whole data directory (read-only: a running server may hold it) and reports "
                     "each damaged record by keyspace, table and key, each problem SQLite's integrity check "
                     "finds, and acknowledged commits the database lost. Exit status 0 when nothing is "
@@ -54,7 +53,6 @@ def add_migrate(subparsers: "argparse._SubParsersAction", parent: argparse.Argum
     """Register ``logtide migrate``."""
     p = subparsers.add_parser(
         "migrate", parents=[parent],
-        help="convert a data directory of an older logtide to the current storage format",
         description="Rewrites every record of --data-dir in the current storage format in one transaction "
                     "(opening a directory for writing does the same). Records of logtide 0.1 are read "
                     "without running any code they might hold; one that is not plain data stops the "

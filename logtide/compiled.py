@@ -1,14 +1,14 @@
 """The write path's hot modules, compiled with Cython, used only while they match their source.
 
-``pip install`` compiles ``MODULES`` (``setup.py``) where a C compiler is present; see
-docs/performance.md, "Compiling the hot modules".  A compiled module is stored next to its
-source under a name no import finds by itself, ``NAME.lt<hash>.<EXT_SUFFIX>``, where ``<hash>``
-is the SHA-256 prefix of the ``.py`` it was compiled from.  ``CompiledFinder`` loads it only
-while the ``.py`` still has that hash: after an edit (an editable install) the ``.py`` runs, with
-one warning per process, until the next ``pip install -e .``.  ``LOGTIDE_PURE_PYTHON=1`` at build
-time builds nothing, at run time runs every module from its ``.py``.
+Installing logtide compiles nothing; ``logtide compile`` (``logtide/compile_cli.py``, the
+``compile`` extra) builds ``MODULES``; see docs/performance.md, "Compiling the hot modules".  A
+compiled module is stored next to its source under a name no import finds by itself,
+``NAME.lt<hash>.<EXT_SUFFIX>``, where ``<hash>`` is the SHA-256 prefix of the ``.py`` it was
+compiled from.  ``CompiledFinder`` loads it only while the ``.py`` still has that hash: after an
+edit the ``.py`` runs, with one warning per process, until the next ``logtide compile``.
+``LOGTIDE_PURE_PYTHON=1`` at run time runs every module from its ``.py``.
 
-Standard library only: ``setup.py`` loads this file by path before logtide's dependencies exist.
+Standard library only, and cheap to import: ``import logtide`` runs it before anything else.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class CompiledFinder(MetaPathFinder):
         if not self.warned:
             self.warned = True
             warnings.warn(f"logtide: {source} changed since it was compiled, so it runs as Python; "
-                          "'pip install -e .' compiles it again", RuntimeWarning, stacklevel=2)
+                          "'logtide compile' compiles it again", RuntimeWarning, stacklevel=2)
         return None
 
 

@@ -14,14 +14,51 @@ import argparse
 import tomllib
 from typing import Any, Sequence
 
+
+
+class Port:
+    """The type of a port setting: ``port_value`` of the text or integer (docs/server.md, "Ports")."""
+
+
 # setting -> type; shared by every subcommand that has the option
 SETTINGS: dict[str, type] = {
     "data_dir": str, "vnodes": int, "shards": int,
-    "host": str, "port": int, "auth": bool, "superuser": str, "superuser_password_file": str,
-    "tls_cert": str, "tls_key": str, "workers": int, "synchronous": str, "metrics_port": int,
-    "max_connections": int, "auth_timeout": float, "idle_timeout": float, "kafka_host": str, "kafka_port": int,
+    "host": str, "port": Port, "auth": bool, "superuser": str, "superuser_password_file": str,
+    "tls_cert": str, "tls_key": str, "workers": int, "synchronous": str, "metrics_port": Port,
+    "max_connections": int, "auth_timeout": float, "idle_timeout": float, "kafka_host": str, "kafka_port": Port,
+    "kafka_advertised_host": str,
 }
-TYPE_NAMES = {int: "an integer", str: "a string", bool: "true or false", float: "a number"}
+TYPE_NAMES = {int: "an integer", str: "a string", bool: "true or false", float: "a number",
+              Port: 'a port number (0 to 65535; 0 picks a free one), "auto" (the same as 0) or "off"'}
+OFF = "off"  # a port setting that turns its endpoint off (Kafka, metrics; never CQL)
+
+
+def port_value(value: int | str) -> int | str:
+    """A port setting: 0 to 65535, 0 or ``auto`` for a free port (the one chosen is logged), or ``off`` (``OFF``).
+
+    One rule for ``--port``, ``--kafka-port`` and ``--metrics-port`` and their config keys; a ValueError
+    names what is wrong (whether ``off`` is allowed is the command's to say)."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("auto", OFF):
+            return 0 if text == "auto" else OFF
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError(f"{value!r} is not a port: give 0 to 65535 (0 or auto: a free port) or off") from None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{value!r} is not a port: give 0 to 65535 (0 or auto: a free port) or off")
+    if not 0 <= value <= 65535:
+        raise ValueError(f"port {value} is out of range: give 0 to 65535 (0 or auto: a free port) or off")
+    return value
+
+
+def port(text: str) -> int | str:
+    """An argparse type: a port option (``port_value``)."""
+    try:
+        return port_value(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def integer(text: str) -> int:
@@ -58,6 +95,12 @@ def load_config(path: str) -> dict[str, Any]:
         expected = SETTINGS.get(key)
         if expected is None:
             raise ConfigError(f"unknown setting {key!r} in {path}; known: {', '.join(sorted(SETTINGS))}")
+        if expected is Port:
+            try:
+                out[key] = port_value(value)
+            except ValueError:
+                raise ConfigError(f"setting {key!r} in {path} must be {TYPE_NAMES[Port]}, got {value!r}") from None
+            continue
         if expected is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):

@@ -186,3 +186,10 @@ class Overloaded(CqlError):
 
     code = 0x1001
     name = "Overloaded"
+
+
+class CommandFailure(Exception):
+    """A command-line failure that is not a CQL error (a bad argument, a refused request, a failed job).
+
+    ``logtide.cli.main`` prints it as the one line ``logtide COMMAND: error: MESSAGE`` and exits
+    with status 2, as it does for every other failure (README, "Errors")."""

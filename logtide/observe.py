@@ -21,14 +21,10 @@ from typing import Any, Sequence
 from .cdc.log_schema import is_log_table, log_name
 from .cdc.options import CdcOptions
 from .cdc.streams import Generation, Generations
-from .errors import CqlError
+from .errors import NoDatabase  # noqa: F401 - re-exported: what open_store raises
 from .schema.catalog import Catalog
 from .schema.system_schema import is_system_keyspace
 from .storage.sqlite import DB_FILE, Store
-
-
-class NoDatabase(CqlError):
-    """The directory holds no logtide database."""
 
 
 @dataclass(frozen=True)
@@ -180,9 +176,8 @@ def node_view(data_dir: str | os.PathLike, catalog: Catalog, generations: Sequen
 
 
 def open_store(path: str | os.PathLike) -> Store:
-    """The data directory's store, read-only; NoDatabase when the directory holds no logtide database."""
-    if not (Path(path) / DB_FILE).is_file():
-        raise NoDatabase(f"{path} holds no logtide database (no {DB_FILE})")
+    """The data directory's store, read-only; ``errors.NoDatabase`` (worded as for every command) when the
+    directory holds no logtide database."""
     return Store.open(path, readonly=True)
 
 

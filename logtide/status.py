@@ -30,7 +30,7 @@ from .server.runtime_file import RunningServer, running_server
 def add_status(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Register ``logtide status``."""
     p = subparsers.add_parser(
-        "status", parents=[parent], help="the data directory and its running server at a glance",
+        "status", parents=[parent],
         description="Show the data directory (size, tables, tables with CDC, the current CDC generation and its "
                     "streams, changefeeds) and, when a logtide serve runs on it with metrics on, its connections, "
                     "request rates and latencies. Reads without writing: safe while the server runs.")

@@ -1,13 +1,10 @@
-"""logtide's own version, read from the installed package metadata (``pyproject.toml``)."""
+"""logtide's version, defined here once: ``pyproject.toml`` reads it (``[tool.setuptools.dynamic]``)."""
 
 from __future__ import annotations
 
-from importlib import metadata
+__version__ = "0.1.0"
 
 
 def package_version() -> str:
-    """The installed logtide version (``0+unknown`` when run from a tree that was never installed)."""
-    try:
-        return metadata.version("logtide")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
+    """The running logtide's version (PEP 440), as ``logtide --version`` and the package metadata give it."""
+    return __version__

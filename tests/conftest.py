@@ -2,7 +2,7 @@
 
 Before collection, tools the tests drive that live in Debian's packages (``kcat``) are
 installed when missing and the tests run as root (as CI does), so that their tests run
-rather than skip.
+rather than skip; a line on the terminal says so (README, "Running the tests").
 """
 
 from __future__ import annotations
@@ -16,21 +16,32 @@ import pytest
 DEBIAN_TOOLS = {"kcat": "kcat"}  # command -> Debian package
 
 
-def _apt_install(packages: list[str]) -> None:
-    """``apt-get install`` as root, updating the package lists once if the first try fails."""
+def _apt_install(packages: list[str]) -> bool:
+    """``apt-get install`` as root, updating the package lists once if the first try fails; whether it worked."""
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        return
+        return False
     cmd = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages]
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     if subprocess.run(cmd, capture_output=True, env=env).returncode != 0:
         subprocess.run(["apt-get", "update", "-qq"], capture_output=True, env=env)
-        subprocess.run(cmd, capture_output=True, env=env)
+        return subprocess.run(cmd, capture_output=True, env=env).returncode == 0
+    return True
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
+    """Install the missing Debian tools, saying so on the terminal (README, next to the test command)."""
     missing = [pkg for tool, pkg in DEBIAN_TOOLS.items() if shutil.which(tool) is None]
-    if missing:
-        _apt_install(missing)
+    if not missing:
+        return
+    say = session.config.pluginmanager.get_plugin("terminalreporter")
+    names = " ".join(missing)
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        say.write_line(f"tests/conftest.py: {names} not installed and not root with apt-get: the tests that "
+                       "drive it skip")
+        return
+    say.write_line(f"tests/conftest.py: installing Debian's {names} with apt-get (as root; its tests drive it)")
+    if not _apt_install(missing):
+        say.write_line(f"tests/conftest.py: apt-get could not install {names}: the tests that drive it skip")
 
 import logtide
 from logtide.clock import ManualClock

@@ -158,3 +158,67 @@ def test_replay_into_an_existing_table_of_another_schema(tmp_path, capsys):
     assert_one_line_failure(done, "replay", "ks.retyped", "column v")
     done = run_main(capsys, "replay", "ks.t", "--to", "ks.copy", "--data-dir", str(data))
     assert done.returncode == 0, done.stderr
+
+
+READERS = [("status", []), ("cdc generations", []), ("cdc streams", ["ks.t"]), ("check", []), ("migrate", []),
+           ("topic read", ["ks/t/f"]), ("topic consumer list", ["ks/t/f"]), ("changefeed list", []),
+           ("changefeed describe", ["ks/t/f"]), ("replay", ["ks.t", "--to", "ks.u"]),
+           ("replay", ["ks.t", "--target-data-dir", "/nonexistent/target"]),
+           ("shell", ["--readonly", "-e", "SELECT 1"])]
+
+
+@pytest.mark.parametrize("command, args", READERS, ids=lambda v: v if isinstance(v, str) else " ".join(v))
+def test_a_missing_data_directory_is_worded_one_way_by_every_command(tmp_path, capsys, command, args):
+    missing, empty = tmp_path / "typo", tmp_path / "empty"
+    empty.mkdir()
+    done = run_main(capsys, *command.split(), *args, "--data-dir", str(missing))
+    line = assert_one_line_failure(done, command)
+    assert line == f"logtide {command}: error: {missing} holds no logtide database (the directory does not exist)"
+    done = run_main(capsys, *command.split(), *args, "--data-dir", str(empty))
+    line = assert_one_line_failure(done, command)
+    assert line == f"logtide {command}: error: {empty} holds no logtide database (no logtide.db in it)"
+    assert not missing.exists() and list(empty.iterdir()) == []
+    assert not os.path.exists("/nonexistent/target")
+
+
+@pytest.mark.parametrize("command, args, words", [
+    ("topic read", ["ks/t/nope"], ["ks/t/nope"]),
+    ("topic read", ["ks/t/f", "--partition-ids", "x"], ["--partition-ids must be comma-separated integers"]),
+    ("topic consumer drop", ["ks/t/f", "--consumer", "nobody"], ["nobody"]),
+    ("changefeed describe", ["ks/t/nope"], ["ks/t/nope"]),
+    ("replay", ["t", "--to", "ks.u"], ["expected KEYSPACE.TABLE, got 't'"]),
+    ("replay", ["ks.t"], ["the target is the source table; give --to or --target-data-dir"]),
+    ("pipeline replicate", ["--source", "http://h/ks.t", "--target", "cql://127.0.0.1:1/ks.u", "--checkpoint", "ck"],
+     ["--source"]),
+    ("compile", ["logtide.no_such_module"], ["logtide.no_such_module is not among the modules logtide compiles"]),
+    ("shell", ["--vnodes", "0", "-e", "SELECT 1"], ["vnodes"]),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_every_subcommand_fails_with_one_error_line_and_status_2(tmp_path, capsys, command, args, words):
+    data = populated(tmp_path / "data")
+    with logtide.open(data, synchronous="OFF") as db:
+        db.session().execute("ALTER TABLE ks.t ADD CHANGEFEED f WITH (MODE = 'UPDATES', FORMAT = 'JSON')")
+    if command.startswith("pipeline"):  # its jobs take no --data-dir; bad options are refused before Spark starts
+        done = logtide_cli(*command.split(), *args)
+    else:
+        done = run_main(capsys, *command.split(), *args, "--data-dir", str(data))
+    assert_one_line_failure(done, command, *words)
+
+
+def test_shell_and_replay_beside_a_running_server_name_the_forms_that_work(tmp_path):
+    data = populated(tmp_path / "data")
+    with Serve("--data-dir", str(data), "--synchronous", "OFF") as srv:
+        port = srv.wait_listening()
+        done = logtide_cli("shell", "-e", "SELECT * FROM ks.t", "--data-dir", str(data))
+        line = assert_one_line_failure(done, "shell", f"data directory {data} is in use")
+        assert line.endswith(f"a logtide serve (pid {srv.proc.pid}) holds it, answering CQL on 127.0.0.1:{port}; "
+                             f"give --readonly to read beside it, or write through the server (cqlsh 127.0.0.1 {port})")
+        done = logtide_cli("shell", "--readonly", "-e", "SELECT v FROM ks.t", "--data-dir", str(data))
+        assert done.returncode == 0 and " one" in done.stdout, done.stderr
+        done = logtide_cli("replay", "ks.t", "--to", "ks.copy", "--verify", "--data-dir", str(data))
+        line = assert_one_line_failure(done, "replay", f"data directory {data} is in use")
+        assert line.endswith(f"answering CQL on 127.0.0.1:{port}; replay into another data directory with "
+                             "--target-data-dir DIR (the source is then only read, beside the server)")
+        done = logtide_cli("replay", "ks.t", "--target-data-dir", str(tmp_path / "other"), "--verify",
+                           "--data-dir", str(data))
+        assert done.returncode == 0 and "verify: 0 differences" in done.stdout, done.stderr
+        assert srv.stop() == 0

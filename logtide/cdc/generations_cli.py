@@ -23,7 +23,7 @@ from .streams import Generation
 def add_cdc(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Register ``logtide cdc`` and its subcommands."""
     p = subparsers.add_parser(
-        "cdc", help="CDC generations and streams (as in system_distributed)",
+        "cdc",
         description="List what ScyllaDB CDC consumers read from system_distributed: the CDC generations "
                     "(cdc_generation_timestamps) and each generation's streams by token range "
                     "(cdc_streams_descriptions_v2). Reads --data-dir without writing (works while a server runs).")

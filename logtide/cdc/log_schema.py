@@ -113,15 +113,22 @@ def _check_no_collision(base: Table, cols: list[Column]) -> None:
 
 
 def log_options(base: Table, opts: CdcOptions) -> dict[str, Any]:
-    """ScyllaDB's log table properties: a comment, no gc grace, time-window compaction, no caching."""
-    window_minutes = max(1, opts.ttl // 60 // 24) if opts.ttl else 60
-    given = (
-        ("comment", f"CDC log for {base.keyspace}.{base.name}"),
-        ("gc_grace_seconds", 0),
-        ("compaction", {"class": "TimeWindowCompactionStrategy", "compaction_window_size": str(window_minutes),
-                        "compaction_window_unit": "MINUTES", "expired_sstables_check_frequency_seconds": "1800"}),
-        ("caching", {"enabled": "false", "keys": "NONE", "rows_per_partition": "NONE"}),
-    )
+    """A new log table's properties, as ScyllaDB's ``set_default_properties_log_table`` (``cdc/log.cc``) sets them.
+
+    A comment naming the base table, time-window compaction, caching disabled; with a CDC ``ttl`` of
+    T > 0 seconds also ``gc_grace_seconds = 0`` and windows of ceil(T / 24) seconds (in whole minutes,
+    rounded up), checked for expiry every half window (at least a second).  Only a new log table gets
+    them: a log table keeps the properties it has (``ALTER TABLE <log> WITH ...``, re-attachment).
+    """
+    compaction: dict[str, str] = {"class": "TimeWindowCompactionStrategy"}
+    given: list[tuple[str, Any]] = [("comment", f"CDC log for {base.keyspace}.{base.name}")]
+    if opts.ttl > 0:
+        window_seconds = -(-opts.ttl // 24)
+        compaction.update({"compaction_window_unit": "MINUTES",
+                           "compaction_window_size": str(-(-window_seconds // 60)),
+                           "expired_sstable_check_frequency_seconds": str(max(1, window_seconds // 2))})
+        given.append(("gc_grace_seconds", 0))
+    given += [("compaction", compaction), ("caching", {"enabled": "false", "keys": "NONE", "rows_per_partition": "NONE"})]
     params, _ = properties.table_params(given, None, None)
     return params
 
@@ -185,11 +192,14 @@ DETACHED_RENAME = (
     "will continue being a CDC log table until it is dropped.")
 
 
-def sync_log_tables(old: Catalog, new: Catalog) -> Catalog:
+def sync_log_tables(old: Catalog, new: Catalog, now_micros: int) -> Catalog:
     """Create, update or drop log tables so that every CDC-enabled table has an up-to-date log.
 
     Disabling CDC keeps (detaches) the log table; enabling it again re-attaches
-    the same table.  Dropping a base table drops its log.
+    the same table, with its id and properties.  Dropping a base table drops its log.
+    A log column that a base change removes is recorded as dropped at ``now_micros``
+    (ScyllaDB's ``create_log_schema`` keeps the old log's dropped columns so that
+    older cells of a re-added column stay hidden; DESCRIBE ... WITH INTERNALS shows them).
     """
     next_id = new.next_store_id
     keyspaces = dict(new.keyspaces)
@@ -217,13 +227,17 @@ def sync_log_tables(old: Catalog, new: Catalog) -> Catalog:
                 raise InvalidRequest(f"Cannot create CDC log for table {ks_name}.{name} because a table of name "
                                      f"{ks_name}.{lname} already exists")
             columns = log_columns(base)
-            options = log_options(base, opts)
             if existing is None:
-                tables[lname] = Table(ks_name, lname, uuid.uuid1(), next_id, columns, options, None, name)
+                tables[lname] = Table(ks_name, lname, uuid.uuid1(), next_id, columns, log_options(base, opts), None, name)
                 next_id += 1
                 changed = True
-            elif existing.columns != columns or dict(existing.options) != options:
-                tables[lname] = replace(existing, columns=columns, options=options)
+            elif existing.columns != columns:
+                kept = {c.name for c in columns}
+                dropped = dict(existing.dropped_columns)
+                for c in existing.columns:
+                    if c.name not in kept:
+                        dropped[c.name] = (c.type.cql(), now_micros)
+                tables[lname] = replace(existing, columns=columns, dropped_columns=dropped)
                 changed = True
         if tables != dict(ks.tables):
             keyspaces[ks_name] = Keyspace(ks.name, ks.replication, ks.durable_writes, tables, ks.types)

@@ -7,7 +7,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from ..errors import CqlError, InvalidRequest
+from ..errors import CommandFailure, InvalidRequest, StorageLocked
 from ..schema.describe import describe_table, describe_type, create_keyspace_statement
 
 
@@ -15,7 +15,6 @@ def add_replay(subparsers: "argparse._SubParsersAction", parent: argparse.Argume
     """Register ``logtide replay``."""
     p = subparsers.add_parser(
         "replay", parents=[parent],
-        help="rebuild a table from its CDC log (delta rows) into another table or data directory",
         description="Reads the CDC log of KEYSPACE.TABLE in --data-dir and replays its delta rows, with their "
                     "timestamps and TTLs, into --to (default: the same name) in --target-data-dir (default: "
                     "the same directory; then --to must name another table). The target table is created "
@@ -31,7 +30,7 @@ def add_replay(subparsers: "argparse._SubParsersAction", parent: argparse.Argume
 
 def _split(name: str) -> tuple[str, str]:
     if "." not in name:
-        raise SystemExit(f"logtide replay: expected KEYSPACE.TABLE, got {name!r}")
+        raise CommandFailure(f"expected KEYSPACE.TABLE, got {name!r}")
     ks, _, t = name.partition(".")
     return ks, t
 
@@ -76,22 +75,24 @@ def check_same_schema(source: Any, target: Any) -> None:
 
 
 def run_replay(ns: argparse.Namespace) -> int:
+    """``logtide replay``; failures propagate to ``logtide.cli.main`` (one line, exit status 2)."""
     import logtide
     from ..progress import progress
+    from ..server.runtime_file import in_use_advice
     from .replay import cdc_log_of, replay
     ks, table = _split(ns.table)
     tks, tname = _split(ns.to) if ns.to else (ks, table)
     same_dir = ns.target_data_dir is None or ns.target_data_dir == ns.data_dir
     if same_dir and (tks, tname) == (ks, table):
-        print("logtide replay: the target is the source table; give --to or --target-data-dir", file=sys.stderr)
-        return 2
+        raise CommandFailure("the target is the source table; give --to or --target-data-dir")
     try:
         # the stored topology: replay does not change it; a source apart from the target is only read, through
         # read-only snapshots, so a running server may hold it, and a mistyped directory is not created
         source = logtide.open(ns.data_dir, create=False) if same_dir else logtide.open(ns.data_dir, readonly=True)
-    except CqlError as e:
-        print(f"logtide replay: error: {e}", file=sys.stderr)
-        return 2
+    except StorageLocked as e:
+        advice = in_use_advice(ns.data_dir, "replay into another data directory with --target-data-dir DIR (the "
+                                            "source is then only read, beside the server)")
+        raise CommandFailure(f"{e}: {advice}") from None
     try:
         cdc_log_of(source, ks, table)  # before the target is created
         target = source if same_dir else logtide.open(ns.target_data_dir)
@@ -102,9 +103,6 @@ def run_replay(ns: argparse.Namespace) -> int:
         finally:
             if target is not source:
                 target.close()
-    except CqlError as e:
-        print(f"logtide replay: error: {e}", file=sys.stderr)
-        return 2
     finally:
         source.close()
     print(f"replayed {report.log_rows} log rows in {report.groups} groups from {ks}.{table} into {tks}.{tname}")

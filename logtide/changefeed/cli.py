@@ -11,14 +11,14 @@ import argparse
 import sys
 from typing import Any, TextIO
 
-from ..errors import CqlError
+from ..errors import CommandFailure
 
 FORMATS = ("single-message", "newline-delimited", "concatenated")
 
 
 def add_topic(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Register ``logtide topic read`` and ``logtide topic consumer add|drop|list``."""
-    p = subparsers.add_parser("topic", help="read changefeed topics and manage their consumers (as `ydb topic`)",
+    p = subparsers.add_parser("topic",
                               description="Changefeed topics, addressed as KEYSPACE/TABLE/CHANGEFEED.")
     sub = p.add_subparsers(dest="topic_command", metavar="COMMAND", required=True)
     r = sub.add_parser("read", parents=[parent], help="print a topic's records",
@@ -29,8 +29,9 @@ def add_topic(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
     r.add_argument("path", metavar="KEYSPACE/TABLE/CHANGEFEED")
     r.add_argument("--consumer", "-c", help="read as this consumer (from its committed offsets)")
     r.add_argument("--format", "-f", choices=FORMATS, default="single-message",
-                   help="single-message: the first record only (default); newline-delimited: one record per line; "
-                        "concatenated: records one after another")
+                   help="single-message: the first record only (default, as ydb topic read); newline-delimited: "
+                        "one record per line; concatenated: records one after another. The output ends with a "
+                        "newline; on a terminal, standard error says how many records are left unread")
     r.add_argument("--partition-ids", help="comma-separated partition ids (default: all)")
     r.add_argument("--limit", type=int, default=0, help="at most N records (0: no limit)")
     r.add_argument("--wait", "-w", action="store_true", help="wait for the first record if there is none yet")
@@ -61,7 +62,7 @@ def add_topic(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
 def add_changefeed(subparsers: "argparse._SubParsersAction",
                    parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Register ``logtide changefeed list|describe``."""
-    p = subparsers.add_parser("changefeed", help="list and describe changefeeds",
+    p = subparsers.add_parser("changefeed",
                               description="The changefeeds of the database in --data-dir.")
     sub = p.add_subparsers(dest="changefeed_command", metavar="COMMAND", required=True)
     ls = sub.add_parser("list", parents=[parent], help="every changefeed with its mode, format, state and size")
@@ -72,36 +73,38 @@ def add_changefeed(subparsers: "argparse._SubParsersAction",
     return p
 
 
-def _open(ns: argparse.Namespace) -> Any:
-    from .reader import DirectoryTopicReader
-    try:
-        return DirectoryTopicReader(ns.data_dir)
-    except FileNotFoundError:
-        raise _Fail(f"no logtide database in {ns.data_dir}") from None
-
-
-class _Fail(Exception):
-    pass
-
-
 def _guarded(fn: Any, ns: argparse.Namespace, out: TextIO) -> int:
-    try:
-        with _open(ns) as reader:
-            return fn(reader, ns, out)
-    except (_Fail, CqlError) as e:
-        print(f"logtide {ns.command}: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
+    """Run ``fn(reader, ns, out)`` on the data directory's topic reader.  Failures (a missing topic, a bad
+    option, no database) propagate to ``logtide.cli.main``: one line ``logtide topic read: error: ...``, status 2."""
+    from .reader import DirectoryTopicReader
+
+    with DirectoryTopicReader(ns.data_dir) as reader:
+        return fn(reader, ns, out)
 
 
 # -- topic read --------------------------------------------------------------------------------
 
-def run_read(ns: argparse.Namespace, out: TextIO | None = None) -> int:
-    return _guarded(_read, ns, out or sys.stdout)
+def run_read(ns: argparse.Namespace, out: TextIO | None = None, hints: TextIO | None = None) -> int:
+    """``logtide topic read``; ``hints`` (default: standard error when it is a terminal) is told when records
+    are left unread (the default format prints one)."""
+    if hints is None and out is None and sys.stderr.isatty():
+        hints = sys.stderr
+
+    def read(reader: Any, ns: argparse.Namespace, out: TextIO) -> int:
+        return _read(reader, ns, out, hints)
+
+    return _guarded(read, ns, out or sys.stdout)
 
 
-def _read(reader: Any, ns: argparse.Namespace, out: TextIO) -> int:
+def unread_hint(printed: int, left: int, ns: argparse.Namespace) -> str:
+    """What a person at a terminal is told when records follow the ones printed (YDB's formats kept)."""
+    how = ("--format newline-delimited prints them all, one per line" if ns.format == "single-message"
+           else "--limit 0 prints them all")
+    return (f"logtide topic read: {printed} record{'' if printed == 1 else 's'} printed, {left} more follow "
+            f"in {ns.path}: {how} (--limit N: at most N)\n")
+
+
+def _read(reader: Any, ns: argparse.Namespace, out: TextIO, hints: TextIO | None = None) -> int:
     import time
     parts = reader.partitions(ns.path)
     ids = [p.partition for p in parts]
@@ -109,10 +112,10 @@ def _read(reader: Any, ns: argparse.Namespace, out: TextIO) -> int:
         try:
             ids = [int(x) for x in ns.partition_ids.split(",") if x.strip()]
         except ValueError:
-            raise _Fail(f"--partition-ids must be comma-separated integers, got {ns.partition_ids!r}") from None
+            raise CommandFailure(f"--partition-ids must be comma-separated integers, got {ns.partition_ids!r}") from None
         for i in ids:
             if not 0 <= i < len(parts):
-                raise _Fail(f"topic {ns.path} has no partition {i} (it has {len(parts)})")
+                raise CommandFailure(f"topic {ns.path} has no partition {i} (it has {len(parts)})")
     limit = 1 if ns.format == "single-message" else ns.limit
     if ns.format == "single-message" and ns.limit:
         limit = min(1, ns.limit)
@@ -138,12 +141,33 @@ def _read(reader: Any, ns: argparse.Namespace, out: TextIO) -> int:
                 out.write(text + ("\n" if ns.format == "newline-delimited" else ""))
                 printed += 1
                 pos[p] = rec.offset + 1
+    if printed and ns.format != "newline-delimited":
+        out.write("\n")  # the output ends with a newline, as a terminal's prompt needs
     out.flush()
+    if hints is not None:
+        ends = {part.partition: part.end_offset for part in reader.partitions(ns.path)}
+        left = sum(max(ends[p] - pos[p], 0) for p in ids)
+        if left:
+            hints.write(unread_hint(printed, left, ns))
     if ns.consumer and ns.commit == "true":
         moved = {p: o for p, o in pos.items() if o != start[p]}
         if moved:
             reader.commit(ns.path, ns.consumer, moved)
+    _explain_initial_scan(reader, ns.path)
     return 0
+
+
+def _explain_initial_scan(reader: Any, path: str) -> None:
+    """On stderr: why a changefeed still in its initial scan shows few records or none (stdout is unchanged)."""
+    from .model import INITIAL_SCAN
+    d = reader.describe(path)
+    if d.state != INITIAL_SCAN:
+        return
+    done, total = reader.scan_progress(path) or (0, 0)
+    print(f"logtide topic: {path} is still in its initial scan ({done} of {total} partitions of {d.keyspace}."
+          f"{d.table} exported): the records of the rows present when it was added appear as the scan goes on. "
+          f"The scan runs in the process writing to the data directory (logtide serve), or in the next one "
+          f"that opens it for writing (logtide serve, logtide shell)", file=sys.stderr)
 
 
 # -- consumers ---------------------------------------------------------------------------------

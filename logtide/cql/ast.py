@@ -485,11 +485,15 @@ class AlterTableAdd:
 
 @dataclass(frozen=True)
 class AlterTableDrop:
-    """``ALTER TABLE t DROP [IF EXISTS] c, ...`` (also ``DROP (c1, c2)``)."""
+    """``ALTER TABLE t DROP [IF EXISTS] c, ... [USING TIMESTAMP t]`` (also ``DROP (c1, c2)``).
+
+    ScyllaDB's ``USING TIMESTAMP`` (a literal or a bind marker) gives the drop time: cells written at or
+    before it stay hidden when a column of that name is added again."""
 
     table: QualifiedName
     columns: tuple[str, ...]
     if_exists: bool = False
+    timestamp: "Term | None" = None
 
 
 @dataclass(frozen=True)
@@ -621,14 +625,20 @@ class Describe:
     """``DESCRIBE|DESC ...``.
 
     ``kind`` is one of ``'keyspaces'``, ``'keyspace'``, ``'tables'``,
-    ``'table'``, ``'types'``, ``'type'``, ``'schema'``, ``'full schema'``,
-    ``'cluster'``, or ``'name'`` (``DESCRIBE x`` where x may be a keyspace
-    or a table); ``name`` is set for the singular kinds (``None`` for
-    ``DESCRIBE KEYSPACE`` meaning the current keyspace).
+    ``'table'``, ``'types'``, ``'type'``, ``'functions'``, ``'function'``,
+    ``'aggregates'``, ``'aggregate'``, ``'index'``, ``'materialized view'``,
+    ``'schema'``, ``'full schema'``, ``'cluster'``, or ``'name'``
+    (``DESCRIBE x`` where x may be a keyspace, a table or a type); ``name``
+    is set for the singular kinds (``None`` for ``DESCRIBE KEYSPACE`` meaning
+    the current keyspace).  ScyllaDB's ``DESC ONLY KEYSPACE`` sets ``only``;
+    ``WITH INTERNALS [AND PASSWORDS]`` sets ``internals`` (and ``passwords``).
     """
 
     kind: str
     name: QualifiedName | None = None
+    only: bool = False
+    internals: bool = False
+    passwords: bool = False
 
 
 @dataclass(frozen=True)
@@ -665,11 +675,12 @@ class ListRoles:
 
 @dataclass(frozen=True)
 class Resource:
-    """A permission target: ``ALL KEYSPACES``, ``KEYSPACE ks`` or ``TABLE ks.t``."""
+    """A permission target: ``ALL KEYSPACES``, ``KEYSPACE ks``, ``TABLE ks.t``, ``ALL ROLES`` or ``ROLE r``."""
 
-    kind: str  # 'all keyspaces' | 'keyspace' | 'table'
+    kind: str  # 'all keyspaces' | 'keyspace' | 'table' | 'all roles' | 'role'
     keyspace: str | None = None
     table: str | None = None
+    role: str | None = None
 
 
 @dataclass(frozen=True)

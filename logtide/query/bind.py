@@ -161,6 +161,9 @@ class BindCollector:
             for s in stmt.statements:
                 self.statement(s)
             return
+        if isinstance(stmt, ast.AlterTableDrop) and stmt.timestamp is not None:
+            self.term(stmt.timestamp, BIGINT, "[timestamp]")  # the table need not exist when it is prepared
+            return
         if not isinstance(stmt, (ast.Insert, ast.Update, ast.Delete, ast.Select)):
             return
         table = self.table_of(stmt.table)

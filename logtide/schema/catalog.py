@@ -33,8 +33,7 @@ from logtide.schema.model import (
 
 NO_KEYSPACE = "No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename"
 NAME_RE = re.compile(r"\w+", re.ASCII)
-KEYSPACE_NAME_LENGTH = 48
-TABLE_NAME_LENGTH = 222
+NAME_LENGTH = 192  # ScyllaDB's schema::NAME_LENGTH, for keyspace and table names
 NON_UDT_TYPE_NAMES = frozenset(
     {
         "ascii", "bigint", "blob", "boolean", "counter", "date", "decimal", "double", "duration",
@@ -151,12 +150,12 @@ class Catalog:
     # ---- lookups ---------------------------------------------------------
 
     def find_keyspace(self, name: str) -> Keyspace | None:
-        """A user or system keyspace, or None."""
+        """A user, system or virtual keyspace, or None."""
         if name in self.keyspaces:
             return self.keyspaces[name]
-        from logtide.schema.system_schema import system_keyspaces
+        from logtide.schema.system_schema import system_keyspaces, virtual_keyspaces
 
-        return system_keyspaces().get(name)
+        return system_keyspaces().get(name) or virtual_keyspaces().get(name)
 
     def keyspace(self, name: str) -> Keyspace:
         """A keyspace; InvalidRequest ``Keyspace 'x' does not exist`` when missing."""
@@ -258,9 +257,9 @@ def keyspace_of(name: str | None, current: str | None) -> str:
 
 def check_modifiable(keyspace: str) -> None:
     """System keyspaces cannot be changed by DDL."""
-    from logtide.schema.system_schema import system_keyspaces
+    from logtide.schema.system_schema import is_system_keyspace
 
-    if keyspace in system_keyspaces():
+    if is_system_keyspace(keyspace):
         raise ire(f"System keyspace '{keyspace}' is not user-modifiable")
 
 
@@ -277,11 +276,10 @@ def _create_keyspace(cat: Catalog, stmt: ast.CreateKeyspace, current: str | None
         raise AlreadyExists(f'Cannot add existing keyspace "{stmt.name}"', keyspace=stmt.name)
     if replication["class"] == properties.LOCAL_STRATEGY:
         raise ire("Unable to use given strategy class: LocalStrategy is reserved for internal use.")
-    if not NAME_RE.fullmatch(stmt.name) or len(stmt.name) > KEYSPACE_NAME_LENGTH:
-        raise ConfigurationException(
-            f"Keyspace name must not be empty, more than {KEYSPACE_NAME_LENGTH} characters long, "
-            f'or contain non-alphanumeric-underscore characters (got "{stmt.name}")'
-        )
+    if not NAME_RE.fullmatch(stmt.name):
+        raise ire(f'"{stmt.name}" is not a valid keyspace name')
+    if len(stmt.name) > NAME_LENGTH:
+        raise ire(f'Keyspace names shouldn\'t be more than {NAME_LENGTH} characters long (got "{stmt.name}")')
     ks = Keyspace(stmt.name, replication, durable)
     return cat._with_keyspace(ks), SchemaChange("CREATED", "KEYSPACE", stmt.name), cat.next_store_id
 
@@ -345,11 +343,11 @@ def _create_table(cat: Catalog, stmt: ast.CreateTable, current: str | None, now:
 
 
 def _check_table_name(name: str) -> None:
-    if not NAME_RE.fullmatch(name) or len(name) > TABLE_NAME_LENGTH:
-        raise ConfigurationException(
-            f"Table name must not be empty, more than {TABLE_NAME_LENGTH} characters long, "
-            f'or contain non-alphanumeric-underscore characters (got "{name}")'
-        )
+    """ScyllaDB's ``create_table_statement`` name checks."""
+    if not NAME_RE.fullmatch(name):
+        raise ire(f'"{name}" is not a valid table name (must be alphanumeric character only: [0-9A-Za-z]+)')
+    if len(name) > NAME_LENGTH:
+        raise ire(f'Table names shouldn\'t be more than {NAME_LENGTH} characters long (got "{name}")')
 
 
 def _check_nested_non_frozen(t: Any, suffix: str = "") -> None:
@@ -494,7 +492,7 @@ def _alter_table_drop(cat: Catalog, stmt: ast.AlterTableDrop, current: str | Non
         if is_user_type(column.type) and column.type.is_multicell:
             raise ire(f"Cannot drop non-frozen column {name} of user type {column.type.cql()}")
         columns.remove(column)
-        dropped[name] = (column.type.cql(), now)
+        dropped[name] = (column.type.cql(), int(stmt.timestamp.text) if stmt.timestamp is not None else now)
     return _table_updated(cat, ks, replace(table, columns=tuple(columns), dropped_columns=dropped))
 
 

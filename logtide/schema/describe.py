@@ -1,9 +1,15 @@
-"""DESCRIBE: CQL text for schema objects as ScyllaDB 5.x's server-side describe prints it.
+"""DESCRIBE: CQL text for schema objects as ScyllaDB's server-side describe prints it.
 
-Statements are returned without a trailing newline; text for several
-statements joins them with a blank line, as cqlsh prints them.
-``describe_rows`` gives the rows of Cassandra 4's server-side DESCRIBE
-(``keyspace_name, type, name, create_statement``).
+The rules follow ScyllaDB's ``cql3/statements/describe_statement.cc`` and
+``schema/schema.cc`` (``get_create_statement``, ``schema_properties``): a
+table's statement ends with ``;`` and a newline, a keyspace's and a type's
+with ``;``; ``WITH INTERNALS`` adds the table id and the history of dropped
+columns; an attached CDC log table is never listed as a table of its keyspace
+but described, after its base table, as ``ALTER TABLE <log> WITH ...`` (so a
+dump restores the log's properties), and ``DESCRIBE TABLE <log>`` returns its
+CREATE statement inside a comment.  Text for several statements joins them
+with a blank line, as cqlsh prints them.  ``describe_rows`` gives the rows of
+the server-side DESCRIBE (``keyspace_name, type, name, create_statement``).
 """
 
 from __future__ import annotations
@@ -28,7 +34,9 @@ RESERVED_KEYWORDS = frozenset(
     """.split()
 )
 _UNQUOTED = re.compile(r"[a-z][a-z0-9_]*")
-SYSTEM_KEYSPACES = ("system", "system_auth", "system_schema", "system_distributed", "system_logtide")
+CDC_LOG_SUFFIX = "_scylla_cdc_log"
+SYSTEM_KEYSPACES = ("system", "system_auth", "system_schema", "system_distributed", "system_logtide",
+                    "system_traces")
 
 
 def quote_identifier(name: str) -> str:
@@ -71,7 +79,7 @@ def create_keyspace_statement(ks: Keyspace) -> str:
     durable = "true" if ks.durable_writes else "false"
     return (
         f"CREATE KEYSPACE {quote_identifier(ks.name)} WITH replication = {_map_literal(replication, sort=False)}"
-        f" AND durable_writes = {durable};"
+        f" AND durable_writes = {durable} AND tablets = {{'enabled': false}};"
     )
 
 
@@ -117,25 +125,75 @@ def table_properties(table: Table) -> list[str]:
     return items
 
 
-def describe_table(table: Table, catalog: "Catalog | None" = None) -> str:
-    """``CREATE TABLE ks.t (...) WITH ...;`` as ScyllaDB prints it."""
-    lines = [f"CREATE TABLE {_qualified(table.keyspace, table.name)} ("]
+LOG_COMMENT_HEAD = ("/* Do NOT execute this statement! It's only for informational purposes.\n"
+                    "   A CDC log table is created automatically when creating the base with CDC\n"
+                    "   enabled option or creating the vector index on the base table's vector column.\n\n")
+
+
+def is_attached_log(table: Table, catalog: "Catalog | None") -> bool:
+    """A CDC log table whose base table has CDC on (ScyllaDB's ``is_log_for_some_table``); without a catalog, any log."""
+    if table.cdc_base is None:
+        return False
+    if catalog is None:
+        return True
+    base = catalog.find_table(table.keyspace, table.cdc_base)
+    return base is not None and base.cdc is not None and base.cdc.get("enabled") == "true"
+
+
+def _column(name: str, type_cql: str, static: bool = False) -> str:
+    return f"{quote_identifier(name)} {type_cql}{' STATIC' if static else ''}"
+
+
+def create_table_statement(table: Table, with_internals: bool = False) -> str:
+    """``CREATE TABLE ks.t (...) WITH ...;`` and a newline; ``with_internals`` adds the id and dropped columns."""
+    head = _qualified(table.keyspace, table.name)
+    dropped = table.dropped_columns if with_internals else {}
+    # ScyllaDB reads dropped columns back from system_schema.dropped_columns (by name) into a hash map
+    # whose iteration order is the reverse of insertion for a few names
+    dropped_names = sorted(dropped, reverse=True)
+    lines = [f"CREATE TABLE {head} ("]
     for c in table.columns:
-        static = " STATIC" if c.is_static else ""
-        lines.append(f"    {quote_identifier(c.name)} {c.type.cql()}{static},")
+        if c.name not in dropped:
+            lines.append(f"    {_column(c.name, c.type.cql(), c.is_static)},")
+    for name in dropped_names:
+        lines.append(f"    {_column(name, dropped[name][0])},")
     lines.append(f"    {_primary_key_clause(table)}")
     with_items = table_properties(table)
     if table.clustering_key:
         order = ", ".join(f"{quote_identifier(c.name)} {'DESC' if c.reversed else 'ASC'}" for c in table.clustering_key)
         with_items.insert(0, f"CLUSTERING ORDER BY ({order})")
-    lines.append(") WITH " + "\n    AND ".join(with_items) + ";")
-    text = "\n".join(lines)
-    if table.cdc_base is not None:
-        # ScyllaDB shows a CDC log table as informational CQL that must not be executed
-        text = ("/* Do NOT execute this statement! It's only for informational purposes.\n"
-                "   A CDC log table is created automatically when creating a base table with CDC enabled.\n\n"
-                + text + "\n*/")
-    return text + "".join("\n" + s for s in changefeed_statements(table))
+    props = "\n    AND ".join(with_items)
+    ident = f"ID = {table.id}\nAND " if with_internals else ""
+    text = "\n".join(lines) + f"\n) WITH {ident}{props};\n"
+    for name in dropped_names:
+        text += f"\nALTER TABLE {head} DROP {quote_identifier(name)} USING TIMESTAMP {dropped[name][1]};"
+        column = table.column(name)
+        if column is not None:
+            text += f"\nALTER TABLE {head} ADD {_column(name, column.type.cql(), column.is_static)};"
+    return text
+
+
+def describe_table(table: Table, catalog: "Catalog | None" = None, with_internals: bool = False) -> str:
+    """A table's CREATE statement as ScyllaDB prints it (an attached CDC log's inside a comment), then its changefeeds."""
+    text = create_table_statement(table, with_internals)
+    if is_attached_log(table, catalog):
+        text = LOG_COMMENT_HEAD + text + "\n*/"
+    return text + "".join(s + "\n" for s in changefeed_statements(table))
+
+
+def alter_log_statement(log: Table) -> str:
+    """``ALTER TABLE ks.t_scylla_cdc_log WITH <every property>;``: how a keyspace's description restores a log's properties."""
+    return f"ALTER TABLE {_qualified(log.keyspace, log.name)} WITH " + "\n    AND ".join(table_properties(log)) + ";\n"
+
+
+def table_descriptions(table: Table, catalog: "Catalog | None", with_internals: bool = False) -> list[tuple[str, str, str]]:
+    """(type, name, statement) of ``DESCRIBE TABLE``: the table, then, when CDC is on, its log's ALTER statement."""
+    out = [("table", table.name, describe_table(table, catalog, with_internals))]
+    if table.cdc is not None and table.cdc.get("enabled") == "true" and catalog is not None:
+        log = catalog.find_table(table.keyspace, table.name + CDC_LOG_SUFFIX)
+        if log is not None and log.cdc_base == table.name:
+            out.append(("table", log.name, alter_log_statement(log)))
+    return out
 
 
 def changefeed_statements(table: Table) -> list[str]:
@@ -174,18 +232,25 @@ def sorted_types(ks: Keyspace) -> list[UserTypeDef]:
     return result
 
 
-def keyspace_statements(ks: Keyspace, with_contents: bool) -> list[tuple[str, str, str]]:
+def listed_tables(ks: Keyspace, catalog: "Catalog | None") -> list[Table]:
+    """A keyspace's tables by name, without attached CDC log tables (ScyllaDB hides them from listings)."""
+    return [ks.tables[n] for n in sorted(ks.tables) if not is_attached_log(ks.tables[n], catalog)]
+
+
+def keyspace_statements(ks: Keyspace, with_contents: bool, catalog: "Catalog | None" = None,
+                        with_internals: bool = False) -> list[tuple[str, str, str]]:
     """(type, name, statement) for a keyspace and, with contents, its types then its tables by name."""
     items = [("keyspace", ks.name, create_keyspace_statement(ks))]
     if with_contents:
         items += [("type", u.name, describe_type(u)) for u in sorted_types(ks)]
-        items += [("table", n, describe_table(ks.tables[n])) for n in sorted(ks.tables)]
+        for t in listed_tables(ks, catalog):
+            items += table_descriptions(t, catalog, with_internals)
     return items
 
 
 def describe_keyspace(ks: Keyspace, catalog: "Catalog | None" = None, with_contents: bool = True) -> str:
     """DESCRIBE KEYSPACE text: the keyspace, then (with contents) its types and tables."""
-    return "\n\n".join(s for _, _, s in keyspace_statements(ks, with_contents))
+    return "\n\n".join(s.rstrip("\n") for _, _, s in keyspace_statements(ks, with_contents, catalog))
 
 
 def describe_schema(catalog: "Catalog", full: bool = False) -> str:
@@ -238,15 +303,19 @@ def describe_keyspaces(catalog: "Catalog") -> str:
     return columnize([quote_identifier(ks.name) for ks in catalog.all_keyspaces()])
 
 
+def _names(ks: Keyspace, attr: str, catalog: "Catalog") -> list[str]:
+    if attr == "tables":
+        return [quote_identifier(t.name) for t in listed_tables(ks, catalog)]
+    return [quote_identifier(n) for n in sorted(getattr(ks, attr))]
+
+
 def _listing(catalog: "Catalog", keyspace: str | None, attr: str) -> str:
     if keyspace is not None:
-        ks = catalog.keyspace(keyspace)
-        return columnize([quote_identifier(n) for n in sorted(getattr(ks, attr))])
+        return columnize(_names(catalog.keyspace(keyspace), attr, catalog))
     parts = []
     for ks in catalog.all_keyspaces():
-        names = [quote_identifier(n) for n in sorted(getattr(ks, attr))]
         header = f"Keyspace {ks.name}\n---------{'-' * len(ks.name)}\n"
-        parts.append(header + columnize(names))
+        parts.append(header + columnize(_names(ks, attr, catalog)))
     return "\n".join(parts)
 
 
@@ -261,7 +330,7 @@ def describe_types(catalog: "Catalog", keyspace: str | None) -> str:
 
 
 # --------------------------------------------------------------------------
-# Server-side DESCRIBE rows (Cassandra 4 DescribeStatement)
+# Server-side DESCRIBE rows (ScyllaDB's describe_statement.cc)
 # --------------------------------------------------------------------------
 
 Row = tuple[str, str, str, "str | None"]
@@ -286,13 +355,19 @@ def _rows(ks: Keyspace, items: Iterable[tuple[str, str, str]]) -> list[Row]:
     return [(quote_identifier(ks.name), kind, quote_identifier(name), stmt) for kind, name, stmt in items]
 
 
-def _listing_rows(catalog: "Catalog", current: str | None, attr: str, kind: str) -> list[Row]:
+def _listing_rows(catalog: "Catalog", current: str | None, kind: str) -> list[Row]:
+    """``DESC TABLES|TYPES|FUNCTIONS|AGGREGATES``: names (no statement) of the current keyspace, else of every keyspace."""
     keyspaces = [_find_keyspace(catalog, current)] if current is not None else catalog.all_keyspaces()
-    return [
-        (quote_identifier(ks.name), kind, quote_identifier(n), None)
-        for ks in keyspaces
-        for n in sorted(getattr(ks, attr))
-    ]
+    rows: list[Row] = []
+    for ks in keyspaces:
+        if kind == "table":
+            names = [t.name for t in listed_tables(ks, catalog)]
+        elif kind == "type":
+            names = [u.name for u in sorted_types(ks)]
+        else:  # logtide has no user-defined functions or aggregates
+            names = []
+        rows += [(quote_identifier(ks.name), kind, quote_identifier(n), None) for n in names]
+    return rows
 
 
 def _keyspace_rows(stmt: ast.Describe, catalog: "Catalog", current: str | None) -> list[Row]:
@@ -302,7 +377,7 @@ def _keyspace_rows(stmt: ast.Describe, catalog: "Catalog", current: str | None) 
         ks = _find_keyspace(catalog, current)
     else:
         ks = _find_keyspace(catalog, stmt.name.name)
-    return _rows(ks, keyspace_statements(ks, True))
+    return _rows(ks, keyspace_statements(ks, not stmt.only, catalog, stmt.internals))
 
 
 def _table_rows(stmt: ast.Describe, catalog: "Catalog", current: str | None) -> list[Row]:
@@ -310,59 +385,80 @@ def _table_rows(stmt: ast.Describe, catalog: "Catalog", current: str | None) -> 
     name = stmt.name.name
     if name not in ks.tables:
         raise InvalidRequest(f"Table '{name}' not found in keyspace '{ks.name}'")
-    return _rows(ks, [("table", name, describe_table(ks.tables[name]))])
+    return _rows(ks, table_descriptions(ks.tables[name], catalog, stmt.internals))
 
 
 def _type_rows(stmt: ast.Describe, catalog: "Catalog", current: str | None) -> list[Row]:
     ks = _element_keyspace(stmt, catalog, current)
     name = stmt.name.name
     if name not in ks.types:
-        raise InvalidRequest(f"User defined type '{name}' not found in '{ks.name}'")
+        raise InvalidRequest(f"Type '{name}' not found in keyspace '{ks.name}'")
     return _rows(ks, [("type", name, describe_type(ks.types[name]))])
 
 
+def _missing_element(stmt: ast.Describe, catalog: "Catalog", current: str | None) -> list[Row]:
+    """``DESC FUNCTION|AGGREGATE|INDEX|MATERIALIZED VIEW x``: logtide has none of these objects."""
+    ks = _element_keyspace(stmt, catalog, current)
+    name = stmt.name.name
+    if stmt.kind == "index":
+        raise InvalidRequest(f"Table for existing index '{name}' not found in '{ks.name}'")
+    what = {"function": "Function", "aggregate": "Aggregate", "materialized view": "Materialized view"}[stmt.kind]
+    raise InvalidRequest(f"{what} '{name}' not found in keyspace '{ks.name}'")
+
+
 def _generic_rows(stmt: ast.Describe, catalog: "Catalog", current: str | None) -> list[Row]:
-    """``DESCRIBE x``: a keyspace if one has that name, else a table of the current keyspace."""
+    """``DESCRIBE x``: a keyspace if one has that name, else a table or user type of the (current) keyspace."""
     name = stmt.name
-    if name.keyspace is None and catalog.find_keyspace(name.name) is not None:
-        return _rows(catalog.keyspace(name.name), keyspace_statements(catalog.keyspace(name.name), True))
-    ks_name = name.keyspace if name.keyspace is not None else (current if current is not None else name.name)
-    ks = _find_keyspace(catalog, ks_name)
+    if name.keyspace is None:
+        found = catalog.find_keyspace(name.name)
+        if found is not None:
+            return _rows(found, keyspace_statements(found, True, catalog, stmt.internals))
+        if current is None:
+            raise InvalidRequest(f"'{name.name}' not found in keyspaces")
+    ks_name = name.keyspace if name.keyspace is not None else current
+    ks = catalog.find_keyspace(ks_name)
+    if ks is None:
+        raise InvalidRequest(f"'{name.name}' not found in keyspaces")
     if name.name in ks.tables:
-        return _rows(ks, [("table", name.name, describe_table(ks.tables[name.name]))])
+        return _rows(ks, table_descriptions(ks.tables[name.name], catalog, stmt.internals))
+    if name.name in ks.types:
+        return _rows(ks, [("type", name.name, describe_type(ks.types[name.name]))])
     raise InvalidRequest(f"'{name.name}' not found in keyspace '{ks.name}'")
 
 
-def _schema_rows(catalog: "Catalog", full: bool) -> list[Row]:
+def _schema_rows(catalog: "Catalog", full: bool, internals: bool) -> list[Row]:
     rows: list[Row] = []
     for ks in catalog.all_keyspaces():
         if full or ks.name not in SYSTEM_KEYSPACES:
-            rows += _rows(ks, keyspace_statements(ks, True))
+            rows += _rows(ks, keyspace_statements(ks, True, catalog, internals))
     return rows
 
 
 def describe_rows(stmt: ast.Describe, catalog: "Catalog", current_keyspace: str | None) -> list[Row]:
     """Rows ``(keyspace_name, type, name, create_statement)`` of a server-side DESCRIBE.
 
-    Listings (KEYSPACES, TABLES, TYPES) have ``None`` as create_statement:
-    Cassandra returns only the first three columns for them.  ``DESCRIBE
-    CLUSTER`` has other columns and is not handled here.
+    Listings (KEYSPACES, TABLES, TYPES, FUNCTIONS, AGGREGATES) have ``None``
+    as create_statement: the server returns only the first three columns for
+    them.  ``DESCRIBE CLUSTER`` has other columns and is not handled here;
+    ``DESCRIBE SCHEMA WITH INTERNALS`` adds the roles and grants (``auth``).
     """
     kind = stmt.kind
+    if stmt.passwords and kind not in ("schema", "full schema"):
+        raise InvalidRequest("Option WITH PASSWORDS is only allowed with DESC SCHEMA")
     if kind == "keyspaces":
         return [(quote_identifier(ks.name), "keyspace", quote_identifier(ks.name), None) for ks in catalog.all_keyspaces()]
-    if kind == "tables":
-        return _listing_rows(catalog, current_keyspace, "tables", "table")
-    if kind == "types":
-        return _listing_rows(catalog, current_keyspace, "types", "type")
+    if kind in ("tables", "types", "functions", "aggregates"):
+        return _listing_rows(catalog, current_keyspace, kind[:-1])
     if kind == "keyspace":
         return _keyspace_rows(stmt, catalog, current_keyspace)
     if kind == "table":
         return _table_rows(stmt, catalog, current_keyspace)
     if kind == "type":
         return _type_rows(stmt, catalog, current_keyspace)
+    if kind in ("function", "aggregate", "index", "materialized view"):
+        return _missing_element(stmt, catalog, current_keyspace)
     if kind == "name":
         return _generic_rows(stmt, catalog, current_keyspace)
     if kind in ("schema", "full schema"):
-        return _schema_rows(catalog, kind == "full schema")
+        return _schema_rows(catalog, kind == "full schema", stmt.internals)
     raise InvalidRequest(f"DESCRIBE {kind.upper()} is not supported here")

@@ -1,10 +1,12 @@
 """``WITH`` properties of CREATE/ALTER KEYSPACE and CREATE/ALTER TABLE.
 
-Validation follows Cassandra 4's ``KeyspaceAttributes`` / ``TableAttributes``
-/ ``TableParams`` (and ScyllaDB for the options only it has: ``cdc``,
-``tombstone_gc``, ``paxos_grace_seconds``).  Values are normalised to the
-form DESCRIBE shows them in ScyllaDB 5.x: numbers as int/float, maps as
-dicts of strings, strategy classes as their stored names.
+Keyspaces follow Cassandra 4's ``KeyspaceAttributes`` (plus ScyllaDB's
+``tablets`` option); tables follow ScyllaDB's ``cf_prop_defs`` (its keywords,
+its checks and messages; the map-valued options in ``table_options``), still
+accepting Cassandra 4's own names (``read_repair``, ``additional_write_policy``,
+``memtable``, ``extensions``).  Values are normalised to the form DESCRIBE
+shows them in ScyllaDB: numbers as int/float, maps as dicts of strings,
+strategy classes as their stored names.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any, Iterable, Mapping
 
 from logtide.cdc.options import canonical as cdc_canonical
 from logtide.errors import ConfigurationException, InvalidRequest, SyntaxException
+from logtide.schema import table_options
 
 LOCATOR_PACKAGE = "org.apache.cassandra.locator."
 SIMPLE_STRATEGY = LOCATOR_PACKAGE + "SimpleStrategy"
@@ -23,19 +26,7 @@ EVERYWHERE_STRATEGY = LOCATOR_PACKAGE + "EverywhereStrategy"
 KNOWN_STRATEGIES = (SIMPLE_STRATEGY, NETWORK_TOPOLOGY_STRATEGY, LOCAL_STRATEGY, EVERYWHERE_STRATEGY)
 LOCAL_DATACENTER = "datacenter1"
 
-KEYSPACE_PROPERTIES = ("replication", "durable_writes")
-
-COMPACTION_PACKAGE = "org.apache.cassandra.db.compaction."
-KNOWN_COMPACTIONS = (
-    "SizeTieredCompactionStrategy",
-    "LeveledCompactionStrategy",
-    "TimeWindowCompactionStrategy",
-    "DateTieredCompactionStrategy",
-    "IncrementalCompactionStrategy",
-    "UnifiedCompactionStrategy",
-    "NullCompactionStrategy",
-)
-COMPRESSION_PACKAGE = "org.apache.cassandra.io.compress."
+KEYSPACE_PROPERTIES = ("replication", "durable_writes", "tablets", "storage")
 
 MAX_TTL = 630720000  # 20 years, Cassandra's Attributes.MAX_TTL
 
@@ -46,7 +37,7 @@ def table_defaults() -> dict[str, Any]:
         "caching": {"keys": "ALL", "rows_per_partition": "ALL"},
         "comment": "",
         "compaction": {"class": "SizeTieredCompactionStrategy"},
-        "compression": {"sstable_compression": COMPRESSION_PACKAGE + "LZ4Compressor"},
+        "compression": {"sstable_compression": table_options.DEFAULT_COMPRESSOR},
         "crc_check_chance": 1.0,
         "default_time_to_live": 0,
         "gc_grace_seconds": 864000,
@@ -63,7 +54,7 @@ def table_defaults() -> dict[str, Any]:
     }
 
 
-# option name -> kind; kinds: double, int, string, map, cdc, ignored
+# option name -> kind; kinds: double, int, string, map, cdc, obsolete (accepted and ignored, as ScyllaDB does)
 TABLE_PROPERTIES: dict[str, str] = {
     "additional_write_policy": "string",
     "bloom_filter_fp_chance": "double",
@@ -73,22 +64,29 @@ TABLE_PROPERTIES: dict[str, str] = {
     "compaction": "map",
     "compression": "map",
     "crc_check_chance": "double",
-    "dclocal_read_repair_chance": "double",
+    "dclocal_read_repair_chance": "obsolete",
     "default_time_to_live": "int",
     "extensions": "map",
     "gc_grace_seconds": "int",
     "id": "string",
+    "index_interval": "obsolete",
     "max_index_interval": "int",
     "memtable": "string",
     "memtable_flush_period_in_ms": "int",
     "min_index_interval": "int",
     "paxos_grace_seconds": "int",
+    "populate_io_cache_on_flush": "obsolete",
     "read_repair": "string",
-    "read_repair_chance": "double",
+    "read_repair_chance": "obsolete",
+    "replicate_on_write": "obsolete",
     "speculative_retry": "string",
     "synchronous_updates": "string",
+    "tablets": "tablets",
     "tombstone_gc": "map",
 }
+# ScyllaDB's utils::bloom_calculations::min_supported_bloom_filter_fp_chance()
+MIN_BLOOM_FILTER_FP_CHANCE = 6.71e-05
+MEMTABLE_FLUSH_PERIOD_MIN = 60000
 
 
 # --------------------------------------------------------------------------
@@ -170,12 +168,16 @@ def validate_replication_factor(text: str) -> None:
         raise ConfigurationException(f'For input string: "{text}"')
 
 
-def replication_options(keyspace: str, given: Mapping[str, str]) -> dict[str, str]:
-    """Validate a ``replication`` map and return it as system_schema.keyspaces stores it."""
-    if "class" not in given:
-        raise ConfigurationException("Missing replication strategy class")
-    klass = strategy_class(given["class"])
-    options = {k: v for k, v in given.items() if k != "class"}
+def replication_options(keyspace: str, given: Mapping[str, str], previous: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Validate a ``replication`` map and return it as system_schema.keyspaces stores it.
+
+    As ScyllaDB (``ks_prop_defs``): no class means NetworkTopologyStrategy; NetworkTopologyStrategy expands
+    ``replication_factor`` to every data center (there is one, ``datacenter1``), takes one replica per rack
+    when given no factor at all, refuses an unknown data center and drops data centers given 0 replicas.
+    """
+    given = dict(given)
+    klass = strategy_class(given.pop("class", "NetworkTopologyStrategy"))
+    options = given
     if klass == SIMPLE_STRATEGY:
         if "replication_factor" not in options:
             raise ConfigurationException("SimpleStrategy requires a replication_factor strategy option.")
@@ -186,11 +188,21 @@ def replication_options(keyspace: str, given: Mapping[str, str]) -> dict[str, st
                 )
         validate_replication_factor(options["replication_factor"])
     elif klass == NETWORK_TOPOLOGY_STRATEGY:
+        for dc, value in options.items():
+            if value.startswith("["):
+                raise ConfigurationException(f"Using rack list for '{dc}' is not allowed because the keyspace is not "
+                                             "using tablets")
         if "replication_factor" in options:
             rf = options.pop("replication_factor")
+            validate_replication_factor(rf)
             options.setdefault(LOCAL_DATACENTER, rf)
-        for value in options.values():
+        elif not options and not previous:
+            options[LOCAL_DATACENTER] = "1"  # one rack
+        for dc, value in options.items():
             validate_replication_factor(value)
+            if dc != LOCAL_DATACENTER:
+                raise ConfigurationException(f"Unrecognized strategy option {{{dc}}} passed to NetworkTopologyStrategy")
+        options = {dc: v for dc, v in options.items() if int(v) != 0}
     return {"class": klass, **dict(sorted(options.items()))}
 
 
@@ -200,61 +212,52 @@ def keyspace_params(
     """(replication, durable_writes) from CREATE/ALTER KEYSPACE properties; ``previous`` for ALTER."""
     props = property_dict(options, KEYSPACE_PROPERTIES)
     replication_given = map_of_strings("replication", props["replication"]) if "replication" in props else None
-    if previous is None and replication_given is None:
-        raise InvalidRequest("Missing mandatory option 'replication'")
+    if "tablets" in props:
+        tablets_option(map_of_strings("tablets", props["tablets"]))
+    if "storage" in props:
+        storage_option(map_of_strings("storage", props["storage"]))
     durable = previous[1] if previous else True
     if "durable_writes" in props:
         durable = parse_boolean(simple_string("durable_writes", props["durable_writes"]))
-    if previous is not None and not replication_given:
-        replication = dict(previous[0])
-    else:
-        replication = replication_options(keyspace, replication_given or {})
-    return replication, durable
+    if previous is not None:
+        if not replication_given:
+            return dict(previous[0]), durable
+        if "class" not in replication_given:
+            raise ConfigurationException("Missing replication strategy class")
+        return replication_options(keyspace, replication_given, previous[0]), durable
+    return replication_options(keyspace, replication_given or {}), durable
+
+
+def storage_option(given: Mapping[str, str]) -> None:
+    """ScyllaDB's keyspace ``storage`` option: logtide keeps data locally, so only ``{'type': 'LOCAL'}`` is accepted."""
+    kind = given.get("type", "LOCAL")
+    extra = sorted(k for k in given if k != "type")
+    if kind == "LOCAL":
+        if extra:
+            raise InvalidRequest(f"Extraneous options for LOCAL: {','.join(extra)}; allowed: ")
+        return
+    if kind in ("S3", "GS"):
+        raise InvalidRequest("Keyspace storage options not supported in the cluster")
+    raise InvalidRequest(f"Unknown storage type: {kind}")
+
+
+def tablets_option(given: Mapping[str, str]) -> None:
+    """ScyllaDB's keyspace ``tablets`` option: logtide has no tablets, so only ``{'enabled': false}`` is accepted."""
+    for key, value in given.items():
+        if key == "enabled":
+            if value.lower() == "true":
+                raise ConfigurationException("Cannot enable tablets for keyspace since tablets are disabled")
+            if value.lower() != "false":
+                raise ConfigurationException(f"Invalid value '{value}' for 'tablets' option 'enabled'")
+        elif key == "initial":
+            raise ConfigurationException("Cannot enable tablets for keyspace since tablets are disabled")
+        else:
+            raise ConfigurationException(f"Unrecognized tablets option: '{key}'")
 
 
 # --------------------------------------------------------------------------
 # Tables
 # --------------------------------------------------------------------------
-
-
-def _speculative_retry(value: str) -> str:
-    """Normalise speculative_retry as ScyllaDB prints it (``99.0PERCENTILE``, ``50.0ms``, ``ALWAYS``, ``NONE``)."""
-    text = value.strip()
-    upper = text.upper()
-    if upper in ("ALWAYS", "NONE"):
-        return upper
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)(PERCENTILE|P)", upper)
-    if m and 0 <= float(m.group(1)) <= 100:
-        return f"{float(m.group(1)):.1f}PERCENTILE"
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)MS", upper)
-    if m:
-        return f"{float(m.group(1)):.1f}ms"
-    raise ConfigurationException(f"Invalid value {value} for option 'speculative_retry'")
-
-
-def _compaction(given: dict[str, str]) -> dict[str, str]:
-    if "class" not in given:
-        raise ConfigurationException("Missing sub-option 'class' for the 'compaction' option")
-    klass = given["class"]
-    short = klass[len(COMPACTION_PACKAGE):] if klass.startswith(COMPACTION_PACKAGE) else klass
-    if short not in KNOWN_COMPACTIONS:
-        full = klass if "." in klass else COMPACTION_PACKAGE + klass
-        raise ConfigurationException(f"Unable to find compaction strategy class '{full}'")
-    return {"class": short, **{k: v for k, v in sorted(given.items()) if k != "class"}}
-
-
-def _compression(given: dict[str, str]) -> dict[str, str]:
-    options = dict(given)
-    klass = options.pop("class", None)
-    if klass is None:
-        klass = options.pop("sstable_compression", None)
-    if options.get("enabled", "true").lower() == "false" or klass == "":
-        return {}
-    options.pop("enabled", None)
-    if klass is None:
-        raise ConfigurationException("Missing sub-option 'class' for the 'compression' option.")
-    full = klass if "." in klass else COMPRESSION_PACKAGE + klass
-    return dict(sorted({"sstable_compression": full, **options}.items()))
 
 
 def cdc_options(value: Any) -> dict[str, str]:
@@ -266,32 +269,34 @@ def cdc_options(value: Any) -> dict[str, str]:
     return cdc_canonical(given)
 
 
-def _validate_table_params(params: Mapping[str, Any]) -> None:
-    """Cassandra's TableParams.validate on the final option values."""
-    bf = params["bloom_filter_fp_chance"]
-    if bf <= 0 or bf > 1:
-        raise ConfigurationException(
-            f"bloom_filter_fp_chance must be larger than 0.0 and less than or equal to 1.0 (got {bf})"
-        )
+def _validate_table_params(params: Mapping[str, Any], given: Mapping[str, Any]) -> None:
+    """ScyllaDB's ``cf_prop_defs::validate`` on the final option values (``given``: the options this statement set)."""
+    if "bloom_filter_fp_chance" in given:
+        bf = params["bloom_filter_fp_chance"]
+        if bf <= MIN_BLOOM_FILTER_FP_CHANCE or bf > 1:
+            raise ConfigurationException(
+                f"bloom_filter_fp_chance must be larger than {table_options.fmt_number(MIN_BLOOM_FILTER_FP_CHANCE)} "
+                f"and less than or equal to 1.0 (got {table_options.fmt_number(bf)})"
+            )
     crc = params["crc_check_chance"]
     if crc < 0 or crc > 1:
-        raise ConfigurationException(
-            f"crc_check_chance must be larger than or equal to 0 and smaller than or equal to 1.0 (got {crc})"
-        )
-    for name in ("default_time_to_live", "gc_grace_seconds", "memtable_flush_period_in_ms", "paxos_grace_seconds"):
+        raise ConfigurationException("crc_check_chance must be between 0.0 and 1.0.")
+    for name, default in (("default_time_to_live", 0), ("paxos_grace_seconds", 864000)):
         if params[name] < 0:
-            raise ConfigurationException(f"{name} must be greater than or equal to 0 (got {params[name]})")
+            raise ConfigurationException(f"{name} cannot be smaller than 0, (default {default})")
+    if params["gc_grace_seconds"] < 0:
+        raise ConfigurationException(f"gc_grace_seconds must be greater than or equal to 0 (got {params['gc_grace_seconds']})")
     if params["default_time_to_live"] > MAX_TTL:
         raise ConfigurationException(
             f"default_time_to_live must be less than or equal to {MAX_TTL} (got {params['default_time_to_live']})"
         )
     if params["min_index_interval"] < 1:
-        raise ConfigurationException(f"min_index_interval must be greater than or equal to 1 (got {params['min_index_interval']})")
+        raise ConfigurationException("min_index_interval must be greater than 0")
     if params["max_index_interval"] < params["min_index_interval"]:
-        raise ConfigurationException(
-            "max_index_interval must be greater than or equal to min_index_interval "
-            f"({params['min_index_interval']}) (got {params['max_index_interval']})"
-        )
+        raise ConfigurationException("max_index_interval must be greater than min_index_interval")
+    period = params["memtable_flush_period_in_ms"]
+    if period != 0 and period < MEMTABLE_FLUSH_PERIOD_MIN:
+        raise ConfigurationException(f"memtable_flush_period_in_ms must be 0 or greater than {MEMTABLE_FLUSH_PERIOD_MIN}")
 
 
 def _convert(name: str, kind: str, value: Any) -> Any:
@@ -300,17 +305,21 @@ def _convert(name: str, kind: str, value: Any) -> Any:
     if kind == "int":
         return parse_int(name, value)
     if kind == "map":
+        if name == "caching" and not isinstance(value, dict):
+            return table_options.caching(simple_string(name, value))
         given = map_of_strings(name, value)
         if name == "compaction":
-            return _compaction(given)
+            return table_options.compaction(given)
         if name == "compression":
-            return _compression(given)
+            return table_options.compression(given)
         if name == "caching":
-            return {**table_defaults()["caching"], **given}
+            return table_options.caching(given)
+        if name == "tombstone_gc":
+            return table_options.tombstone_gc(given)
         return dict(sorted(given.items()))
     text = simple_string(name, value)
     if name == "speculative_retry":
-        return _speculative_retry(text)
+        return table_options.speculative_retry(text)
     if name == "read_repair":
         if text.upper() not in ("BLOCKING", "NONE"):
             raise ConfigurationException(f"Invalid value {text} for option 'read_repair'")
@@ -329,15 +338,20 @@ def table_params(
     cdc = dict(previous_cdc) if previous_cdc is not None else None
     for name, value in props.items():
         kind = TABLE_PROPERTIES[name]
+        if kind == "obsolete":
+            continue
         if name == "id":
             if previous is not None:
                 raise ConfigurationException("Cannot alter table id.")
             continue
+        if kind == "tablets":
+            map_of_strings(name, value)
+            raise ConfigurationException("tablet options cannot be used when tablets are disabled for the keyspace")
         if kind == "cdc":
             cdc = cdc_options(value)
             continue
         params[name] = _convert(name, kind, value)
-    _validate_table_params(params)
+    _validate_table_params(params, props)
     return params, cdc
 
 

@@ -15,7 +15,21 @@ Modules, each with one job:
 * ``cli``          the ``logtide serve`` subcommand
 """
 
-from .running import BackgroundServer, serve_until_signalled
-from .server import Server, ServerConfig
+
+from typing import Any
 
 __all__ = ["BackgroundServer", "Server", "ServerConfig", "serve_until_signalled"]
+
+
+def __getattr__(name: str) -> Any:
+    """The names of ``__all__``, imported on first use (PEP 562): ``logtide status`` reads
+    ``server.runtime_file`` without loading the server itself."""
+    if name in ("BackgroundServer", "serve_until_signalled"):
+        from . import running
+
+        return getattr(running, name)
+    if name in ("Server", "ServerConfig"):
+        from . import server
+
+        return getattr(server, name)
+    raise AttributeError(f"module 'logtide.server' has no attribute {name!r}")

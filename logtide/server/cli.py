@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import os
+import re
 import ssl
 import sys
 from dataclasses import dataclass
 from typing import Any
 
-from logtide.config import integer, number
+from logtide.config import OFF, integer, number, port
 
 log = logging.getLogger("logtide.server")
 
 SERVE_KEYS = ("host", "port", "auth", "superuser", "superuser_password_file", "tls_cert", "tls_key", "workers",
               "synchronous", "metrics_port", "max_connections", "auth_timeout", "idle_timeout", "kafka_host",
-              "kafka_port")
+              "kafka_port", "kafka_advertised_host")
 DEFAULTS: dict[str, Any] = {"host": "127.0.0.1", "port": 9042, "auth": False, "workers": 8, "synchronous": "FULL",
                             "metrics_port": 9180, "max_connections": None, "auth_timeout": 10.0, "idle_timeout": 0.0,
-                            "kafka_host": "127.0.0.1", "kafka_port": 9092}
+                            "kafka_host": "127.0.0.1", "kafka_port": 9092, "kafka_advertised_host": None}
 SYNCHRONOUS = ("FULL", "NORMAL", "OFF")
 
 
@@ -44,10 +46,11 @@ class ServeSettings:
     max_connections: int | None = None
     auth_timeout: float = 10.0
     idle_timeout: float = 0.0
-    metrics_port: int = 0
+    metrics_port: int | None = None  # None: no metrics endpoint (--metrics-port off); 0: a free port
     topology: Any = None  # logtide.cdc.streams.Topology from --vnodes/--shards, or None
     kafka_host: str = "127.0.0.1"
-    kafka_port: int = 9092  # 0: no Kafka endpoint; -1: a free port (--kafka-port auto)
+    kafka_port: int | None = 9092  # None: no Kafka endpoint (--kafka-port off); 0: a free port
+    kafka_advertised_host: str | None = None  # the name Kafka clients are told to connect to (None: the bound one)
 
 
 def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -55,12 +58,11 @@ def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
     p = subparsers.add_parser(
         "serve",
         parents=[parent],
-        help="serve the database over the CQL native protocol (v3, v4, v5)",
         description="Serve the database in --data-dir to Cassandra/ScyllaDB drivers and cqlsh over the CQL "
         "native protocol. Binds to loopback unless --host says otherwise. Stops cleanly on SIGINT/SIGTERM.",
     )
     p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=integer, help="port to listen on (default 9042; 0 picks a free one)")
+    p.add_argument("--port", type=cql_port, help="port to listen on (default 9042; 0 or auto picks a free one)")
     p.add_argument("--auth", action="store_true", default=None,
                    help="require logins (PasswordAuthenticator) and check permissions")
     p.add_argument("--superuser", metavar="NAME", help="bootstrap superuser, created if missing")
@@ -80,28 +82,85 @@ def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
     p.add_argument("--idle-timeout", type=number, metavar="SECONDS",
                    help="close a session that sent no request for this long (default 0: never, as Cassandra's "
                         "native_transport_idle_timeout)")
-    p.add_argument("--metrics-port", type=integer, metavar="PORT",
+    p.add_argument("--metrics-port", type=port, metavar="PORT",
                    help="serve Prometheus metrics over HTTP at http://HOST:PORT/metrics (default 9180, "
-                        "ScyllaDB's; 0 disables)")
+                        "ScyllaDB's; 0 or auto picks a free one; off: no metrics)")
     p.add_argument("--kafka-host", help="address the Kafka endpoint listens on (default 127.0.0.1)")
-    p.add_argument("--kafka-port", type=kafka_port, metavar="PORT",
-                   help="port of the Kafka endpoint serving changefeed topics (default 9092; 0 disables it; "
-                   "'auto' picks a free one)")
+    p.add_argument("--kafka-port", type=port, metavar="PORT",
+                   help="port of the Kafka endpoint serving changefeed topics (default 9092; 0 or auto picks a "
+                        "free one; off: no Kafka endpoint)")
+    p.add_argument("--kafka-advertised-host", metavar="HOST",
+                   help="host name or address Kafka clients are told to connect to, for a server they reach by "
+                   "another name (Kafka's advertised.listeners; default: the --kafka-host address, or this "
+                   "host's primary address when that is a wildcard)")
     p.set_defaults(run=run_serve)
     return p
 
 
-def kafka_port(text: str) -> int:
-    """``--kafka-port``: a port, 0 (no Kafka endpoint) or 'auto' (a free port, as -1)."""
-    if text == "auto":
-        return -1
+def cql_port(text: str) -> int:
+    """``--port``: a port, or 0/auto for a free one; never off (CQL is the server)."""
+    value = port(text)
+    if value == OFF:
+        raise argparse.ArgumentTypeError("CQL cannot be off: it is the server (0 or auto picks a free port)")
+    return value
+
+
+@dataclass(frozen=True)
+class Listener:
+    """A port ``logtide serve`` listens on, with the option that sets it (``docs/server.md``, "Ports")."""
+
+    flag: str
+    host: str
+    port: int
+    can_be_off: bool
+
+    def refused(self, e: OSError) -> str:
+        """``cannot listen on HOST:PORT (reason): choose another port with FLAG[, or FLAG off]``."""
+        reason = (e.strerror or str(e)).strip()
+        reason = reason[:1].lower() + reason[1:]
+        text = f"cannot listen on {_bracket(self.host)}:{self.port} ({reason}): choose another port with {self.flag}"
+        return text + (f", or {self.flag} off" if self.can_be_off else "")
+
+
+def listeners(s: "ServeSettings") -> list[Listener]:
+    """The ports of ``s`` that are on: CQL, then Kafka and metrics (metrics on the CQL host)."""
+    out = [Listener("--port", s.host, s.port, False)]
+    if s.kafka_port is not None:
+        out.append(Listener("--kafka-port", s.kafka_host, s.kafka_port, True))
+    if s.metrics_port is not None:
+        out.append(Listener("--metrics-port", s.host, s.metrics_port, True))
+    return out
+
+
+def check_ports(wanted: list[Listener]) -> None:
+    """Bind every fixed port (0 is any free one: nothing to check) as the servers will, all at once, then
+    release them: a taken port is a StartupError naming it and its option before anything is created."""
+    import socket
+
+    held: list[socket.socket] = []
     try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number or 'auto'") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"port {port} is out of range 0..65535")
-    return port
+        for listener in wanted:
+            if listener.port == 0:
+                continue
+            try:
+                infos = socket.getaddrinfo(listener.host, listener.port, type=socket.SOCK_STREAM,
+                                           flags=socket.AI_PASSIVE)
+            except socket.gaierror as e:
+                raise StartupError(listener.refused(OSError(e.errno, e.strerror))) from None
+            for family, kind, proto, _, address in dict.fromkeys(infos):
+                sock = socket.socket(family, kind, proto)
+                held.append(sock)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as asyncio's and http.server's
+                if family == socket.AF_INET6:
+                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                try:
+                    sock.bind(address)
+                    sock.listen()
+                except OSError as e:
+                    raise StartupError(listener.refused(e)) from None
+    finally:
+        for sock in held:
+            sock.close()
 
 
 def settings_from(ns: argparse.Namespace) -> ServeSettings:
@@ -116,8 +175,11 @@ def settings_from(ns: argparse.Namespace) -> ServeSettings:
     synchronous = merged["synchronous"].upper()
     if synchronous not in SYNCHRONOUS:
         raise StartupError(f"synchronous must be one of {', '.join(SYNCHRONOUS)}, got {merged['synchronous']!r}")
-    if not 0 <= merged["metrics_port"] <= 65535:
-        raise StartupError(f"metrics port must be between 0 and 65535, got {merged['metrics_port']}")
+    if merged["port"] == OFF:
+        raise StartupError("port = \"off\" is refused: CQL is the server (0 or \"auto\" picks a free port)")
+    for key in ("metrics_port", "kafka_port"):
+        if merged[key] == OFF:
+            merged[key] = None
     return ServeSettings(
         data_dir=ns.data_dir, host=merged["host"], port=merged["port"], auth=bool(merged["auth"]),
         superuser=merged.get("superuser"), superuser_password_file=merged.get("superuser_password_file"),
@@ -125,13 +187,16 @@ def settings_from(ns: argparse.Namespace) -> ServeSettings:
         synchronous=synchronous, metrics_port=merged["metrics_port"], max_connections=merged["max_connections"],
         auth_timeout=float(merged["auth_timeout"]), idle_timeout=float(merged["idle_timeout"]),
         topology=cli_topology(ns), kafka_host=merged["kafka_host"], kafka_port=merged["kafka_port"],
+        kafka_advertised_host=merged["kafka_advertised_host"],
     )
 
 
 def check_settings(s: ServeSettings) -> None:
     """Refuse values no server can run with (StartupError naming the setting)."""
-    if not 0 <= s.port <= 65535:
-        raise StartupError(f"port {s.port} is out of range: give 0 to 65535 (0 picks a free port)")
+    for listener in listeners(s):
+        if not 0 <= listener.port <= 65535:
+            raise StartupError(f"{listener.flag} {listener.port} is out of range: give 0 to 65535 (0 picks a free "
+                               "port)" + (" or off" if listener.can_be_off else ""))
     if s.workers < 1:
         raise StartupError(f"workers must be at least 1, not {s.workers}")
     if s.max_connections is not None and s.max_connections < 1:
@@ -140,6 +205,24 @@ def check_settings(s: ServeSettings) -> None:
         value = getattr(s, name)
         if not value >= 0 or value == float("inf"):
             raise StartupError(f"{name} must be a number of seconds, 0 or more, not {value}")
+    if s.kafka_advertised_host is not None and not is_host_name(s.kafka_advertised_host):
+        raise StartupError(f"kafka_advertised_host must be a host name or an IP address, not "
+                           f"{s.kafka_advertised_host!r}")
+
+
+_HOST_LABEL = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
+
+
+def is_host_name(text: str) -> bool:
+    """A DNS name (letters, digits, hyphens and, as container names have them, underscores; dot-separated
+    labels of at most 63) or an IPv4/IPv6 address."""
+    try:
+        ipaddress.ip_address(text)
+        return True
+    except ValueError:
+        pass
+    labels = text[:-1].split(".") if text.endswith(".") else text.split(".")
+    return 0 < len(text) <= 253 and all(_HOST_LABEL.fullmatch(label) for label in labels)
 
 
 def read_password(path: str) -> str:
@@ -230,6 +313,7 @@ def serve(settings: ServeSettings) -> int:
         raise StartupError("--superuser and --superuser-password-file go together")
     password = read_password(settings.superuser_password_file) if settings.superuser_password_file else None
     ssl_ctx = tls_context(settings.tls_cert, settings.tls_key)
+    check_ports(listeners(settings))  # before the data directory is opened, or created
     try:
         db = logtide.open(settings.data_dir, synchronous=settings.synchronous, topology=settings.topology)
     except StorageFailure as e:  # its message names the directory and the problem
@@ -249,9 +333,10 @@ def serve(settings: ServeSettings) -> int:
                     "every table; give --auth (and --superuser) or bind to 127.0.0.1", settings.host)
     runtime = RuntimeFile(settings.data_dir)
     kafka = None
-    if settings.kafka_port:
+    if settings.kafka_port is not None:
         from logtide.kafka import KafkaConfig
-        kafka = KafkaConfig(host=settings.kafka_host, port=max(settings.kafka_port, 0), tls=ssl_ctx)
+        kafka = KafkaConfig(host=settings.kafka_host, port=settings.kafka_port, tls=ssl_ctx,
+                            advertised_host=settings.kafka_advertised_host)
 
     def announce(server: Any) -> None:
         host, port = server.address
@@ -264,9 +349,9 @@ def serve(settings: ServeSettings) -> int:
 
     try:
         serve_until_signalled(db, config, announce, kafka)
-    except OSError as e:
+    except OSError as e:  # taken since check_ports (the Kafka endpoint and metrics raise StartupError)
         db.close()
-        raise StartupError(f"cannot listen on {settings.host}:{settings.port}: {e.strerror or e}") from None
+        raise StartupError(listeners(settings)[0].refused(e)) from None
     except ValueError as e:  # a limit the server cannot run with (the open file limit)
         db.close()
         raise StartupError(str(e)) from None
@@ -280,15 +365,12 @@ def _bracket(host: str) -> str:
 
 
 def start_metrics(server: Any, settings: ServeSettings) -> int:
-    """Serve the server's metrics over HTTP on the CQL host; the bound port, or 0 (disabled or unavailable).
+    """Serve the server's metrics over HTTP on the CQL host; the bound port, or 0 (``--metrics-port off``).
 
-    The metrics endpoint is an aid, not the service: when its port is taken the
-    server logs a warning and serves CQL without it."""
-    if not settings.metrics_port:
+    A port that cannot be bound is fatal, as for CQL and Kafka (one rule for the three ports)."""
+    if settings.metrics_port is None:
         return 0
     try:
         return server.metrics.serve_http(settings.host, settings.metrics_port)
     except OSError as e:
-        log.warning("cannot serve metrics on %s:%d: %s; serving without metrics (choose another "
-                    "--metrics-port, or 0 to disable)", settings.host, settings.metrics_port, e.strerror or e)
-        return 0
+        raise StartupError(listeners(settings)[-1].refused(e)) from None

@@ -48,7 +48,11 @@ def serve_until_signalled(db: Any, config: ServerConfig, on_started: Callable[[S
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, handler)
         if on_started is not None:
-            on_started(server)
+            try:
+                on_started(server)
+            except BaseException:  # the metrics endpoint could not start: stop cleanly, then say why
+                await stop_all(server, broker)
+                raise
         await server.wait_stopped()
         log.info("stopped")
 
@@ -68,12 +72,14 @@ async def start_kafka(db: Any, kafka: Any) -> Any:
     broker = KafkaBroker(reader, kafka, getattr(db, "auth", None))
     try:
         host, port = await broker.start()
-    except OSError as e:
-        from .cli import StartupError
+    except OSError as e:  # taken since logtide serve checked it
+        from .cli import Listener, StartupError
 
-        raise StartupError(f"Kafka endpoint cannot listen on {kafka.host}:{kafka.port}: {e.strerror or e}") from None
+        raise StartupError(Listener("--kafka-port", kafka.host, kafka.port, True).refused(e)) from None
     shown = f"[{host}]" if ":" in host else host
-    log.info("Kafka endpoint on %s:%d (changefeed topics; SASL/PLAIN %s)", shown, port,
+    advertised = broker.advertised[0]
+    log.info("Kafka endpoint on %s:%d (changefeed topics; %sSASL %s)", shown, port,
+             "" if advertised == host else f"advertised as {advertised}; ",
              "required" if broker.auth_required else "off")
     return broker
 

@@ -74,3 +74,17 @@ def running_server(data_dir: str | os.PathLike) -> RunningServer | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return server if _alive(server.pid) else None
+
+
+def in_use_advice(data_dir: str | os.PathLike, instead: str, through_server: bool = False) -> str:
+    """What to tell someone refused a data directory another process writes to: ``instead`` (the form of the
+    command that works beside it), preceded by the running server when that is who holds it and, with
+    ``through_server``, followed by how to write through that server."""
+    server = running_server(data_dir)
+    if server is None:
+        return instead
+    host = f"[{server.host}]" if ":" in server.host else server.host
+    text = f"a logtide serve (pid {server.pid}) holds it, answering CQL on {host}:{server.port}; {instead}"
+    if through_server:
+        text += f", or write through the server (cqlsh {server.host} {server.port})"
+    return text

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import Any
 
 
@@ -70,14 +69,16 @@ def source_extras(ns: argparse.Namespace) -> dict[str, str]:
 def run_lakehouse(ns: argparse.Namespace) -> int:
     from .lakehouse_job import lakehouse, progress_line, source_options
     from .options import OptionError
-    from .pipeline_cli import run_job
+    from ..errors import CommandFailure
+    from .pipeline_cli import require_module, run_job
 
     try:
         source_options(ns.source, ns.data_dir)
         extras = source_extras(ns)
     except OptionError as e:
-        print(f"logtide pipeline lakehouse: {e}", file=sys.stderr)
-        return 2
+        raise CommandFailure(str(e)) from None
+    if ns.format == "delta":
+        require_module("deltalake", "lakehouse")
 
     def start(spark: Any, say: Any) -> Any:
         return lakehouse(spark, ns.source, ns.target, ns.format, checkpoint=ns.checkpoint,

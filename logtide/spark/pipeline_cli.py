@@ -9,10 +9,12 @@ import re
 import sys
 from typing import Any, Callable, Mapping
 
+from ..errors import CommandFailure
+
 
 def add_pipeline(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Register ``logtide pipeline`` and its ``replicate`` and ``lakehouse`` jobs."""
-    p = subparsers.add_parser("pipeline", parents=[parent], help="data pipelines on Apache Spark (needs the spark extra)",
+    p = subparsers.add_parser("pipeline", parents=[parent],
                               description="Data pipelines on Apache Spark (pip install 'logtide[spark]').")
     jobs = p.add_subparsers(dest="job", metavar="JOB", required=True)
     r = jobs.add_parser(
@@ -67,16 +69,20 @@ def spark_session(master: str, app: str = "logtide pipeline replicate", conf: Ma
 Say = Callable[[str], None]
 
 
+def require_module(module: str, extra: str) -> None:
+    """CommandFailure naming the extra to install when ``module`` is missing (before any Spark starts)."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise CommandFailure(f"{module} is not installed: pip install 'logtide[{extra}]'")
+
+
 def run_job(job: str, master: str, start: Callable[[Any, Say], Any], status: Callable[[Any], str | None],
             done: str) -> int:
     """Run a pipeline job to its end: ``start(spark, say)`` returns its StreamingQuery (raising OptionError for
-    bad input, exit 2 when no Spark is started yet, else 1); ``status(query)`` is its progress line, shown only
-    on a terminal; ``done`` is printed when the query ends well. Errors are one line, never a traceback."""
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        print("logtide pipeline: pyspark is not installed (pip install 'logtide[spark]')", file=sys.stderr)
-        return 2
+    bad input); ``status(query)`` is its progress line, shown only on a terminal; ``done`` is printed when the
+    query ends well. A failure raises CommandFailure: one line (``logtide pipeline: error: ...``), status 2."""
+    require_module("pyspark", "spark")
     from ..progress import progress
     from .options import OptionError
 
@@ -97,11 +103,9 @@ def run_job(job: str, master: str, start: Callable[[Any, Say], Any], status: Cal
     except KeyboardInterrupt:
         return 130
     except (OptionError, ConnectionError, RuntimeError) as e:
-        print(f"{name}: {e}", file=sys.stderr)
-        return 1
+        raise CommandFailure(str(e)) from None
     except Exception as e:  # a Spark failure: one line, never a traceback
-        print(f"{name}: {error_line(e)}", file=sys.stderr)
-        return 1
+        raise CommandFailure(error_line(e)) from None
     finally:
         spark.stop()
     print(done)
@@ -131,8 +135,7 @@ def run_replicate(ns: argparse.Namespace) -> int:
     try:
         source, target = parse_url(ns.source, "source"), parse_url(ns.target, "target")
     except OptionError as e:
-        print(f"logtide pipeline replicate: {e}", file=sys.stderr)
-        return 2
+        raise CommandFailure(str(e)) from None
 
     def start(spark: Any, say: Say) -> Any:
         return replicate(spark, source, target, ns.checkpoint, until_caught_up=ns.until_caught_up,

@@ -182,3 +182,115 @@ def test_log_table_survives_reopen(tmp_path):
         assert db.generations.current.all_streams() == streams
         s.execute("INSERT INTO t (pk, v) VALUES (2, 2)")
         assert sorted(r.pk for r in s.execute("SELECT pk FROM t_scylla_cdc_log")) == [1, 2]
+
+
+# ---------------------------------------------------------------- log properties, ids and DESCRIBE (issue #24)
+
+def describe(session, text):
+    return [(r.keyspace_name, r.type, r.name, r.create_statement) for r in session.execute(text)]
+
+
+def test_log_properties_altered_directly_are_applied_and_kept(session):
+    session.execute("CREATE TABLE t (pk int PRIMARY KEY, v int) WITH cdc = {'enabled': true}")
+    session.execute("ALTER TABLE t_scylla_cdc_log WITH comment = 'mine' AND gc_grace_seconds = 7 "
+                    "AND compaction = {'class': 'TimeWindowCompactionStrategy', 'compaction_window_size': '5', "
+                    "'compaction_window_unit': 'HOURS'}")
+    expected = {"comment": "mine", "gc_grace_seconds": 7,
+                "compaction": {"class": "TimeWindowCompactionStrategy", "compaction_window_size": "5",
+                               "compaction_window_unit": "HOURS"}}
+
+    def options():
+        return {k: session.db.catalog.table("ks", "t_scylla_cdc_log").options[k] for k in expected}
+
+    assert options() == expected
+    session.execute("ALTER TABLE t ADD w int")  # a base change rebuilds the log's columns, not its properties
+    assert options() == expected
+    session.execute("ALTER TABLE t WITH cdc = {'enabled': false}")
+    assert options() == expected
+    session.execute("ALTER TABLE t WITH cdc = {'enabled': true, 'ttl': 60}")
+    assert options() == expected
+
+
+def test_new_log_properties_follow_the_cdc_ttl(session):
+    session.execute("CREATE TABLE t (pk int PRIMARY KEY) WITH cdc = {'enabled': true, 'ttl': 3000}")
+    opts = session.db.catalog.table("ks", "t_scylla_cdc_log").options
+    # windows of ceil(3000 / 24) = 125 s, in whole minutes rounded up; checked every half window
+    assert opts["compaction"] == {"class": "TimeWindowCompactionStrategy", "compaction_window_size": "3",
+                                  "compaction_window_unit": "MINUTES", "expired_sstable_check_frequency_seconds": "62"}
+    assert opts["gc_grace_seconds"] == 0
+    session.execute("CREATE TABLE u (pk int PRIMARY KEY) WITH cdc = {'enabled': true, 'ttl': 0}")
+    opts = session.db.catalog.table("ks", "u_scylla_cdc_log").options
+    assert opts["compaction"] == {"class": "TimeWindowCompactionStrategy"} and opts["gc_grace_seconds"] == 864000
+
+
+def test_log_columns_removed_by_base_changes_are_kept_as_dropped(session):
+    session.execute("CREATE TABLE t (p int, v int, u int, a int, PRIMARY KEY (p, v)) WITH cdc = {'enabled': true}")
+    log_id = session.db.catalog.table("ks", "t_scylla_cdc_log").id
+    session.execute("ALTER TABLE t WITH cdc = {'enabled': false}")
+    session.execute("ALTER TABLE t DROP a")
+    session.execute("ALTER TABLE t RENAME v TO v2")
+    session.execute("ALTER TABLE t WITH cdc = {'enabled': true}")
+    log = session.db.catalog.table("ks", "t_scylla_cdc_log")
+    assert log.id == log_id
+    assert sorted(log.dropped_columns) == ["a", "cdc$deleted_a", "v"]
+    assert {n: t for n, (t, _) in log.dropped_columns.items()} == {"a": "int", "cdc$deleted_a": "boolean", "v": "int"}
+    dropped = session.execute("SELECT column_name FROM system_schema.dropped_columns "
+                              "WHERE keyspace_name = 'ks' AND table_name = 't_scylla_cdc_log'")
+    assert sorted(r.column_name for r in dropped) == ["a", "cdc$deleted_a", "v"]
+
+
+def test_describe_log_with_internals_shows_id_and_dropped_columns(session):
+    session.execute("CREATE TABLE t (p int PRIMARY KEY, a int) WITH cdc = {'enabled': true}")
+    session.execute("ALTER TABLE t DROP a")
+    log = session.db.catalog.table("ks", "t_scylla_cdc_log")
+    [(ks, kind, name, text)] = describe(session, "DESC TABLE t_scylla_cdc_log WITH INTERNALS")
+    assert (ks, kind, name) == ("ks", "table", "t_scylla_cdc_log")
+    assert text.startswith("/* Do NOT execute this statement! It's only for informational purposes.\n")
+    assert text.endswith(";\n*/")
+    assert f") WITH ID = {log.id}\nAND CLUSTERING ORDER BY" in text
+    # dropped columns: in the column list, then dropped again at their drop time
+    assert '    "cdc$deleted_a" boolean,\n    a int,\n    PRIMARY KEY' in text
+    when = log.dropped_columns["a"][1]
+    assert f"\nALTER TABLE ks.t_scylla_cdc_log DROP a USING TIMESTAMP {when};" in text
+    plain = describe(session, "DESC TABLE t_scylla_cdc_log")[0][3]
+    assert "ID = " not in plain and "a int" not in plain.replace("cdc$", "")
+
+
+def test_describe_with_internals_readds_a_column_dropped_earlier(session):
+    session.execute("CREATE TABLE t (p int PRIMARY KEY, b int, c int)")
+    session.execute("ALTER TABLE t DROP b")
+    session.execute("ALTER TABLE t ADD b int")
+    [(_, _, _, text)] = describe(session, "DESC TABLE t WITH INTERNALS")
+    drop = session.db.catalog.table("ks", "t").dropped_columns["b"][1]
+    assert text.index("    b int,") > text.index("    c int,")  # the dropped one, listed after the live columns
+    assert text.endswith(f";\n\nALTER TABLE ks.t DROP b USING TIMESTAMP {drop};\nALTER TABLE ks.t ADD b int;")
+
+
+def test_keyspace_description_restores_log_properties_with_alter(session):
+    session.execute("CREATE TABLE t (p int PRIMARY KEY, v int) WITH cdc = {'enabled': true}")
+    session.execute("ALTER TABLE t_scylla_cdc_log WITH comment = 'kept' AND gc_grace_seconds = 11")
+    rows_ = describe(session, "DESC KEYSPACE ks")
+    assert [(r[1], r[2]) for r in rows_] == [("keyspace", "ks"), ("table", "t"), ("table", "t_scylla_cdc_log")]
+    alter = rows_[2][3]
+    assert alter.startswith("ALTER TABLE ks.t_scylla_cdc_log WITH bloom_filter_fp_chance = 0.01\n    AND caching = ")
+    assert "AND comment = 'kept'" in alter and "AND gc_grace_seconds = 11" in alter and alter.endswith("};\n")
+    assert "t_scylla_cdc_log" not in [r.name for r in session.execute("DESC TABLES")]
+    # the statements rebuild the table and its log with the log's properties
+    session.execute("DROP TABLE t")
+    for _, _, _, text in rows_[1:]:
+        session.execute(text)
+    log = session.db.catalog.table("ks", "t_scylla_cdc_log")
+    assert (log.options["comment"], log.options["gc_grace_seconds"]) == ("kept", 11)
+    # an ALTER with every property as DESCRIBE prints them changes nothing
+    before = describe(session, "DESC KEYSPACE ks")
+    session.execute(before[2][3])
+    assert describe(session, "DESC KEYSPACE ks") == before
+
+
+def test_detached_log_is_described_as_a_table(session):
+    session.execute("CREATE TABLE t (p int PRIMARY KEY) WITH cdc = {'enabled': true}")
+    session.execute("ALTER TABLE t WITH cdc = {'enabled': false}")
+    assert [r.name for r in session.execute("DESC TABLES")] == ["t", "t_scylla_cdc_log"]
+    text = describe(session, "DESC TABLE t_scylla_cdc_log")[0][3]
+    assert text.startswith("CREATE TABLE ks.t_scylla_cdc_log (")
+    assert [r[2] for r in describe(session, "DESC TABLE t")] == ["t"]

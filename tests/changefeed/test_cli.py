@@ -46,8 +46,9 @@ def test_read_newline_delimited_prints_every_partition_in_offset_order(data, cap
 
 def test_single_message_and_concatenated_formats_limit_and_partitions(data, capsys):
     d, expected = data
-    assert run(capsys, "topic", "read", "ks/t/f", "--data-dir", d)[1] == expected[0]
-    assert run(capsys, "topic", "read", "ks/t/f", "--data-dir", d, "--format", "concatenated")[1] == "".join(expected)
+    assert run(capsys, "topic", "read", "ks/t/f", "--data-dir", d)[1:] == (expected[0] + "\n", "")
+    out = run(capsys, "topic", "read", "ks/t/f", "--data-dir", d, "--format", "concatenated")[1]
+    assert out == "".join(expected) + "\n"
     out = run(capsys, "topic", "read", "ks/t/f", "--data-dir", d, "-f", "newline-delimited", "--limit", "2")[1]
     assert out.splitlines() == expected[:2]
     with logtide.open(d) as db:
@@ -69,6 +70,44 @@ def test_a_consumer_reads_from_its_committed_offsets_and_commits(data, capsys):
     assert [line.split()[-1] for line in lines[1:]] == ["0", "0"]
 
 
+def read_on_a_terminal(d: str, *args: str) -> tuple[str, str]:
+    """``logtide topic read`` with its standard error on a pseudo-terminal: (stdout, what the terminal showed)."""
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    with subprocess.Popen([sys.executable, "-m", "logtide", "topic", "read", "ks/t/f", "--data-dir", d, *args],
+                          stdout=subprocess.PIPE, stderr=follower, stdin=subprocess.DEVNULL, text=True) as proc:
+        os.close(follower)
+        out = proc.stdout.read()
+        proc.wait(60)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # EIO: the child closed its side
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    assert proc.returncode == 0, shown
+    return out, shown.decode().replace("\r\n", "\n")
+
+
+def test_on_a_terminal_the_reader_is_told_that_more_records_follow_and_how_to_see_them(data):
+    d, expected = data
+    out, shown = read_on_a_terminal(d)
+    assert out == expected[0] + "\n"
+    assert shown == (f"logtide topic read: 1 record printed, {len(expected) - 1} more follow in ks/t/f: --format "
+                     "newline-delimited prints them all, one per line (--limit N: at most N)\n")
+    out, shown = read_on_a_terminal(d, "-f", "newline-delimited", "--limit", "2")
+    assert out.splitlines() == expected[:2] and f"2 records printed, {len(expected) - 2} more follow" in shown
+    assert "--limit 0 prints them all" in shown
+    out, shown = read_on_a_terminal(d, "-f", "newline-delimited")
+    assert out.splitlines() == expected and shown == ""  # nothing left: nothing said
+
+
 def test_consumer_add_drop_and_list(data, capsys):
     d, _ = data
     assert run(capsys, "topic", "consumer", "add", "ks/t/f", "--data-dir", d, "--consumer", "imp", "--important")[0] == 0
@@ -76,10 +115,11 @@ def test_consumer_add_drop_and_list(data, capsys):
     rows = [line.split() for line in out.splitlines()[1:]]
     assert ["imp", "yes", "0", "0"] == rows[2][:4] and int(rows[2][5]) == int(rows[2][4])  # lag = everything
     status, _, err = run(capsys, "topic", "consumer", "add", "ks/t/f", "--data-dir", d, "--consumer", "imp")
-    assert status == 1 and "already exists" in err and "Traceback" not in err
+    assert status == 2 and err.startswith("logtide topic consumer add: error: ") and "already exists" in err
+    assert "Traceback" not in err
     assert run(capsys, "topic", "consumer", "drop", "ks/t/f", "--data-dir", d, "--consumer", "imp")[0] == 0
     status, _, err = run(capsys, "topic", "consumer", "drop", "ks/t/f", "--data-dir", d, "--consumer", "imp")
-    assert status == 1 and "does not exist" in err
+    assert status == 2 and err.startswith("logtide topic consumer drop: error: ") and "does not exist" in err
 
 
 def test_changefeed_list_and_describe(data, capsys):
@@ -114,7 +154,8 @@ def test_errors_are_messages_not_tracebacks(data, capsys, tmp_path):
                  ("topic", "read", "ks/t/f", "--data-dir", d, "--consumer", "nobody"),
                  ("changefeed", "list", "--data-dir", str(tmp_path / "missing"))):
         status, _, err = run(capsys, *argv)
-        assert status == 1 and err.startswith("logtide ") and "Traceback" not in err
+        assert status == 2 and err.startswith(f"logtide {argv[0]} {argv[1]}: error: ") and "Traceback" not in err
+        assert len(err.splitlines()) == 1, err
 
 
 def test_reading_the_directory_of_a_running_server(tmp_path):

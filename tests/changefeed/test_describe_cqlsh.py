@@ -98,7 +98,10 @@ def test_describe_table_prints_the_create_table_then_each_changefeed(served):
     assert out.startswith("\nCREATE TABLE ks.t (\n    pk int,\n    ck text,\n    s int STATIC,")
     create, feeds = out.split(";\nALTER TABLE", 1)
     assert "tombstone_gc" in create and "ADD CHANGEFEED" not in create
-    assert "ALTER TABLE" + feeds == FEEDS + "\n"
+    # the table has CDC on: as ScyllaDB, its log's properties follow as a second statement
+    feeds, log = ("ALTER TABLE" + feeds).split("\n\nALTER TABLE ks.t_scylla_cdc_log WITH ", 1)
+    assert feeds == FEEDS + "\n"
+    assert log.startswith("bloom_filter_fp_chance = 0.01\n") and log.endswith(";\n\n")
 
 
 @pytest.mark.parametrize("describe, drop", [

@@ -13,7 +13,7 @@ Convention (DEVELOPERS.md, "Commands in the docs"):
   ``$HOME``.  Each command must exit with status 0.
 - ``logtide serve ...`` (a server that runs until stopped) is started with a
   free CQL port, a free metrics port and a free Kafka port (unless the command
-  turns Kafka off with ``--kafka-port 0``), checked to answer a CQL query, left
+  turns Kafka off with ``--kafka-port off``), checked to answer a CQL query, left
   running for the rest of its block (where ``9042``, ``9180`` and ``9092`` then
   mean its ports) and stopped with SIGTERM at the end of the block, which must
   exit 0.

@@ -89,7 +89,7 @@ def start_server(text: str, env: dict[str, str], work: Path, values: dict[str, s
     """Start a ``logtide serve`` command on free ports, check it answers CQL, and note its ports."""
     metrics_port = free_port()
     argv = shlex.split(text, comments=True) + ["--port", "0", "--metrics-port", str(metrics_port)]
-    kafka_off = re.search(r"--kafka-port[ =]0(\s|$)", text) is not None
+    kafka_off = re.search(r"--kafka-port[ =]off(\s|$)", text) is not None
     if not kafka_off:
         argv += ["--kafka-port", "auto"]
     server = ServeProcess(argv, env=env, cwd=str(work))
@@ -177,5 +177,5 @@ def test_serve_gets_a_free_kafka_port_substituted_for_9092_unless_kafka_is_off(t
         pytest.skip("kcat is not installed")
     block = Block("docs/x.md", 1, (Command(2, "logtide serve"), Command(3, "kcat -b 127.0.0.1:9092 -L -m 30")))
     run_block(block, prepared, tmp_path / "on")
-    off = Block("docs/x.md", 1, (Command(2, "logtide serve --kafka-port 0"),))  # no Kafka line is awaited
+    off = Block("docs/x.md", 1, (Command(2, "logtide serve --kafka-port off"),))  # no Kafka line is awaited
     run_block(off, prepared, tmp_path / "off")

@@ -69,8 +69,11 @@ def test_already_exists_carries_names(t):
 
 
 def test_configuration_errors(session):
+    # a missing class means NetworkTopologyStrategy (ScyllaDB), whose data centers are checked
     with pytest.raises(ConfigurationException):
-        session.execute("CREATE KEYSPACE k2 WITH replication = {'replication_factor': 1}")
+        session.execute("CREATE KEYSPACE k2 WITH replication = {'dc9': 1}")
+    with pytest.raises(ConfigurationException):
+        session.execute("CREATE KEYSPACE k2 WITH replication = {'class': 'SimpleStrategy'}")
 
 
 def test_bound_value_of_wrong_type(t):

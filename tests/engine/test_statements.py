@@ -151,3 +151,22 @@ def test_rows_have_attribute_and_mapping_access(t):
     t.execute("INSERT INTO t (pk, ck, v) VALUES (0, 0, 7)")
     r = t.execute("SELECT v AS \"cdc$x\", pk FROM t").one()
     assert r["cdc$x"] == 7 and r.pk == 0 and r[0] == 7
+
+
+def test_drop_column_using_timestamp_hides_only_older_cells(session):
+    """ScyllaDB's ``ALTER TABLE ... DROP c USING TIMESTAMP t``, literal or prepared: the drop time is ``t``, so
+    after the column is added again the cells written at or before ``t`` stay hidden and later ones show."""
+    prepared = session.prepare("ALTER TABLE t DROP todrop USING TIMESTAMP ?")  # the table need not exist yet
+    session.execute("CREATE TABLE t (id int, c int, todrop int, PRIMARY KEY (id, c))")
+    for i in range(5):
+        session.execute(f"INSERT INTO t (id, c, todrop) VALUES (1, {i}, {i}) USING TIMESTAMP {10000 * i}")
+    session.execute(prepared, [20000])
+    session.execute("ALTER TABLE t ADD todrop int")
+    assert [(r.c, r.todrop) for r in session.execute("SELECT c, todrop FROM t")] == \
+        [(0, None), (1, None), (2, None), (3, 3), (4, 4)]
+    assert session.db.catalog.table("ks", "t").dropped_columns["todrop"] == ("int", 20000)
+    session.execute("ALTER TABLE t DROP todrop USING TIMESTAMP 35000")
+    session.execute("ALTER TABLE t ADD todrop int")
+    assert [r.todrop for r in session.execute("SELECT todrop FROM t")] == [None, None, None, None, 4]
+    with pytest.raises(InvalidRequest, match="Invalid null value of timestamp"):
+        session.execute(prepared, [None])

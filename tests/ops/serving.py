@@ -18,7 +18,7 @@ METRICS = re.compile(r"metrics (http://\S+/metrics)")
 
 
 def free_port() -> int:
-    """A TCP port free on loopback right now (for options where 0 means "off", such as --metrics-port)."""
+    """A TCP port free on loopback right now (a port to know before the server starts)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -61,8 +61,9 @@ class ServeProcess:
 
     @classmethod
     def logtide(cls, *args: str) -> "ServeProcess":
-        """``python -m logtide serve --port 0 --metrics-port 0 ARGS`` (later options win)."""
-        return cls([sys.executable, "-m", "logtide", "serve", "--port", "0", "--metrics-port", "0", "--kafka-port", "0", *args])
+        """``python -m logtide serve --port 0 --metrics-port off --kafka-port off ARGS`` (later options win)."""
+        return cls([sys.executable, "-m", "logtide", "serve", "--port", "0", "--metrics-port", "off", "--kafka-port", "off",
+                    *args])
 
     def _read(self) -> None:
         assert self.proc.stderr is not None

@@ -45,7 +45,8 @@ def test_command_line_options_win_over_the_config_file(tmp_path, capsys):
 
 @pytest.mark.parametrize("text, message", [
     ("vnodes = 'many'\n", "setting 'vnodes' in {path} must be an integer, got 'many'"),
-    ("port = 9042.5\n", "setting 'port' in {path} must be an integer, got 9042.5"),
+    ("port = 9042.5\n", "setting 'port' in {path} must be a port number (0 to 65535; 0 picks a free one), "
+                       '"auto" (the same as 0) or "off", got 9042.5'),
     ("auth = 'yes'\n", "setting 'auth' in {path} must be true or false, got 'yes'"),
     ("data_dir = 3\n", "setting 'data_dir' in {path} must be a string, got 3"),
     ("prot = 9042\n", "unknown setting 'prot' in {path}; known: "),
@@ -75,21 +76,21 @@ def test_a_missing_config_file_is_named(tmp_path):
     assert done.returncode == 2 and f"cannot read config file {tmp_path / 'nope.toml'}" in done.stderr
 
 
-def test_integer_options_say_must_be_an_integer(tmp_path):
+def test_integer_and_port_options_say_what_is_wrong(tmp_path):
     done = run("serve", "--data-dir", str(tmp_path), "--metrics-port", "x")
-    assert done.returncode == 2 and "argument --metrics-port: must be an integer, got 'x'" in done.stderr
+    assert done.returncode == 2 and "argument --metrics-port: 'x' is not a port" in done.stderr
     done = run("status", "--data-dir", str(tmp_path), "--vnodes", "1.5")
     assert done.returncode == 2 and "argument --vnodes: must be an integer, got '1.5'" in done.stderr
 
 
 def test_tls_errors_name_the_file_that_could_not_be_loaded(tmp_path):
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    done = run("serve", "--data-dir", str(tmp_path / "d"), "--port", "0", "--metrics-port", "0",
+    done = run("serve", "--data-dir", str(tmp_path / "d"), "--port", "0", "--metrics-port", "off",
                "--tls-cert", str(cert), "--tls-key", str(key))
     assert done.returncode == 2 and f"cannot read TLS certificate file {cert}: No such file" in done.stderr
     cert.write_text("not a certificate\n")
     key.write_text("not a key\n")
-    done = run("serve", "--data-dir", str(tmp_path / "d"), "--port", "0", "--metrics-port", "0",
+    done = run("serve", "--data-dir", str(tmp_path / "d"), "--port", "0", "--metrics-port", "off",
                "--tls-cert", str(cert), "--tls-key", str(key))
     assert done.returncode == 2 and f"cannot load TLS certificate {cert}: it holds no PEM certificate" in done.stderr
 
@@ -97,7 +98,7 @@ def test_tls_errors_name_the_file_that_could_not_be_loaded(tmp_path):
 def test_tls_key_errors_name_the_key_file(tmp_path):
     cert, key = certificate_or_skip(tmp_path)
     key.write_text("garbage\n")
-    done = run("serve", "--data-dir", str(tmp_path / "d"), "--port", "0", "--metrics-port", "0",
+    done = run("serve", "--data-dir", str(tmp_path / "d"), "--port", "0", "--metrics-port", "off",
                "--tls-cert", str(cert), "--tls-key", str(key))
     assert done.returncode == 2 and f"cannot load TLS private key {key} for certificate {cert}" in done.stderr
 

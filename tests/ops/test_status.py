@@ -154,7 +154,7 @@ def test_status_on_a_directory_without_a_database_creates_nothing(tmp_path, caps
     missing = tmp_path / "typo"
     for argv in (["status"], ["cdc", "generations"], ["cdc", "streams", "ks.t"]):
         assert main([*argv, "--data-dir", str(missing)]) == 2
-        assert capsys.readouterr().err.endswith(f"{missing} holds no logtide database (no logtide.db)\n")
+        assert capsys.readouterr().err.endswith(f"{missing} holds no logtide database (the directory does not exist)\n")
     assert not missing.exists()
 
 

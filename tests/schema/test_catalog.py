@@ -40,8 +40,8 @@ def test_create_keyspace_full_class_name_and_durable_writes():
 
 
 def test_network_topology_strategy_keeps_datacenters():
-    cat = run(Catalog.empty(), "CREATE KEYSPACE k WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3, 'dc2': 2}")
-    assert cat.keyspace("k").replication == {"class": NTS, "dc1": "3", "dc2": "2"}
+    cat = run(Catalog.empty(), "CREATE KEYSPACE k WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 3}")
+    assert cat.keyspace("k").replication == {"class": NTS, "datacenter1": "3"}
 
 
 def test_network_topology_replication_factor_expands_to_local_datacenter():
@@ -60,13 +60,40 @@ def test_create_keyspace_if_not_exists_changes_nothing(cat):
     assert new is cat and change is None
 
 
-def test_replication_is_mandatory():
-    fails(Catalog.empty(), "CREATE KEYSPACE k WITH durable_writes = true", InvalidRequest, "Missing mandatory option 'replication'")
+@pytest.mark.parametrize("text", [
+    "CREATE KEYSPACE k",
+    "CREATE KEYSPACE k WITH durable_writes = true",
+    "CREATE KEYSPACE k WITH replication = {}",
+    "CREATE KEYSPACE k WITH replication = {'class': 'NetworkTopologyStrategy'}",
+    "CREATE KEYSPACE k WITH replication = {'replication_factor': 1}",
+])
+def test_replication_defaults_to_network_topology_with_one_replica(text):
+    """ScyllaDB: no WITH clause, no replication or no class mean NetworkTopologyStrategy, one replica per rack."""
+    ks = run(Catalog.empty(), text).keyspace("k")
+    assert ks.replication == {"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "datacenter1": "1"}
 
 
-def test_replication_class_is_mandatory():
-    fails(Catalog.empty(), "CREATE KEYSPACE k WITH replication = {'replication_factor': 1}",
+def test_network_topology_checks_data_centers():
+    fails(Catalog.empty(), "CREATE KEYSPACE k WITH replication = {'class': 'NetworkTopologyStrategy', 'dc9': 1}",
+          ConfigurationException, "Unrecognized strategy option {dc9} passed to NetworkTopologyStrategy")
+    fails(Catalog.empty(), "CREATE KEYSPACE k WITH replication = {'class': 'NetworkTopologyStrategy', 'Replication_factor': 1}",
+          ConfigurationException, "Unrecognized strategy option {Replication_factor} passed to NetworkTopologyStrategy")
+    ks = run(Catalog.empty(), "CREATE KEYSPACE k WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 0}")
+    assert ks.keyspace("k").replication == {"class": "org.apache.cassandra.locator.NetworkTopologyStrategy"}
+
+
+def test_alter_replication_needs_a_class(cat):
+    fails(cat, "ALTER KEYSPACE ks WITH replication = {'replication_factor': 1}",
           ConfigurationException, "Missing replication strategy class")
+
+
+def test_keyspace_storage_is_local():
+    run(Catalog.empty(), "CREATE KEYSPACE k WITH storage = {'type': 'LOCAL'}")
+    fails(Catalog.empty(), "CREATE KEYSPACE k WITH storage = {'type': 'LOCAL', 'x': '1'}",
+          InvalidRequest, "Extraneous options for LOCAL: x; allowed: ")
+    fails(Catalog.empty(), "CREATE KEYSPACE k WITH storage = {'type': 'S3', 'bucket': 'b', 'endpoint': 'e'}",
+          InvalidRequest, "Keyspace storage options not supported in the cluster")
+    fails(Catalog.empty(), "CREATE KEYSPACE k WITH storage = {'type': 'S4'}", InvalidRequest, "Unknown storage type: S4")
 
 
 def test_unknown_replication_class():
@@ -95,11 +122,19 @@ def test_unknown_keyspace_property():
 
 
 def test_keyspace_name_validation():
-    name = "k" * 49
+    run(Catalog.empty(), f"CREATE KEYSPACE {'k' * 192}")  # ScyllaDB's limit, not Cassandra's 48
+    name = "k" * 193
     fails(Catalog.empty(), f"CREATE KEYSPACE {name} WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': 1}}",
-          ConfigurationException,
-          "Keyspace name must not be empty, more than 48 characters long, or contain non-alphanumeric-underscore "
-          f'characters (got "{name}")')
+          InvalidRequest, f'Keyspace names shouldn\'t be more than 192 characters long (got "{name}")')
+    fails(Catalog.empty(), 'CREATE KEYSPACE "a-b"', InvalidRequest, '"a-b" is not a valid keyspace name')
+
+
+def test_table_name_validation(cat):
+    run(cat, f"CREATE TABLE {'t' * 192} (k int PRIMARY KEY)")
+    fails(cat, f"CREATE TABLE {'t' * 193} (k int PRIMARY KEY)", InvalidRequest,
+          f'Table names shouldn\'t be more than 192 characters long (got "{"t" * 193}")')
+    fails(cat, 'CREATE TABLE "a b" (k int PRIMARY KEY)', InvalidRequest,
+          '"a b" is not a valid table name (must be alphanumeric character only: [0-9A-Za-z]+)')
 
 
 def test_system_keyspace_not_modifiable(cat):
@@ -107,8 +142,8 @@ def test_system_keyspace_not_modifiable(cat):
 
 
 def test_alter_keyspace(cat):
-    new, change = apply(cat, "ALTER KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 2} AND durable_writes = false")
-    assert new.keyspace("ks").replication == {"class": NTS, "dc1": "2"}
+    new, change = apply(cat, "ALTER KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 2} AND durable_writes = false")
+    assert new.keyspace("ks").replication == {"class": NTS, "datacenter1": "2"}
     assert new.keyspace("ks").durable_writes is False
     assert change == SchemaChange("UPDATED", "KEYSPACE", "ks")
     assert new.version != cat.version
@@ -145,7 +180,9 @@ def test_keyspace_lookup_messages(cat):
 def test_system_keyspaces_are_visible(cat):
     assert cat.table("system_schema", "tables").keyspace == "system_schema"
     assert cat.table("system", "local").partition_key[0].name == "key"
-    assert [k.name for k in cat.all_keyspaces()] == ["ks", "system", "system_auth", "system_distributed", "system_logtide", "system_schema"]
+    assert [k.name for k in cat.all_keyspaces()] == ["ks", "system", "system_auth", "system_distributed", "system_logtide",
+                                                     "system_schema", "system_traces"]
+    assert cat.find_keyspace("system_virtual_schema") is not None  # readable, but not listed (virtual)
 
 
 # ---------------------------------------------------------------- tables
@@ -350,17 +387,17 @@ def test_map_option_given_as_string(cat):
 
 def test_compaction_class_required(cat):
     fails(cat, "CREATE TABLE t (k int PRIMARY KEY) WITH compaction = {'min_threshold': 2}", ConfigurationException,
-          "Missing sub-option 'class' for the 'compaction' option")
+          "Missing sub-option 'class' for the 'compaction' option.")
 
 
 def test_bloom_filter_range(cat):
     fails(cat, "CREATE TABLE t (k int PRIMARY KEY) WITH bloom_filter_fp_chance = 2", ConfigurationException,
-          "bloom_filter_fp_chance must be larger than 0.0 and less than or equal to 1.0 (got 2.0)")
+          "bloom_filter_fp_chance must be larger than 6.71e-05 and less than or equal to 1.0 (got 2)")
 
 
 def test_negative_default_ttl(cat):
     fails(cat, "CREATE TABLE t (k int PRIMARY KEY) WITH default_time_to_live = -1", ConfigurationException,
-          "default_time_to_live must be greater than or equal to 0 (got -1)")
+          "default_time_to_live cannot be smaller than 0, (default 0)")
 
 
 def test_cdc_option_is_stored_as_dict_of_strings(cat):
@@ -603,7 +640,7 @@ def test_json_round_trip(cat):
         "d duration, PRIMARY KEY (k, \"C\")) WITH CLUSTERING ORDER BY (\"C\" DESC) AND comment = 'x' "
         "AND cdc = {'enabled': true}",
         'ALTER TABLE "Tab" DROP d',
-        "CREATE KEYSPACE k2 WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 2} AND durable_writes = false",
+        "CREATE KEYSPACE k2 WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 2} AND durable_writes = false",
     )
     back = Catalog.from_json(cat.to_json())
     assert back == cat

@@ -65,11 +65,11 @@ def test_quote_identifier(name, quoted):
 
 
 def test_describe_simple_table(schema):
-    assert describe_table(schema.table("ks", "simple"), schema) == golden("simple_table.cql")
+    assert describe_table(schema.table("ks", "simple"), schema) == golden("simple_table.cql") + "\n"
 
 
 def test_describe_table_with_every_column_kind_and_cdc(schema):
-    assert describe_table(schema.table("ks", "t"), schema) == golden("table_t.cql")
+    assert describe_table(schema.table("ks", "t"), schema) == golden("table_t.cql") + "\n"
 
 
 def test_describe_table_with_options():
@@ -77,7 +77,7 @@ def test_describe_table_with_options():
                                   "AND compaction = {'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 160} "
                                   "AND gc_grace_seconds = 3600 AND bloom_filter_fp_chance = 0.1 AND crc_check_chance = 0.5 "
                                   "AND speculative_retry = 'ALWAYS' AND caching = {'keys': 'NONE', 'rows_per_partition': '10'}")
-    assert describe_table(cat.table("ks", "o"), cat) == golden("table_options.cql")
+    assert describe_table(cat.table("ks", "o"), cat) == golden("table_options.cql") + "\n"
 
 
 def test_describe_type(schema):
@@ -91,16 +91,16 @@ def test_describe_keyspace_with_contents(schema):
 def test_describe_keyspace_only(schema):
     assert describe_keyspace(schema.keyspace("ks"), schema, False) == (
         "CREATE KEYSPACE ks WITH replication = {'class': 'org.apache.cassandra.locator.SimpleStrategy', "
-        "'replication_factor': '1'} AND durable_writes = true;"
+        "'replication_factor': '1'} AND durable_writes = true AND tablets = {'enabled': false};"
     )
 
 
 def test_describe_nts_keyspace():
-    cat = run(keyspace_catalog(), "CREATE KEYSPACE \"K2\" WITH replication = {'class': 'NetworkTopologyStrategy', 'dc2': 1, 'dc1': 3} "
+    cat = run(keyspace_catalog(), "CREATE KEYSPACE \"K2\" WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 3} "
                                   "AND durable_writes = false")
     assert describe_keyspace(cat.keyspace("K2"), cat, True) == (
         "CREATE KEYSPACE \"K2\" WITH replication = {'class': 'org.apache.cassandra.locator.NetworkTopologyStrategy', "
-        "'dc1': '3', 'dc2': '1'} AND durable_writes = false;"
+        "'datacenter1': '3'} AND durable_writes = false AND tablets = {'enabled': false};"
     )
 
 
@@ -112,7 +112,8 @@ def test_describe_schema_skips_system_keyspaces(schema):
 
 
 def test_describe_keyspaces(schema):
-    assert describe_keyspaces(schema) == "ks  system  system_auth  system_distributed  system_logtide  system_schema\n"
+    assert describe_keyspaces(schema) == ("ks      system_auth         system_logtide  system_traces\n"
+                                          "system  system_distributed  system_schema \n")
 
 
 def test_describe_tables(schema):
@@ -147,6 +148,7 @@ def test_rows_keyspaces(schema):
         ("system_distributed", "keyspace", "system_distributed", None),
         ("system_logtide", "keyspace", "system_logtide", None),
         ("system_schema", "keyspace", "system_schema", None),
+        ("system_traces", "keyspace", "system_traces", None),
     ]
 
 
@@ -155,18 +157,19 @@ def test_rows_tables_of_current_keyspace(schema):
 
 
 def test_rows_types(schema):
-    assert rows(schema, "DESCRIBE TYPES") == [("ks", "type", '"Outer"', None), ("ks", "type", "ut", None)]
+    # as ScyllaDB lists them: every type after the types it uses
+    assert rows(schema, "DESCRIBE TYPES") == [("ks", "type", "ut", None), ("ks", "type", '"Outer"', None)]
 
 
 def test_rows_keyspace(schema):
     result = rows(schema, "DESCRIBE KEYSPACE ks", None)
     assert [(r[1], r[2]) for r in result] == [("keyspace", "ks"), ("type", "ut"), ("type", '"Outer"'), ("table", "simple"), ("table", "t")]
-    assert result[3][3] == golden("simple_table.cql")
+    assert result[3][3] == golden("simple_table.cql") + "\n"
     assert rows(schema, "DESCRIBE KEYSPACE") == result
 
 
 def test_rows_table(schema):
-    assert rows(schema, "DESCRIBE TABLE ks.simple", None) == [("ks", "table", "simple", golden("simple_table.cql"))]
+    assert rows(schema, "DESCRIBE TABLE ks.simple", None) == [("ks", "table", "simple", golden("simple_table.cql") + "\n")]
 
 
 def test_rows_type(schema):
@@ -180,7 +183,8 @@ def test_rows_generic_name(schema):
 
 def test_rows_schema(schema):
     assert {r[0] for r in rows(schema, "DESCRIBE SCHEMA")} == {"ks"}
-    assert {r[0] for r in rows(schema, "DESCRIBE FULL SCHEMA")} == {"ks", "system", "system_auth", "system_distributed", "system_logtide", "system_schema"}
+    assert {r[0] for r in rows(schema, "DESCRIBE FULL SCHEMA")} == {"ks", "system", "system_auth", "system_distributed", "system_logtide", "system_schema",
+                                                                    "system_traces"}
 
 
 @pytest.mark.parametrize(
@@ -191,7 +195,10 @@ def test_rows_schema(schema):
         ("DESCRIBE TABLE nope", None, "No keyspace specified and no current keyspace"),
         ("DESCRIBE TABLE ks.nope", None, "Table 'nope' not found in keyspace 'ks'"),
         ("DESCRIBE TABLE nope.t", None, "'nope' not found in keyspaces"),
-        ("DESCRIBE TYPE nope", "ks", "User defined type 'nope' not found in 'ks'"),
+        ("DESCRIBE TYPE nope", "ks", "Type 'nope' not found in keyspace 'ks'"),
+        ("DESCRIBE FUNCTION ks.f", None, "Function 'f' not found in keyspace 'ks'"),
+        ("DESCRIBE TABLE ks.simple WITH INTERNALS AND PASSWORDS", None,
+         "Option WITH PASSWORDS is only allowed with DESC SCHEMA"),
         ("DESCRIBE nope", "ks", "'nope' not found in keyspace 'ks'"),
     ],
 )

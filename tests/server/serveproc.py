@@ -9,8 +9,9 @@ from ..ops.serving import LISTENING, ServeProcess  # noqa: F401
 
 
 class Serve(ServeProcess):
-    """``python -m logtide serve --port 0 --metrics-port 0 ARGS`` with its stderr collected; ``port`` once it listens."""
+    """``python -m logtide serve --port 0 --metrics-port off --kafka-port off ARGS`` with its stderr collected;
+    ``port`` once it listens."""
 
     def __init__(self, *args: str, **popen: Any) -> None:
-        super().__init__([sys.executable, "-m", "logtide", "serve", "--port", "0", "--metrics-port", "0", "--kafka-port", "0", *args],
+        super().__init__([sys.executable, "-m", "logtide", "serve", "--port", "0", "--metrics-port", "off", "--kafka-port", "off", *args],
                          **popen)

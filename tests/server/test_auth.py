@@ -9,7 +9,7 @@ from cassandra.cluster import NoHostAvailable
 
 import logtide
 from logtide import auth
-from logtide.errors import AuthenticationError, InvalidRequest
+from logtide.errors import AuthenticationError, InvalidRequest, SyntaxException
 from logtide.errors import Unauthorized as LogtideUnauthorized
 from logtide.server import BackgroundServer, ServerConfig
 
@@ -83,7 +83,7 @@ def test_role_statements_through_the_embedded_session(db):
         s.execute("GRANT SELECT ON ks.nope TO alice")
     with pytest.raises(InvalidRequest, match="Role nobody doesn't exist"):
         s.execute("GRANT SELECT ON ks.t TO nobody")
-    with pytest.raises(InvalidRequest, match="does not support any of the requested permissions"):
+    with pytest.raises(SyntaxException, match=r"^Resource <table ks.t> does not support any of the requested permissions.$"):
         s.execute("GRANT CREATE ON ks.t TO alice")
 
     alice = db.session(user="alice")
@@ -241,3 +241,103 @@ def test_dropping_a_table_or_keyspace_revokes_its_permissions(db):
         ("<keyspace ks>", "MODIFY"), ("<table ks.u>", "SELECT")]
     s.execute("DROP KEYSPACE ks")
     assert list(s.execute("LIST ALL PERMISSIONS OF alice")) == []
+
+
+# -- permissions follow the schema, role resources (ScyllaDB, issue #24) --------------------
+
+
+def _perms(s, role):
+    return sorted((r.resource, r.permission) for r in s.execute(f"LIST ALL PERMISSIONS OF {role}"))
+
+
+def test_creator_of_a_keyspace_table_and_cdc_log_is_granted_everything_on_it(db):
+    root = db.session()
+    root.execute("CREATE ROLE maker WITH PASSWORD = 'm' AND LOGIN = true")
+    root.execute("GRANT CREATE ON ALL KEYSPACES TO maker")
+    maker = db.session(user="maker")
+    maker.execute(KEYSPACE_DDL.format("mine"))
+    maker.execute("CREATE TABLE mine.t (k int PRIMARY KEY, v int) WITH cdc = {'enabled': true}")
+    assert _perms(root, "maker") == sorted(
+        [("<all keyspaces>", "CREATE")]
+        + [("<keyspace mine>", p) for p in ("CREATE", "ALTER", "DROP", "SELECT", "MODIFY", "AUTHORIZE")]
+        + [(f"<table mine.{t}>", p) for t in ("t", "t_scylla_cdc_log")
+           for p in ("ALTER", "DROP", "SELECT", "MODIFY", "AUTHORIZE")])
+    # a table that already exists gives nothing to the role that "creates" it again
+    root.execute("CREATE ROLE other WITH PASSWORD = 'o' AND LOGIN = true")
+    root.execute("GRANT CREATE ON KEYSPACE mine TO other")
+    db.session(user="other").execute("CREATE TABLE IF NOT EXISTS mine.t (k int PRIMARY KEY, v int)")
+    assert _perms(root, "other") == [("<keyspace mine>", "CREATE")]
+
+
+def test_dropping_a_table_takes_its_grants_and_its_logs_grants_away(db):
+    root = db.session()
+    root.execute(KEYSPACE_DDL.format("ks"))
+    for name in ("one", "two"):
+        root.execute(f"CREATE ROLE {name} WITH PASSWORD = 'x' AND LOGIN = true")
+        root.execute(f"GRANT CREATE ON KEYSPACE ks TO {name}")
+    one, two = db.session(user="one"), db.session(user="two")
+    one.execute("CREATE TABLE ks.t (k int PRIMARY KEY) WITH cdc = {'enabled': true}")
+    one.execute("INSERT INTO ks.t (k) VALUES (1)")
+    one.execute("DROP TABLE ks.t")
+    assert _perms(root, "one") == [("<keyspace ks>", "CREATE")]
+    two.execute("CREATE TABLE ks.t (k int PRIMARY KEY) WITH cdc = {'enabled': true}")
+    assert [r.k for r in two.execute("SELECT k FROM ks.t_scylla_cdc_log")] == []
+    with pytest.raises(LogtideUnauthorized):
+        one.execute("SELECT k FROM ks.t_scylla_cdc_log")
+
+
+def test_role_resources_can_be_granted_and_are_checked(db):
+    root = db.session()
+    root.execute("CREATE ROLE admin2 WITH PASSWORD = 'a' AND LOGIN = true")
+    root.execute("CREATE ROLE boss WITH PASSWORD = 'b' AND LOGIN = true AND SUPERUSER = true")
+    admin2 = db.session(user="admin2")
+    with pytest.raises(LogtideUnauthorized, match=r"^User admin2 has no ALTER permission on <role boss> or any of its parents$"):
+        admin2.execute("ALTER ROLE boss WITH PASSWORD = 'new'")
+    root.execute("GRANT ALTER ON ALL ROLES TO admin2")
+    admin2.execute("ALTER ROLE boss WITH PASSWORD = 'new'")  # as Cassandra: ALTER on the role is enough
+    assert db.auth.authenticate("boss", "new") == "boss"
+    with pytest.raises(LogtideUnauthorized, match="Only superusers are allowed to alter superuser status."):
+        admin2.execute("ALTER ROLE boss WITH SUPERUSER = false")
+    with pytest.raises(LogtideUnauthorized, match="CREATE permission on <all roles>"):
+        admin2.execute("CREATE ROLE helper")
+    root.execute("GRANT CREATE ON ALL ROLES TO admin2")
+    admin2.execute("CREATE ROLE helper")  # the creator may then alter, drop and grant it
+    assert ("<role helper>", "DROP") in _perms(root, "admin2")
+    with pytest.raises(LogtideUnauthorized, match="Only superusers can create a role with superuser status."):
+        admin2.execute("CREATE ROLE helper2 WITH SUPERUSER = true")
+    admin2.execute("DROP ROLE helper")
+    assert not [p for p in _perms(root, "admin2") if p[0] == "<role helper>"]
+    with pytest.raises(SyntaxException, match=r"^Resource <role admin2> does not support any of the requested permissions.$"):
+        root.execute("GRANT SELECT ON ROLE admin2 TO admin2")
+    root.execute("GRANT DESCRIBE ON ALL ROLES TO admin2")
+    assert {r.role for r in admin2.execute("LIST ROLES")} == {"admin2", "boss"}
+
+
+def test_system_tables_a_role_may_read_without_grants(db):
+    root = db.session()
+    root.execute("CREATE ROLE plain WITH PASSWORD = 'p' AND LOGIN = true")
+    root.execute("GRANT MODIFY ON ALL KEYSPACES TO plain")
+    plain = db.session(user="plain")
+    for table in ("system.local", "system.peers", "system_schema.tables"):
+        plain.execute(f"SELECT * FROM {table}")
+    with pytest.raises(LogtideUnauthorized, match="no SELECT permission on <table system_auth.roles>"):
+        plain.execute("SELECT * FROM system_auth.roles")
+    with pytest.raises(LogtideUnauthorized, match="^system_auth can be granted only SELECT or DESCRIBE permissions to a "
+                                                  "non-superuser.$"):
+        plain.execute("INSERT INTO system_auth.roles (role, is_superuser) VALUES ('plain', true)")
+    root.execute("GRANT SELECT ON system_auth.roles TO plain")
+    plain.execute("SELECT * FROM system_auth.roles")
+
+
+def test_prepare_checks_no_permission_execute_does(db):
+    root = db.session()
+    root.execute(KEYSPACE_DDL.format("ks"))
+    root.execute("CREATE TABLE ks.t (k int PRIMARY KEY, v int)")
+    root.execute("CREATE ROLE nobody WITH PASSWORD = 'n' AND LOGIN = true")
+    nobody = db.session(user="nobody")
+    prepared = nobody.prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
+    for attempt in range(2):
+        with pytest.raises(LogtideUnauthorized):
+            nobody.execute(prepared, [1, 1])
+        with pytest.raises(LogtideUnauthorized):
+            nobody.execute_batch("LOGGED", [(prepared, [1, 1])])

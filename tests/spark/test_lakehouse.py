@@ -302,6 +302,6 @@ def test_the_command_names_a_bad_source_in_one_line(tmp_path):
     missing = subprocess.run(run + ["--data-dir", str(tmp_path / "none"), "--source", "ks/t/f"],
                              capture_output=True, text=True, timeout=600,
                              env={**os.environ, "PYSPARK_PYTHON": sys.executable})
-    assert missing.returncode == 1
-    assert "logtide pipeline lakehouse: option path: cannot open the logtide data directory" in missing.stderr
+    assert missing.returncode == 2
+    assert "logtide pipeline lakehouse: error: option path: cannot open the logtide data directory" in missing.stderr
     assert "Traceback" not in missing.stderr

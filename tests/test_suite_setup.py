@@ -1,0 +1,21 @@
+"""What the test suite does to the machine is said on the terminal: a missing Debian tool (kcat) is installed
+as root with apt-get, or named with its tests skipped (tests/conftest.py; README, next to the test command)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_a_missing_debian_tool_is_named_on_the_terminal(tmp_path):
+    bin_dir = tmp_path / "bin"  # an empty PATH: no kcat, no apt-get
+    bin_dir.mkdir()
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "tests/test_ratelog.py"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "PATH": str(bin_dir)})
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert done.stdout.splitlines()[0] == ("tests/conftest.py: kcat not installed and not root with apt-get: the "
+                                           "tests that drive it skip")
