@@ -621,6 +621,37 @@ class DropType:
 
 
 @dataclass(frozen=True)
+class CreateFunction:
+    """``CREATE [OR REPLACE] FUNCTION [IF NOT EXISTS] f (a type, ...) (CALLED | RETURNS NULL) ON NULL INPUT
+    RETURNS type LANGUAGE lang AS 'body'`` (ScyllaDB's ``createFunctionStatement``); ``language`` lower-cased."""
+
+    name: QualifiedName
+    arguments: tuple[tuple[str, TypeExpr], ...]
+    called_on_null_input: bool
+    returns: TypeExpr
+    language: str
+    body: str
+    or_replace: bool = False
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class CreateAggregate:
+    """``CREATE [OR REPLACE] AGGREGATE [IF NOT EXISTS] a (type, ...) SFUNC f STYPE type [REDUCEFUNC f]
+    [FINALFUNC f] [INITCOND term]`` (ScyllaDB's ``createAggregateStatement``)."""
+
+    name: QualifiedName
+    argument_types: tuple[TypeExpr, ...]
+    state_function: str
+    state_type: TypeExpr
+    reduce_function: str | None = None
+    final_function: str | None = None
+    initial_condition: "Term | None" = None
+    or_replace: bool = False
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
 class Describe:
     """``DESCRIBE|DESC ...``.
 

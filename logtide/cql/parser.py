@@ -897,16 +897,18 @@ class _Parser:
             return self._create_role()
         if self._at_kw("user"):
             return self._create_user()
-        if self._at_kw("index", "custom", "materialized", "function", "aggregate", "trigger", "or"):
+        if self._at_kw("function") or self._at_kw("or") and self._at_kw("replace", k=1) and self._at_kw("function", k=2):
+            return self._create_function()
+        if self._at_kw("aggregate") or self._at_kw("or") and self._at_kw("replace", k=1) and self._at_kw("aggregate", k=2):
+            return self._create_aggregate()
+        if self._at_kw("index", "custom", "materialized", "trigger", "or"):
             self._unsupported("CREATE")
         self._no_viable()
 
     # the statements logtide refuses, named as CQL names them; the ones a later logtide will have say "yet"
     _UNSUPPORTED = {("index",): ("INDEX", True), ("custom", "index"): ("CUSTOM INDEX", True),
                     ("materialized", "view"): ("MATERIALIZED VIEW", True), ("function",): ("FUNCTION", False),
-                    ("aggregate",): ("AGGREGATE", False), ("trigger",): ("TRIGGER", False),
-                    ("or", "replace", "function"): ("OR REPLACE FUNCTION", False),
-                    ("or", "replace", "aggregate"): ("OR REPLACE AGGREGATE", False)}
+                    ("aggregate",): ("AGGREGATE", False), ("trigger",): ("TRIGGER", False)}
 
     def _unsupported(self, verb: str) -> NoReturn:
         """Refuse ``<verb> INDEX|MATERIALIZED VIEW|FUNCTION|...`` (at the object's first word) with a message
@@ -1009,6 +1011,66 @@ class _Parser:
             fields.append(self._field_def())
         self._expect_punct(")")
         return ast.CreateType(name, tuple(fields), if_not_exists)
+
+    def _or_replace(self, word: str) -> bool:
+        """``[OR REPLACE] FUNCTION|AGGREGATE``: consumes through ``word``."""
+        or_replace = self._accept_kw("or")
+        if or_replace:
+            self._expect_kw("replace")
+        self._expect_kw(word)
+        return or_replace
+
+    def _create_function(self) -> ast.CreateFunction:
+        """CREATE [OR REPLACE] FUNCTION [IF NOT EXISTS] f '(' [a type, ...] ')' (CALLED | RETURNS NULL) ON NULL
+        INPUT RETURNS type LANGUAGE lang AS 'body' (ScyllaDB: OR REPLACE and IF NOT EXISTS exclude each other)."""
+        or_replace = self._or_replace("function")
+        if_not_exists = not or_replace and self._if_not_exists()
+        name = self._qualified_name()
+        self._expect_punct("(")
+        arguments: list[tuple[str, ast.TypeExpr]] = []
+        if not self._at_punct(")"):
+            arguments.append(self._field_def())
+            while self._accept_punct(","):
+                arguments.append(self._field_def())
+        self._expect_punct(")")
+        called = self._accept_kw("called")
+        if not called:
+            self._expect_kw("returns")
+            self._expect_kw("null")
+        for word in ("on", "null", "input", "returns"):
+            self._expect_kw(word)
+        returns = self._type()
+        self._expect_kw("language")
+        language = self._ident()
+        self._expect_kw("as")
+        if self._peek().kind != STRING:
+            self._mismatched("STRING_LITERAL")
+        body = self._advance()
+        return ast.CreateFunction(name, tuple(arguments), called, returns, language.lower(), body.value,
+                                  or_replace, if_not_exists)
+
+    def _create_aggregate(self) -> ast.CreateAggregate:
+        """CREATE [OR REPLACE] AGGREGATE [IF NOT EXISTS] a '(' [type, ...] ')' SFUNC f STYPE type
+        [REDUCEFUNC f] [FINALFUNC f] [INITCOND term]."""
+        or_replace = self._or_replace("aggregate")
+        if_not_exists = self._if_not_exists()
+        name = self._qualified_name()
+        self._expect_punct("(")
+        argument_types: list[ast.TypeExpr] = []
+        if not self._at_punct(")"):
+            argument_types.append(self._type())
+            while self._accept_punct(","):
+                argument_types.append(self._type())
+        self._expect_punct(")")
+        self._expect_kw("sfunc")
+        state_function = self._ident()
+        self._expect_kw("stype")
+        state_type = self._type()
+        reduce_function = self._ident() if self._accept_kw("reducefunc") else None
+        final_function = self._ident() if self._accept_kw("finalfunc") else None
+        initial_condition = self._term() if self._accept_kw("initcond") else None
+        return ast.CreateAggregate(name, tuple(argument_types), state_function, state_type, reduce_function,
+                                   final_function, initial_condition, or_replace, if_not_exists)
 
     def _field_def(self) -> tuple[str, ast.TypeExpr]:
         name = self._ident()
