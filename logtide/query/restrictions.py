@@ -53,8 +53,9 @@ class Filter:
     """A relation evaluated row by row on a column's value (:func:`matches`).
 
     ``op`` is a comparison, ``IN``, ``NOT IN``, ``CONTAINS``, ``CONTAINS KEY``, ``LIKE`` (``values``:
-    the compiled pattern) or ``ELEMENT`` (``m[key] = v``: ``key`` the map key or the list index,
-    ``values`` the element).  ``values`` holds serialized operands; a None operand (a comparison
+    the compiled pattern), ``ELEMENT`` (``m[key] = v``: ``key`` the map key or the list index,
+    ``values`` the element) or ``TUPLE<`` ... ``TUPLE>=`` (a multi-column slice: ``key`` the columns,
+    ``values`` the tuple).  ``values`` holds serialized operands; a None operand (a comparison
     with null) matches no row."""
 
     column: Column
@@ -159,13 +160,15 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator, *, selec
     ck_eq_width: dict[int, int] = {}
     ck_slices: dict[int, ClusteringSlice] = {}
     ck_slice_width: dict[int, int] = {}
+    multi: dict[str, str] = {}  # column -> kind of the multi-column relation on it
     for rel in where:
         lhs = rel.lhs
         try:
             if isinstance(lhs, ast.TokenOf):
                 _token_relation(table, rel, ev, kr)
             elif isinstance(lhs, ast.ColumnTuple):
-                _multi_column_relation(table, rel, ev, ck_eq, ck_eq_width, ck_slices, ck_slice_width, select)
+                _multi_column_relation(table, rel, ev, ck_eq, ck_eq_width, ck_slices, ck_slice_width, multi, select,
+                                       kr.checks if select else None)
             elif isinstance(lhs, ast.ElementRef):
                 if not select:
                     raise InvalidRequest(f"Invalid restriction on {lhs.column}[...]: "
@@ -451,9 +454,14 @@ def _tighter(a: Bound, b: Bound, ctype: Any, sign: int) -> Bound:
 
 
 def _multi_column_relation(table: Table, rel: ast.Relation, ev: Evaluator, ck_eq, ck_eq_width, ck_slices,
-                           ck_slice_width, select: bool = False) -> None:
+                           ck_slice_width, multi: dict[str, str], select: bool = False,
+                           checks: list[Filter] | None = None) -> None:
     """``(c1, c2, ...) op tuple`` or ``... IN (tuples)`` on consecutive clustering columns (in a SELECT a
-    null tuple matches no row)."""
+    null tuple matches no row; with ``checks``, a SELECT's, a slice may span columns of mixed order).
+    ``multi`` maps the columns earlier multi-column relations restricted to their kinds (ScyllaDB's rules
+    for a column restricted by two of them)."""
+    if rel.op == "!=":
+        raise InvalidRequest(f'Unsupported "!=" relation: ({", ".join(rel.lhs.columns)}) != {term_text(rel.rhs)}')
     cols = [_column(table, n) for n in rel.lhs.columns]
     for c in cols:
         if c.kind != CLUSTERING:
@@ -483,6 +491,17 @@ def _multi_column_relation(table: Table, rel: ast.Relation, ev: Evaluator, ck_eq
                 raise InvalidRequest(f"Invalid null value in condition for column {c.name}")
         return tuple(_serialize(c, x) for c, x in zip(cols, v))
 
+    kind = "=" if rel.op == "=" else "IN" if rel.op == "IN" else "slice"
+    common = [c.name for c in cols if c.name in multi]
+    if common:
+        names = ", ".join(common)
+        if kind == "=":
+            raise InvalidRequest(f"{names} cannot be restricted by more than one relation if it includes an Equal")
+        if kind == "IN":
+            raise InvalidRequest(f"{names} cannot be restricted by more than one relation if it includes a IN")
+        if any(multi[n] != "slice" for n in common):
+            raise InvalidRequest(f'Column "{names}" cannot be restricted by both an equality and an inequality relation')
+    multi.update((c.name, kind) for c in cols)
     first = positions[0]
     if rel.op in ("=", "IN"):
         if rel.op == "=":
@@ -492,9 +511,11 @@ def _multi_column_relation(table: Table, rel: ast.Relation, ev: Evaluator, ck_eq
         tuples = [t for t in map(tup, values) if t is not None]
         ck_eq[first] = tuples
         ck_eq_width[first] = len(cols)
-    elif rel.op in ("<", "<=", ">", ">="):
-        if len({c.reversed for c in cols}) > 1:
+    elif rel.op in ("<", "<=", ">", ">=") and len({c.reversed for c in cols}) > 1:
+        if checks is None:
             raise InvalidRequest("Multi-column slice restrictions on clustering columns of mixed order are not supported")
+        _mixed_order_slice(cols, rel.op, tup(ev.value(rel.rhs, ttype, receiver)), ck_slices, ck_slice_width, checks)
+    elif rel.op in ("<", "<=", ">", ">="):
         bound = tup(ev.value(rel.rhs, ttype, receiver))
         common = cols[:min(len(cols), ck_slice_width.get(first, len(cols)))]
         sl = ck_slices.setdefault(first, ClusteringSlice(first))
@@ -504,6 +525,26 @@ def _multi_column_relation(table: Table, rel: ast.Relation, ev: Evaluator, ck_eq
         _add_bound(sl, rel.op, bound, ", ".join(c.name for c in common))
     else:
         raise InvalidRequest(f"Unsupported operator {rel.op} in multi-column relation")
+
+
+TUPLE_OPS = {"TUPLE" + op: op for op in ("<", "<=", ">", ">=")}
+
+
+def _mixed_order_slice(cols: list[Column], op: str, bound: tuple[bytes, ...] | None, ck_slices, ck_slice_width,
+                       checks: list[Filter]) -> None:
+    """``(b, c) > (1, 2)`` on clustering columns of mixed order (Cassandra's and ScyllaDB's SELECT): the tuples
+    compare value by value, so the rows are not one range of the clustering order. The first column's bound
+    (inclusive) narrows the read to a range that holds them all; a row check (op ``TUPLE>``) keeps the ones
+    whose tuple compares as asked."""
+    if bound is None:
+        raise _Nothing()
+    first = cols[0]
+    sl = ck_slices.setdefault(first.position, ClusteringSlice(first.position))
+    ck_slice_width[first.position] = max(1, ck_slice_width.get(first.position, 1))
+    side = sl.start if op in (">", ">=") else sl.end
+    if side is None or len(side.values) == 1:  # a wider bound of another relation already holds the rows
+        _add_bound(sl, op[0] + "=", bound[:1], first.name, first.type)
+    checks.append(Filter(first, "TUPLE" + op, (bound,), tuple(cols)))
 
 
 def _token_relation(table: Table, rel: ast.Relation, ev: Evaluator, kr: KeyRestrictions) -> None:
@@ -585,7 +626,13 @@ def matches(f: Filter, t: Any, b: bytes | None) -> bool:
             element = value[f.key] if 0 <= f.key < len(value) else None
             et = t.element
         return element is not None and et.compare(et.serialize(element), values[0]) == 0
-    c = t.compare(b, values[0])
+    if op in TUPLE_OPS:  # b: the values of the columns in f.key
+        if None in b:
+            return False
+        c = next((c for c in map(lambda col, x, v: col.type.compare(x, v), f.key, b, values[0]) if c), 0)
+        op = TUPLE_OPS[op]
+    else:
+        c = t.compare(b, values[0])
     return {"=": c == 0, "<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0}.get(op, False)
 
 

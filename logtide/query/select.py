@@ -25,7 +25,7 @@ from .evaluate import TermEvaluator
 from .grouping import PartitionCounter, aggregate, check_grouping, group_by_width
 from .projection import UniformPlan, plain_columns, raw_values_of, row_projector, uniform_plan
 from .read import LiveRow, column_bytes
-from .restrictions import FILTERING_MESSAGE, Filter, KeyRestrictions, analyse, matches, token_bounds
+from .restrictions import FILTERING_MESSAGE, TUPLE_OPS, Filter, KeyRestrictions, analyse, matches, token_bounds
 from .select_result import SelectResult
 from .selection import Selected, selection
 
@@ -394,10 +394,11 @@ def _keeper(filters: list[Filter]) -> Callable[[CqlRow], bool]:
     """Whether a row satisfies every filter (``restrictions.matches`` on the filtered column's value)."""
     if not filters:
         return lambda r: True
-    checks = [(f, f.column, f.column.type) for f in filters]
+    checks = [(f, f.column, f.column.type, f.key if f.op in TUPLE_OPS else None) for f in filters]
 
     def keep(r: CqlRow) -> bool:
-        return all(matches(f, t, r.bytes_of(c)) for f, c, t in checks)
+        return all(matches(f, t, r.bytes_of(c) if cs is None else tuple(map(r.bytes_of, cs)))
+                   for f, c, t, cs in checks)
     return keep
 
 
