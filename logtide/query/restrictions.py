@@ -321,6 +321,8 @@ def _comparison_filter(col: Column, op: str, value: Any) -> Filter:
     """``col op value`` checked row by row; a null value matches no row (as in SQL and ScyllaDB)."""
     if value is T.UNSET:
         raise InvalidRequest(f"Invalid unset value for column {col.name}")
+    if op not in ("=", "!=") and col.type.references_duration():
+        raise InvalidRequest(f"Duration type is unordered for {col.name}")
     return Filter(col, op, (None if value is None else col.type.serialize(value),))
 
 
@@ -595,6 +597,12 @@ def _contains_filter(col: Column, rel: ast.Relation, ev: Evaluator, select: bool
     return Filter(col, rel.op, (et.serialize(v),))
 
 
+def _equal(t: Any, a: bytes, b: bytes) -> bool:
+    """Whether two values of type ``t`` are equal: a type holding durations has no order, its values are
+    equal when their bytes are (ScyllaDB and Cassandra filter ``d = 1s``)."""
+    return a == b or (not t.references_duration() and t.compare(a, b) == 0)
+
+
 def matches(f: Filter, t: Any, b: bytes | None) -> bool:
     """Whether a column value (``b``: its stored bytes, None when null) satisfies a filter; a null value
     satisfies none, nor does a comparison with null."""
@@ -605,9 +613,11 @@ def matches(f: Filter, t: Any, b: bytes | None) -> bool:
     if values and values[0] is None and op != "IN":
         return False
     if op == "IN":
-        return any(t.compare(b, v) == 0 for v in values)
+        return any(_equal(t, b, v) for v in values)
     if op == "NOT IN":
-        return not any(t.compare(b, v) == 0 for v in values)
+        return not any(_equal(t, b, v) for v in values)
+    if op == "=":
+        return _equal(t, b, values[0])
     if op in ("CONTAINS", "CONTAINS KEY"):
         value = t.deserialize(b)
         needle = values[0]
@@ -625,7 +635,7 @@ def matches(f: Filter, t: Any, b: bytes | None) -> bool:
         else:
             element = value[f.key] if 0 <= f.key < len(value) else None
             et = t.element
-        return element is not None and et.compare(et.serialize(element), values[0]) == 0
+        return element is not None and _equal(et, et.serialize(element), values[0])
     if op in TUPLE_OPS:  # b: the values of the columns in f.key
         if None in b:
             return False

@@ -170,3 +170,20 @@ def test_writes_keep_the_stricter_rules(t):
         t.execute("DELETE FROM t WHERE p1 = 1 AND p1 = 1 AND p2 = 1")
     with pytest.raises(InvalidRequest, match="NOT IN restrictions are only supported in SELECT"):
         t.execute("DELETE FROM t WHERE p1 NOT IN (1) AND p2 = 1")
+
+
+def test_durations_filter_by_equality_and_refuse_an_order(session):
+    session.execute("CREATE TYPE span (d duration, i int)")
+    session.execute("CREATE TABLE durs (k int PRIMARY KEY, d duration, l list<duration>, fl frozen<list<duration>>, "
+                    "m map<int, duration>, tu frozen<tuple<int, duration>>, sp frozen<span>)")
+    session.execute("INSERT INTO durs (k, d, l, fl, m, tu, sp) VALUES (0, 1s, [1s, 2s], [1s, 2s], {1: 1s}, (1, 1s), "
+                    "{d: 1s, i: 1})")
+    session.execute("INSERT INTO durs (k, d, l, fl, m, tu, sp) VALUES (1, 2s, [2s, 3s], [2s], {1: 2s}, (1, 2s), "
+                    "{d: 2s, i: 1})")
+    for where, keys in [("d = 1s", {0}), ("d IN (2s, 1s)", {0, 1}), ("d NOT IN (2s)", {0}), ("fl = [1s, 2s]", {0}),
+                        ("l = [2s, 3s]", {1}), ("l CONTAINS 3s", {1}), ("m[1] = 2s", {1}), ("tu = (1, 2s)", {1}),
+                        ("sp = {d: 1s, i: 1}", {0}), ("d = 1mo", set())]:
+        assert {r[0] for r in session.execute(f"SELECT k FROM durs WHERE {where} ALLOW FILTERING")} == keys, where
+    for where, column in [("d > 1s", "d"), ("fl <= [1s]", "fl"), ("tu >= (1, 2s)", "tu"), ("sp < {d: 1s, i: 1}", "sp")]:
+        with pytest.raises(InvalidRequest, match=f"^Duration type is unordered for {column}$"):
+            session.execute(f"SELECT k FROM durs WHERE {where} ALLOW FILTERING")
