@@ -73,6 +73,10 @@ class BindCollector:
             for a in fc.args:
                 self.term(a, TEXT, "fromjson")
             return
+        if fc.name == "token" and self._table is not None and fc.keyspace in (None, "system"):
+            for a, c in zip(fc.args, self._table.partition_key):  # token(?) takes the partition key's values
+                self.term(a, c.type, c.name)
+            return
         try:
             f = self.infer(fc)
         except InvalidRequest:

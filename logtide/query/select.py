@@ -267,6 +267,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
                    paging_state: bytes | None = None) -> ResultSet:
     """Run a SELECT against a table, one page of ``page_size`` rows (or groups) at a time when asked."""
     ev = ctx.ev
+    ev.table = table  # token(...) in a term is the token of this table's partition key (token(k) > token(5))
     kr = analyse(table, stmt.where, ev, select=True, allow_filtering=stmt.allow_filtering)
     needs_filtering = bool(kr.filters) or kr.partition_filters
     if kr.partition_keys is None and kr.clustering_restricted and not stmt.allow_filtering:

@@ -23,7 +23,7 @@ from ..cql import ast
 from ..errors import InvalidRequest
 from ..schema import types as T
 from ..schema.model import Column, Table
-from ..schema.types_convert import convert
+from ..schema.types_convert import NOT_ASSIGNABLE, assignment, convert
 from ..schema.types_literal import sorted_set_of, term_text
 from . import casts
 from .evaluate import arg_text, call_text, default_type, literal_text
@@ -224,13 +224,7 @@ def _compile_call(fc: ast.FunctionCall, table: Table, ctx: "SelectContext") -> S
     if name in cell_meta.FUNCTIONS:
         return cell_meta.compile_meta(fc, table, ctx, compile_selector)
     if name == "token":
-        names = [a.name if isinstance(a, ast.ColumnRef) else None for a in fc.args]
-        pk_names = [c.name for c in table.partition_key]
-        if names != pk_names:
-            raise InvalidRequest(f"Type error: cannot assign result of function system.token to the arguments "
-                                 f"{', '.join(str(n) for n in names)}: token() takes the partition key "
-                                 f"columns ({', '.join(pk_names)})")
-        return Selected(call_text(fc), T.BIGINT, lambda r: r.token, columns=tuple(pk_names))
+        return _token_selector(fc, table, ctx)
     if name in AGGREGATES:
         return _aggregate(fc, table, ctx)
     if name == "tojson":
@@ -249,6 +243,32 @@ def _compile_call(fc: ast.FunctionCall, table: Table, ctx: "SelectContext") -> S
     if name == "set_intersection":
         return _set_intersection(fc, table, ctx)
     return _scalar_call(fc, table, ctx)
+
+
+def _token_selector(fc: ast.FunctionCall, table: Table, ctx: "SelectContext") -> Selected:
+    """``token(...)`` as ScyllaDB has it, a function whose parameters are the partition key's types: of the
+    key's own columns it is the row's token, of other values (``token(k2, k1)`` of the same types, literals)
+    the token of the key they make."""
+    from ..storage.keys import partition_token, serialize_partition_key
+
+    pk = table.partition_key
+    if [a.name if isinstance(a, ast.ColumnRef) else None for a in fc.args] == [c.name for c in pk]:
+        return Selected(call_text(fc), T.BIGINT, lambda r: r.token, columns=tuple(c.name for c in pk))
+    if len(fc.args) != len(pk):
+        raise InvalidRequest(f"Invalid number of arguments in call to function system.token: "
+                             f"{len(pk)} required but {len(fc.args)} provided")
+    args = [_typed_argument(a, table, ctx, "Could not infer type of " + term_text(a)) for a in fc.args]
+    for i, (a, c) in enumerate(zip(args, pk)):
+        if assignment(a.type, c.type) == NOT_ASSIGNABLE:
+            raise InvalidRequest(f"Type error: {arg_text(fc.args[i])} cannot be passed as argument {i} of function "
+                                 f"system.token of type {c.type.cql()}")
+
+    def token(*values: Any) -> int | None:
+        if any(v is None for v in values):
+            return None
+        return partition_token(table, serialize_partition_key(
+            [c.type.serialize(convert(v, a.type, c.type)) for v, a, c in zip(values, args, pk)]))
+    return _applied(call_text(fc), T.BIGINT, token, args)
 
 
 def _typed_argument(arg: Any, table: Table, ctx: "SelectContext", unknown: str) -> Selected:

@@ -211,3 +211,36 @@ def test_uuid_functions_accept_timeuuids_where_uuids_are_expected(session):
     session.execute("CREATE TABLE q (p int PRIMARY KEY, u uuid)")
     session.execute("INSERT INTO q (p, u) VALUES (1, now())")
     assert isinstance(one(session, "SELECT u FROM q")[0], uuid.UUID)
+
+
+def test_token_of_values_in_where_is_the_token_of_that_partition_key(session):
+    session.execute("CREATE TABLE tk (k int PRIMARY KEY, v int)")
+    for i in range(12):
+        session.execute(f"INSERT INTO tk (k, v) VALUES ({i}, {i})")
+    ring = sorted((t, k) for t, k in rows(session.execute("SELECT token(k), k FROM tk")))
+    lo, hi = ring[3], ring[8]
+    between = rows(session.execute(f"SELECT k FROM tk WHERE token(k) >= token({lo[1]}) AND token(k) < token({hi[1]})"))
+    assert between == [(k,) for _, k in ring[3:8]]
+    assert rows(session.execute(f"SELECT k FROM tk WHERE token(k) = token({lo[1]})")) == [(lo[1],)]
+    prepared = session.prepare("SELECT k FROM tk WHERE token(k) > token(?)")
+    assert [(s.name, s.type.cql()) for s in prepared.bind_specs] == [("k", "int")]
+    assert rows(session.execute(prepared, [hi[1]])) == [(k,) for _, k in ring[9:]]
+    with pytest.raises(InvalidRequest, match="Invalid null value for partition key token"):
+        session.execute("SELECT k FROM tk WHERE token(k) > token(null)")
+
+
+def test_token_as_a_selector_takes_the_partition_key_types(session):
+    session.execute("CREATE TABLE tk2 (k1 uuid, k2 text, c int, PRIMARY KEY ((k1, k2), c))")
+    key = uuid.UUID("6bddc89a-5644-11e4-97fc-56847afe9799")
+    session.execute("INSERT INTO tk2 (k1, k2, c) VALUES (%s, 'x', 0)" % key)
+    own, literal = one(session, f"SELECT token(k1, k2), token({key}, 'x') FROM tk2")
+    assert own == literal
+    for query, message in [
+        ("SELECT token(k2, k1) FROM tk2", "Type error: k2 cannot be passed as argument 0 of function system.token of type uuid"),
+        ("SELECT token(k1) FROM tk2", "Invalid number of arguments in call to function system.token: 2 required but 1 "
+                                      "provided"),
+        ("SELECT token(s1, k1) FROM tk2", "Undefined column name s1"),
+    ]:
+        with pytest.raises(InvalidRequest) as e:
+            session.execute(query)
+        assert str(e.value) == message
