@@ -77,6 +77,7 @@ class KeyRestrictions:
     partition_filters: bool = False  # partition key restricted partially or by slices
     clustering_restricted: bool = False
     clustering_gap_error: str | None = None  # set when clustering restrictions need filtering
+    gap_after_slice: bool = False  # that gap follows a slice (ScyllaDB says so before any other filtering error)
     empty: bool = False  # no row can match (a SELECT's null key value, contradictory equalities)
     checks: list[Filter] = field(default_factory=list)  # row checks needing no ALLOW FILTERING (c = 1 AND c > 0)
 
@@ -225,6 +226,7 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator, *, selec
         kr.filters.extend(_clustering_filters(col, ck_eq.get(idx), ck_slices.get(idx)))
         if kr.clustering_gap_error is None:
             if kr.clustering_slice is not None and idx > kr.clustering_slice.first:
+                kr.gap_after_slice = True
                 kr.clustering_gap_error = (
                     f"Clustering column \"{col.name}\" cannot be restricted (preceding column "
                     f"\"{ck_cols[kr.clustering_slice.first].name}\" is restricted by a non-EQ relation)")
@@ -232,6 +234,14 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator, *, selec
                 kr.clustering_gap_error = (
                     f"PRIMARY KEY column \"{col.name}\" cannot be restricted as preceding column "
                     f"\"{prev.name if prev else ''}\" is not restricted")
+    sl = kr.clustering_slice
+    if sl is not None and not kr.gap_after_slice:  # c CONTAINS 2, c LIKE ... after the slice: the same gap
+        end = sl.first + ck_slice_width[sl.first]
+        later = [f.column for f in kr.filters if f.column.kind == CLUSTERING and f.column.position >= end]
+        if later:
+            kr.gap_after_slice = True
+            kr.clustering_gap_error = (f"Clustering column \"{later[0].name}\" cannot be restricted (preceding column "
+                                       f"\"{ck_cols[sl.first].name}\" is restricted by a non-EQ relation)")
     return kr
 
 

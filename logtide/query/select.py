@@ -273,9 +273,16 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
     if kr.partition_keys is None and kr.clustering_restricted and not stmt.allow_filtering:
         needs_filtering = True
     if needs_filtering and not stmt.allow_filtering:
-        if kr.clustering_gap_error and kr.partition_keys is not None and not any(
-                not f.column.is_primary_key for f in kr.filters):
+        # ScyllaDB's order: a column after a slice, a partly restricted partition key, then the clustering
+        # columns (CONTAINS, a gap), then the other columns
+        if kr.gap_after_slice:
             raise InvalidRequest(kr.clustering_gap_error)
+        if not kr.partition_filters:
+            if any(f.column.kind == CLUSTERING and f.op in ("CONTAINS", "CONTAINS KEY") for f in kr.filters):
+                raise InvalidRequest("Cannot restrict clustering columns by a CONTAINS relation without a secondary "
+                                     "index or filtering")
+            if kr.clustering_gap_error:
+                raise InvalidRequest(kr.clustering_gap_error)
         raise InvalidRequest(FILTERING_MESSAGE)
     reverse = _order(stmt, table, kr)
     selected = selection(stmt, table, ctx)

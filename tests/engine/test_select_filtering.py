@@ -187,3 +187,26 @@ def test_durations_filter_by_equality_and_refuse_an_order(session):
     for where, column in [("d > 1s", "d"), ("fl <= [1s]", "fl"), ("tu >= (1, 2s)", "tu"), ("sp < {d: 1s, i: 1}", "sp")]:
         with pytest.raises(InvalidRequest, match=f"^Duration type is unordered for {column}$"):
             session.execute(f"SELECT k FROM durs WHERE {where} ALLOW FILTERING")
+
+
+@pytest.mark.parametrize("where, message", [
+    ("b > 20 AND c = 33", 'Clustering column "c" cannot be restricted (preceding column "b" is restricted by a non-EQ '
+                          'relation)'),
+    ("a = 11 AND b > 12 AND c > 13 AND d = 17", 'Clustering column "c" cannot be restricted (preceding column "b" is '
+                                                'restricted by a non-EQ relation)'),
+    ("b > 20 AND l CONTAINS 2", 'Clustering column "l" cannot be restricted (preceding column "b" is restricted by a '
+                                'non-EQ relation)'),
+    ("c = 33", 'PRIMARY KEY column "c" cannot be restricted as preceding column "b" is not restricted'),
+    ("c = 33 AND d = 1", 'PRIMARY KEY column "c" cannot be restricted as preceding column "b" is not restricted'),
+    ("a = 21 AND b = 1 AND c = 2 AND l CONTAINS 2",
+     "Cannot restrict clustering columns by a CONTAINS relation without a secondary index or filtering"),
+    ("a = 1 AND d = 1", "Cannot execute this query as it might involve data filtering and thus may have unpredictable "
+                        "performance. If you want to execute this query despite the performance unpredictability, use "
+                        "ALLOW FILTERING"),
+])
+def test_clustering_restrictions_that_need_filtering_say_why_in_scylladbs_order(session, where, message):
+    session.execute("CREATE TABLE gaps (a int, b int, c int, l frozen<list<int>>, d int, PRIMARY KEY (a, b, c, l))")
+    with pytest.raises(InvalidRequest) as e:
+        session.execute(f"SELECT * FROM gaps WHERE {where}")
+    assert str(e.value) == message
+    assert rows(session.execute(f"SELECT * FROM gaps WHERE {where} ALLOW FILTERING")) == []
