@@ -77,16 +77,24 @@ def _order(stmt: ast.Select, table: Table, kr: KeyRestrictions) -> bool:
     if kr.partition_keys is None:
         raise InvalidRequest("ORDER BY is only supported when the partition key is restricted by an EQ or an IN.")
     ck = table.clustering_key
+    prefixes = kr.clustering_prefixes
+    fixed = 0  # leading clustering columns with one value (b = 0, (b, c) = (0, 1), b IN (0)): ORDER BY may skip them
+    while fixed < min(map(len, prefixes)) and len({p[fixed] for p in prefixes}) == 1:
+        fixed += 1
     reverse = None
-    for i, ob in enumerate(stmt.order_by):
+    i = 0
+    for ob in stmt.order_by:
         col = table.column(ob.column)
         if col is None:
             raise InvalidRequest(f"Undefined column name {ob.column}")
         if col.kind != CLUSTERING:
             raise InvalidRequest(f"Order by on unknown column {ob.column}" if col is None else
                                  f"Order by is currently only supported on the clustered columns of the PRIMARY KEY, got {ob.column}")
+        while i < fixed and ck[i].name != col.name:
+            i += 1
         if i >= len(ck) or ck[i].name != col.name:
             raise InvalidRequest("Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY")
+        i += 1
         r = ob.descending != col.reversed
         if reverse is None:
             reverse = r

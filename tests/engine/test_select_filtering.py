@@ -210,3 +210,19 @@ def test_clustering_restrictions_that_need_filtering_say_why_in_scylladbs_order(
         session.execute(f"SELECT * FROM gaps WHERE {where}")
     assert str(e.value) == message
     assert rows(session.execute(f"SELECT * FROM gaps WHERE {where} ALLOW FILTERING")) == []
+
+
+def test_order_by_may_skip_clustering_columns_restricted_to_one_value(session):
+    session.execute("CREATE TABLE ob (a int, b int, c int, d int, PRIMARY KEY (a, b, c))")
+    for b in range(2):
+        for c in range(3):
+            session.execute(f"INSERT INTO ob (a, b, c, d) VALUES (0, {b}, {c}, {3 * b + c})")
+    for where, order, expected in [("b = 0", "c", [0, 1, 2]), ("b = 0", "c DESC", [2, 1, 0]),
+                                   ("b IN (1) AND c >= 1", "c DESC", [5, 4]), ("(b, c) = (0, 1)", "c DESC", [1]),
+                                   ("b = 1", "b DESC, c DESC", [5, 4, 3])]:
+        got = rows(session.execute(f"SELECT d FROM ob WHERE a = 0 AND {where} ORDER BY {order}"))
+        assert got == [(d,) for d in expected], (where, order)
+    for where in ["b IN (0, 1)", "b < 1", "(b, c) > (0, 0)", "c = 1"]:
+        with pytest.raises(InvalidRequest, match="^Order by currently only supports the ordering of columns following "
+                                                 "their declared order in the PRIMARY KEY$"):
+            session.execute(f"SELECT d FROM ob WHERE a = 0 AND {where} ORDER BY c ALLOW FILTERING")
