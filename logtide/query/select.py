@@ -12,7 +12,7 @@ import dataclasses
 import json
 import struct
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..cql import ast
 from ..errors import InvalidRequest
@@ -77,9 +77,9 @@ def _order(stmt: ast.Select, table: Table, kr: KeyRestrictions) -> bool:
     if kr.partition_keys is None:
         raise InvalidRequest("ORDER BY is only supported when the partition key is restricted by an EQ or an IN.")
     ck = table.clustering_key
-    prefixes = kr.clustering_prefixes
+    single = _single_valued(stmt.where)
     fixed = 0  # leading clustering columns with one value (b = 0, (b, c) = (0, 1), b IN (0)): ORDER BY may skip them
-    while fixed < min(map(len, prefixes)) and len({p[fixed] for p in prefixes}) == 1:
+    while fixed < len(ck) and ck[fixed].name in single:
         fixed += 1
     reverse = None
     i = 0
@@ -101,6 +101,19 @@ def _order(stmt: ast.Select, table: Table, kr: KeyRestrictions) -> bool:
         elif reverse != r:
             raise InvalidRequest("Unsupported order by relation")
     return bool(reverse)
+
+
+def _single_valued(where: Sequence[ast.Relation]) -> set[str]:
+    """The columns a WHERE clause restricts to one value as written: ``=``, or ``IN`` of one item (``IN ?`` may
+    bind several)."""
+    out: set[str] = set()
+    for rel in where:
+        one = rel.op == "=" or rel.op == "IN" and isinstance(rel.rhs, ast.InValues) and len(rel.rhs.items) == 1
+        if one and isinstance(rel.lhs, ast.ColumnRef):
+            out.add(rel.lhs.name)
+        elif one and isinstance(rel.lhs, ast.ColumnTuple):
+            out.update(rel.lhs.columns)
+    return out
 
 
 def _positive_int(ev: TermEvaluator, term: Any, what: str) -> int | None:

@@ -222,7 +222,8 @@ def test_order_by_may_skip_clustering_columns_restricted_to_one_value(session):
                                    ("b = 1", "b DESC, c DESC", [5, 4, 3])]:
         got = rows(session.execute(f"SELECT d FROM ob WHERE a = 0 AND {where} ORDER BY {order}"))
         assert got == [(d,) for d in expected], (where, order)
-    for where in ["b IN (0, 1)", "b < 1", "(b, c) > (0, 0)", "c = 1"]:
+    for where, params in [("b IN (0, 1)", None), ("b < 1", None), ("(b, c) > (0, 0)", None), ("c = 1", None),
+                          ("b IN ?", [[0]]), ("(b, c) IN ?", [[(0, 0)]])]:
         with pytest.raises(InvalidRequest, match="^Order by currently only supports the ordering of columns following "
                                                  "their declared order in the PRIMARY KEY$"):
-            session.execute(f"SELECT d FROM ob WHERE a = 0 AND {where} ORDER BY c ALLOW FILTERING")
+            session.execute(f"SELECT d FROM ob WHERE a = 0 AND {where} ORDER BY c ALLOW FILTERING", params)
