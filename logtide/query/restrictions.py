@@ -184,6 +184,10 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator, *, selec
     if pk_values:
         if all(c.name in pk_values for c in pk_cols):
             kr.partition_keys = [tuple(p) for p in itertools.product(*(pk_values[c.name] for c in pk_cols))]
+            for key in kr.partition_keys:  # as a write refuses it (mutation.builder), so does a read
+                length = sum(map(len, key)) + (3 * len(key) if len(key) > 1 else 0)  # its serialized length
+                if length > 0xFFFF:
+                    raise InvalidRequest(f"Key length of {length} is longer than maximum of 65535")
             if kr.token_lo or kr.token_hi:
                 raise InvalidRequest("Columns \"%s\" cannot be restricted by both a normal relation and a token relation"
                                      % ", ".join(c.name for c in pk_cols))

@@ -227,3 +227,13 @@ def test_order_by_may_skip_clustering_columns_restricted_to_one_value(session):
         with pytest.raises(InvalidRequest, match="^Order by currently only supports the ordering of columns following "
                                                  "their declared order in the PRIMARY KEY$"):
             session.execute(f"SELECT d FROM ob WHERE a = 0 AND {where} ORDER BY c ALLOW FILTERING", params)
+
+
+def test_a_partition_key_over_64k_is_refused_by_a_select_as_by_a_write(session):
+    session.execute("CREATE TABLE big (a text, b text, PRIMARY KEY (a, b))")
+    session.execute("CREATE TABLE big2 (a text, a2 text, b text, PRIMARY KEY ((a, a2), b))")
+    with pytest.raises(InvalidRequest, match="^Key length of 66560 is longer than maximum of 65535$"):
+        session.execute("SELECT * FROM big WHERE a = ?", ["x" * 66560])
+    with pytest.raises(InvalidRequest, match="^Key length of 66566 is longer than maximum of 65535$"):
+        session.execute("SELECT * FROM big2 WHERE a = ? AND a2 IN ('', 'y')", ["x" * 66560])
+    assert rows(session.execute("SELECT * FROM big WHERE a = ?", ["x" * 65535])) == []
