@@ -3,7 +3,7 @@
 Spark puts a Python data source's error into its own exception's message as the formatted Python
 traceback (pyspark's own frames are dropped, the source's kept).  For logtide's expected errors
 (:class:`~.options.OptionError`: bad options, a missing table; ``ConnectionError``: a server that
-cannot be reached or refuses the login) the frames say nothing to the user and push the message
+cannot be reached or refuses the login; ``CorruptRecord``: stored damage a read met) the frames say nothing to the user and push the message
 far from Spark's error class, so the source's entry points re-raise them with a fresh traceback:
 what Spark shows is ``[PYTHON_DATA_SOURCE_ERROR] ...: Traceback ... one frame ... OptionError: <message>``.
 Anything else (a bug) keeps its full traceback.
@@ -15,15 +15,16 @@ import functools
 import types
 from typing import Any, Callable, Iterator, TypeVar
 
+from ..errors import CorruptRecord
 from .options import OptionError
 
 
-
-class DataLoss(RuntimeError):
+class DataLossError(RuntimeError):
     """Records of the range to read were removed (retention) before they were read, with ``failOnDataLoss=true``."""
 
 
-USER_ERRORS = (OptionError, ConnectionError, DataLoss)
+# CorruptRecord: a damaged changefeed record met by a local read (its message names changefeed, partition, offset)
+USER_ERRORS = (OptionError, ConnectionError, CorruptRecord, DataLossError)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -60,9 +61,9 @@ def untrusted_certificate(detail: str) -> str:
             f"the CA that signed it (or the certificate itself when self-signed)")
 
 
-def data_lost(topic: str, partition: int, start: int, end: int) -> DataLoss:
+def data_lost(topic: str, partition: int, start: int, end: int) -> DataLossError:
     """Spark's Kafka source's failure for records removed before they were read (its words, logtide's offsets)."""
-    return DataLoss(
+    return DataLossError(
         f"Partition {topic}-{partition}'s offsets {start} to {end - 1} were removed before they were read. Some data "
         f"may have been lost because they are not available in Kafka any more; either the data was aged out by Kafka "
         f"(the changefeed's RETENTION_PERIOD) or the topic may have been deleted before all the data in the topic was "

@@ -127,7 +127,7 @@ def error_line(e: Any) -> str:
         for line in reversed(lines[start:end]):
             m = re.match(r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.+)$", line)
             if m:
-                ours = m.group(1) in ("OptionError", "ConnectionError", "ConnectionRefused")
+                ours = m.group(1) in ("OptionError", "ConnectionError", "ConnectionRefused", "DataLossError")
                 return m.group(2) if ours else f"{m.group(1)}: {m.group(2)}"
     return lines[0] if lines else type(e).__name__
 

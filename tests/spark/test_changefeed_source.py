@@ -464,7 +464,7 @@ def test_records_lost_to_retention_fail_the_read_unless_fail_on_data_loss_is_fal
     text = str(e.value)
     assert "Partition ks.t.f-0's offsets 0 to 2 were removed before they were read. Some data may have been lost" \
         in text and 'set the source option "failOnDataLoss" to "false"' in text and "Traceback (most recent" not in \
-        text.split("DataLoss:")[-1]
+        text.split("DataLossError:")[-1]
     assert sorted(r.k for r in read(spark, opts, failOnDataLoss="false").collect()) == [3, 4]
     # a stream fails the same way
     stream = spark.readStream.format("logtide-changefeed").options(**opts)
