@@ -605,7 +605,7 @@ def required_permissions(stmt: Any, keyspace: str | None) -> list[tuple[str, Dat
     elif isinstance(stmt, ast.DropTable):
         out.append(("DROP", _table_resource(stmt.table, keyspace)))
     elif isinstance(stmt, (ast.AlterTopicAddConsumer, ast.AlterTopicDropConsumer)):
-        from .changefeed.model import split_path
+        from .schema.changefeeds import split_path
         parts = split_path(stmt.path)  # a changefeed topic's consumers are altered with its table
         out.append(("ALTER", DataResource(parts[0], parts[1]) if parts else DataResource()))
     elif isinstance(stmt, ast.CreateType):

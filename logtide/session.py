@@ -43,10 +43,8 @@ from .schema import types as T
 from .schema.catalog import Catalog
 from .schema.model import Column, Table
 from .storage.group_commit import GroupCommitter
-from .storage.sqlite import Store, Txn
+from .storage.sqlite import CATALOG_KEY, HOST_ID_KEY, Store, Txn
 
-CATALOG_KEY = "catalog"
-HOST_ID_KEY = "host_id"
 
 DDL = (ast.CreateKeyspace, ast.AlterKeyspace, ast.DropKeyspace, ast.CreateTable, ast.AlterTableAdd,
        ast.AlterTableDrop, ast.AlterTableRename, ast.AlterTableWith, ast.AlterTableAlterType, ast.DropTable,
@@ -513,7 +511,7 @@ class Session:
         if ks is not None and system_schema.is_system_keyspace(ks):
             table = self._table(stmt.table)
             if ks == system_schema.SYSTEM_LOGTIDE:
-                from .changefeed.system_table import database_rows
+                from .schema.system_changefeeds import database_rows
                 rows = database_rows(self.db)
             else:
                 rows = system_schema.system_rows(self._catalog_for(table, stmt, params), ks, table.name,

@@ -201,7 +201,7 @@ def run_list(ns: argparse.Namespace, out: TextIO | None = None) -> int:
 
 def run_describe(ns: argparse.Namespace, out: TextIO | None = None) -> int:
     def go(reader: Any, ns: argparse.Namespace, out: TextIO) -> int:
-        from .options import format_interval
+        from ..schema.changefeed_options import format_interval
         d = reader.describe(ns.path)
         _, feed = reader.feed(ns.path)
         o = feed.options

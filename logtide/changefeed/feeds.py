@@ -28,7 +28,7 @@ from ..schema.model import Table
 from ..storage.sqlite import Txn
 from . import storage as S
 from .changes import FeedChange, TablePlan, derive, live_values, row_key
-from .model import DISABLED, ENABLED, INITIAL_SCAN, Changefeed, topic_path
+from ..schema.changefeeds import DISABLED, ENABLED, INITIAL_SCAN, Changefeed, topic_path
 from .json_format import JsonRecords
 from .render import Rendered, RowChange, hash_partition, image, render, render_barrier, render_json
 from .schema_changes import render_schema_change, schema_changed

@@ -72,7 +72,7 @@ class Table:
     # name -> (type string, drop time in microseconds); cells of that column
     # written at or before the drop time stay invisible if the column is re-added
     dropped_columns: Mapping[str, tuple[str, int]] = field(default_factory=dict)
-    # YDB changefeeds on this table (logtide.changefeed.model.Changefeed), in creation order
+    # YDB changefeeds on this table (logtide.schema.changefeeds.Changefeed), in creation order
     changefeeds: tuple[Any, ...] = ()
 
     # Derived views are computed once per (immutable) table.

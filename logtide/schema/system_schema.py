@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from cassandra.util import SortedSet
 
-from logtide.cdc.options import extension_blob
+from logtide.schema.cdc_options import extension_blob
 from logtide.schema import properties, types
 from logtide.schema.model import CLUSTERING, PARTITION_KEY, REGULAR, Column, Keyspace, Table
 
@@ -31,7 +31,7 @@ SYSTEM_DISTRIBUTED = "system_distributed"
 SYSTEM_AUTH = "system_auth"
 SYSTEM_LOGTIDE = "system_logtide"
 
-# logtide's own tables: every YDB changefeed (logtide.changefeed.system_table fills the rows)
+# logtide's own tables: every YDB changefeed (logtide.schema.system_changefeeds fills the rows)
 _LOGTIDE_TABLES: dict[str, tuple] = {
     "changefeeds": (
         "YDB changefeeds: options, state, partitions, initial-scan progress, retention",
@@ -549,7 +549,7 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
 
 
 def _changefeed_rows(catalog: "Catalog") -> list[dict[str, Any]]:
-    from logtide.changefeed.system_table import changefeed_rows
+    from logtide.schema.system_changefeeds import changefeed_rows
     return changefeed_rows(catalog, None)
 
 

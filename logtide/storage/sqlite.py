@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from .opening import CommitSequence
 
 DB_FILE = "logtide.db"
+# meta keys: the schema catalog (JSON) and the node's host id (16 bytes)
+CATALOG_KEY = "catalog"
+HOST_ID_KEY = "host_id"
 # meta key: the ids of the tables whose partitions may hold groups (writes there keep entries from overlapping)
 GROUP_TABLES_KEY = "group_tables"
 _UPSERT = "INSERT OR REPLACE INTO rows (tid, token, pk, ck, data) VALUES (?, ?, ?, ?, ?)"
