@@ -32,7 +32,7 @@ from logtide.kafka import handlers as H  # noqa: E402
 from logtide.kafka import records as R  # noqa: E402
 
 
-def _load_from_topic_records(self, key, max_bytes):
+def _load_from_topic_records(self, key, max_bytes, format=None):
     """The batch cache's load before read_rows: TopicRecord objects, re-tupled, then encoded (the encoder
     itself is today's; the figures in docs/kafka.md were taken with the one before, which also took headers)."""
     path, partition, offset = key
@@ -47,7 +47,7 @@ def _load_from_topic_records(self, key, max_bytes):
     return batch
 
 
-async def _wait_then_hop(conn, req, waits, timeout):
+async def _wait_then_hop(conn, req, version, waits, timeout):
     """The long poll before: wait on a wait thread, back to the event loop, then fetch on the read pool."""
     import asyncio
     loop = asyncio.get_running_loop()
@@ -56,7 +56,7 @@ async def _wait_then_hop(conn, req, waits, timeout):
     _done, pending = await asyncio.wait(futures, return_when=asyncio.FIRST_COMPLETED)
     for f in pending:
         f.cancel()
-    return await conn.blocking(H._fetch_once, conn, req)
+    return await conn.blocking(H._fetch_once, conn, req, version)
 
 
 def latencies(rounds: int, samples: int) -> None:

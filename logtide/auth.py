@@ -34,7 +34,7 @@ from .cql import ast
 from .errors import AuthenticationError, InvalidRequest, SyntaxException, Unauthorized
 from .result import ColumnSpec, ResultSet, Row
 from .schema import types as T
-from .scram import ScramCredentials, ScramError, scram_credentials
+from .scram import HASHES, SHA256, ScramCredentials, ScramError, scram_credentials
 
 if TYPE_CHECKING:
     from .session import Database
@@ -144,33 +144,40 @@ def role_resource(name: str | None) -> str:
 
 @dataclass
 class Role:
-    """A stored role; ``password`` is ``scrypt$salt-hex$hash-hex`` or None; ``scram`` the SCRAM-SHA-256
-    credentials made when the password was last set (None for a password set before logtide kept them)."""
+    """A stored role; ``password`` is ``scrypt$salt-hex$hash-hex`` or None; ``scram`` the SCRAM credentials of
+    each mechanism (SCRAM-SHA-256, SCRAM-SHA-512) made when the password was last set (a mechanism is missing
+    when the password was set before logtide kept its credentials)."""
 
     name: str
     superuser: bool = False
     login: bool = False
     password: str | None = None
     options: dict[str, str] = field(default_factory=dict)
-    scram: ScramCredentials | None = None
+    scram: dict[str, ScramCredentials] = field(default_factory=dict)
 
     def set_password(self, password: str) -> None:
-        """Keep the scrypt hash and the SCRAM-SHA-256 credentials of ``password`` (never the password)."""
+        """Keep the scrypt hash and the SCRAM credentials of ``password`` for every mechanism (never the
+        password)."""
         self.password = hash_password(password)
-        self.scram = scram_credentials(password)
+        self.scram = {m: scram_credentials(password, mechanism=m) for m in HASHES}
 
     def to_json(self) -> dict[str, Any]:
         doc = {"superuser": self.superuser, "login": self.login, "password": self.password,
                "options": self.options}
-        if self.scram is not None:
-            doc["scram_sha_256"] = self.scram.to_json()
+        for mechanism, creds in sorted(self.scram.items()):
+            doc[_scram_key(mechanism)] = creds.to_json()
         return doc
 
     @classmethod
     def from_json(cls, name: str, doc: dict[str, Any]) -> "Role":
-        scram = doc.get("scram_sha_256")
+        scram = {m: ScramCredentials.from_json(doc[_scram_key(m)], m) for m in HASHES if doc.get(_scram_key(m))}
         return cls(name, bool(doc.get("superuser")), bool(doc.get("login")), doc.get("password"),
-                   dict(doc.get("options") or {}), ScramCredentials.from_json(scram) if scram else None)
+                   dict(doc.get("options") or {}), scram)
+
+
+def _scram_key(mechanism: str) -> str:
+    """Where a role's document keeps a mechanism's credentials: ``scram_sha_256``, ``scram_sha_512``."""
+    return mechanism.lower().replace("-", "_")
 
 
 def hash_password(password: str, salt: bytes | None = None) -> str:
@@ -277,20 +284,23 @@ class AuthManager:
         return user
 
     @functools.cached_property
-    def _decoy_scram(self) -> ScramCredentials:
-        return scram_credentials(os.urandom(16).hex())
+    def _decoy_scram(self) -> dict[str, ScramCredentials]:
+        password = os.urandom(16).hex()
+        return {m: scram_credentials(password, mechanism=m) for m in HASHES}
 
-    def scram_lookup(self, user: str) -> ScramCredentials:
-        """The SCRAM-SHA-256 credentials to check ``user``'s proof against.  An unknown name (or a role without
+    def scram_lookup(self, user: str, mechanism: str = SHA256) -> ScramCredentials:
+        """The ``mechanism`` credentials to check ``user``'s proof against.  An unknown name (or a role without
         a password) gets made-up ones, so the exchange fails at the proof as for a wrong password; a role whose
-        password was set before logtide kept SCRAM credentials raises ScramError saying how to fix it."""
+        password was set before logtide kept that mechanism's credentials raises ScramError saying how to fix
+        it."""
         role = self.roles.get(user)
         if role is None or not role.password:
-            return self._decoy_scram
-        if role.scram is None:
-            raise ScramError(f"Role {user} has no SCRAM-SHA-256 credentials: its password was set before logtide "
+            return self._decoy_scram[mechanism]
+        creds = role.scram.get(mechanism)
+        if creds is None:
+            raise ScramError(f"Role {user} has no {mechanism} credentials: its password was set before logtide "
                              f"kept them; set it again (ALTER ROLE {user} WITH PASSWORD = '...') or use SASL/PLAIN")
-        return role.scram
+        return creds
 
     def check_login(self, user: str) -> str:
         """After a SCRAM proof: the role name, or AuthenticationError if the role may not log in."""

@@ -1,9 +1,11 @@
-"""SCRAM-SHA-256 (RFC 5802, RFC 7677): the credentials a role keeps and the server side of the exchange.
+"""SCRAM-SHA-256 and SCRAM-SHA-512 (RFC 5802, RFC 7677; Kafka's KIP-84): the credentials a role keeps and the
+server side of the exchange.
 
-A role whose password is set gets SCRAM credentials next to its scrypt hash
-(``scram_credentials``): salt, iteration count, StoredKey and ServerKey, from
-which the password cannot be recovered and with which the server checks a
-client's proof and proves itself to the client.  ``ScramServer`` runs one
+A role whose password is set gets SCRAM credentials for each mechanism next to
+its scrypt hash (``scram_credentials``): salt, iteration count, StoredKey and
+ServerKey, from which the password cannot be recovered and with which the
+server checks a client's proof and proves itself to the client.  The two
+mechanisms differ only in the hash (SHA-256 or SHA-512) of every step.  ``ScramServer`` runs one
 exchange: client-first -> server-first, client-final -> server-final.
 A client-final nonce of the client nonce followed by the whole nonce is
 accepted too (librdkafka before 2.6.1 sends that; Kafka 3.x accepts it).
@@ -21,8 +23,10 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
-MECHANISM = "SCRAM-SHA-256"
-ITERATIONS = 4096  # RFC 7677 §4: at least 4096
+SHA256 = "SCRAM-SHA-256"
+SHA512 = "SCRAM-SHA-512"
+HASHES = {SHA256: "sha256", SHA512: "sha512"}  # each mechanism's hash (hashlib names)
+ITERATIONS = 4096  # RFC 7677 §4: at least 4096 (Kafka's minimum for both mechanisms)
 NONCE_BYTES = 24
 
 
@@ -32,38 +36,45 @@ class ScramError(Exception):
 
 @dataclass(frozen=True)
 class ScramCredentials:
-    """RFC 5802 §3: what the server stores for a password (never the password)."""
+    """RFC 5802 §3: what the server stores for a password (never the password), for one mechanism."""
 
     salt: bytes
     iterations: int
     stored_key: bytes
     server_key: bytes
+    mechanism: str = SHA256
 
     def to_json(self) -> dict:
         return {"salt": _b64(self.salt), "iterations": self.iterations, "stored_key": _b64(self.stored_key),
                 "server_key": _b64(self.server_key)}
 
     @classmethod
-    def from_json(cls, doc: dict) -> "ScramCredentials":
+    def from_json(cls, doc: dict, mechanism: str = SHA256) -> "ScramCredentials":
         return cls(base64.b64decode(doc["salt"]), int(doc["iterations"]), base64.b64decode(doc["stored_key"]),
-                   base64.b64decode(doc["server_key"]))
+                   base64.b64decode(doc["server_key"]), mechanism)
 
 
-def _hmac(key: bytes, msg: bytes) -> bytes:
-    return hmac.new(key, msg, hashlib.sha256).digest()
+def _hmac(key: bytes, msg: bytes, hash_name: str = "sha256") -> bytes:
+    return hmac.new(key, msg, hash_name).digest()
+
+
+def _digest(data: bytes, hash_name: str) -> bytes:
+    return hashlib.new(hash_name, data).digest()
 
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def scram_credentials(password: str, salt: bytes | None = None, iterations: int = ITERATIONS) -> ScramCredentials:
+def scram_credentials(password: str, salt: bytes | None = None, iterations: int = ITERATIONS,
+                      mechanism: str = SHA256) -> ScramCredentials:
     """SaltedPassword = Hi(password, salt, i); StoredKey = H(HMAC(SaltedPassword, "Client Key")),
-    ServerKey = HMAC(SaltedPassword, "Server Key") (RFC 5802 §3)."""
+    ServerKey = HMAC(SaltedPassword, "Server Key") (RFC 5802 §3), H being the mechanism's hash."""
+    h = HASHES[mechanism]
     salt = os.urandom(16) if salt is None else salt
-    salted = hashlib.pbkdf2_hmac("sha256", password.encode("utf-8"), salt, iterations)
-    return ScramCredentials(salt, iterations, hashlib.sha256(_hmac(salted, b"Client Key")).digest(),
-                            _hmac(salted, b"Server Key"))
+    salted = hashlib.pbkdf2_hmac(h, password.encode("utf-8"), salt, iterations)
+    return ScramCredentials(salt, iterations, _digest(_hmac(salted, b"Client Key", h), h),
+                            _hmac(salted, b"Server Key", h), mechanism)
 
 
 def _attributes(message: str) -> list[tuple[str, str]]:
@@ -82,12 +93,17 @@ def _unescape(name: str) -> str:
 
 
 class ScramServer:
-    """One SCRAM-SHA-256 exchange.  ``lookup(user)`` gives the role's credentials (raises ScramError when the
-    client may not log in that way); ``step`` takes each client message and returns the server's answer;
-    ``user`` is set once the client has proved its password."""
+    """One exchange of ``mechanism`` (SCRAM-SHA-256 or SCRAM-SHA-512).  ``lookup(user)`` gives the role's
+    credentials for it (raises ScramError when the client may not log in that way); ``step`` takes each client
+    message and returns the server's answer; ``user`` is set once the client has proved its password."""
 
-    def __init__(self, lookup: Callable[[str], ScramCredentials], server_nonce: str | None = None) -> None:
+    def __init__(self, lookup: Callable[[str], ScramCredentials], server_nonce: str | None = None,
+                 mechanism: str = SHA256) -> None:
+        if mechanism not in HASHES:
+            raise ValueError(f"unknown SCRAM mechanism {mechanism}")
         self.lookup = lookup
+        self.mechanism = mechanism
+        self._hash = HASHES[mechanism]
         self._server_nonce = server_nonce or base64.b64encode(os.urandom(NONCE_BYTES)).decode("ascii")
         self.user: str | None = None
         self._state = "first"
@@ -131,6 +147,8 @@ class ScramServer:
         if authzid and _unescape(authzid[2:]) != self._name:
             raise ScramError("SCRAM authorization identity must be the username")
         self._creds = self.lookup(self._name)
+        if self._creds.mechanism != self.mechanism:
+            raise ScramError(f"{self._creds.mechanism} credentials cannot check a {self.mechanism} login")
         self._gs2 = f"{flag},{authzid},"
         self._client_nonce = attrs[1][1]
         self._nonce = self._client_nonce + self._server_nonce
@@ -158,12 +176,12 @@ class ScramServer:
         creds = self._creds
         assert creds is not None
         auth_message = f"{self._first_bare},{self._server_first},{without_proof}".encode("utf-8")
-        signature = _hmac(creds.stored_key, auth_message)
+        signature = _hmac(creds.stored_key, auth_message, self._hash)
         if len(proof) != len(signature):
             raise ScramError("malformed SCRAM proof")
         client_key = bytes(a ^ b for a, b in zip(proof, signature))
-        if not hmac.compare_digest(hashlib.sha256(client_key).digest(), creds.stored_key):
+        if not hmac.compare_digest(_digest(client_key, self._hash), creds.stored_key):
             raise ScramError(f"Provided username {self._name} and/or password are incorrect")
         self.user = self._name
         self._state = "done"
-        return "v=" + _b64(_hmac(creds.server_key, auth_message))
+        return "v=" + _b64(_hmac(creds.server_key, auth_message, self._hash))

@@ -44,6 +44,7 @@ from .schema.catalog import Catalog
 from .schema.model import Column, Table
 from .storage.group_commit import GroupCommitter
 from .storage.sqlite import CATALOG_KEY, HOST_ID_KEY, Store, Txn
+from .tracing import TraceStore, TracingSession
 
 
 DDL = (ast.CreateKeyspace, ast.AlterKeyspace, ast.DropKeyspace, ast.CreateTable, ast.AlterTableAdd,
@@ -148,6 +149,7 @@ class Database:
         self.write_lock = threading.RLock()
         self.committer = GroupCommitter(self.store, self.write_lock)
         self.counters = WriteCounters()  # read by the server's metrics
+        self.traces = TraceStore(self.clock.now_micros)  # system_traces (logtide.tracing): the server's traced requests
         self._parse_cache: OrderedDict[str, ast.Parsed] = OrderedDict()
         self._parse_lock = threading.Lock()
         self._plain_writes: dict[int, tuple[Any, bool]] = {}  # plain_write by statement identity
@@ -238,18 +240,27 @@ class Database:
             self.commit_mutation(mutation, txn, now, TxnRowReader(txn, now))
         self.committer.run(work)
 
-    def commit_mutation(self, mutation: Mutation, txn: Txn, now: int, reader: TxnRowReader) -> None:
-        """Write a mutation and its CDC log rows in ``txn`` (the caller holds the write lock)."""
+    def commit_mutation(self, mutation: Mutation, txn: Txn, now: int, reader: TxnRowReader,
+                        trace: TracingSession | None = None) -> None:
+        """Write a mutation and its CDC log rows in ``txn`` (the caller holds the write lock); ``trace`` records
+        the stages of a traced request."""
         touched = TouchedRows(reader.row, now)  # read once, shared by the CDC log and the changefeeds
         feed_rows = self.feeds.capture_before(mutation, touched, txn, now) if self._has_changefeeds() else None
         log_updates = capture(mutation, self.catalog, self.generations, touched.row, self.cdc_timeuuids, now,
                               self.clock.now_micros(), self.log_targets,
                               reader.values if feed_rows is None else None)  # with feeds: the rows they read
+        if trace is not None:
+            _trace_capture(trace, log_updates, feed_rows is not None)
         touched.record_after = feed_rows is not None  # a changefeed's new images: no read after the write
         apply_mutation(mutation, txn, now, log_updates, touched)
         self.counters.committed(sum([len(lu.rows) for lu in log_updates]) if log_updates else 0)
+        if trace is not None:
+            trace.event("Rows appended to the write transaction" + (" with their CDC log rows" if log_updates else ""))
         if feed_rows is not None:
+            first = self.feeds.sequence() if trace is not None else 0
             self.feeds.capture_after(feed_rows, touched, reader.row, txn)
+            if trace is not None:
+                trace.event(f"Changefeeds: {self.feeds.sequence() - first} record(s) appended")
 
     def plain_write(self, stmt: Any) -> bool:
         """Whether ``stmt`` is an INSERT, UPDATE or DELETE without a condition and without ``USING TIMEOUT``
@@ -375,7 +386,8 @@ class Session:
 
     def execute(self, query: str | PreparedStatement, params: Sequence[Any] | Mapping[str, Any] | None = None,
                 timestamp: int | None = None, page_size: int | None = None,
-                paging_state: bytes | None = None, now_in_seconds: int | None = None) -> ResultSet:
+                paging_state: bytes | None = None, now_in_seconds: int | None = None,
+                trace: TracingSession | None = None) -> ResultSet:
         """Execute one statement.
 
         ``params`` binds ``?``/``:name`` markers; ``timestamp`` is a client
@@ -383,17 +395,22 @@ class Session:
         TIMESTAMP); ``page_size``/``paging_state`` page through a SELECT
         (the result's ``paging_state`` is None on the last page);
         ``now_in_seconds`` replaces the clock for TTL expiry (protocol v5's
-        ``now_in_seconds``): what is live for a read, when a TTL ends for a write.
+        ``now_in_seconds``): what is live for a read, when a TTL ends for a write;
+        ``trace`` (a ``logtide.tracing.TracingSession``) records the stages of a traced request.
         """
+        if trace is not None and isinstance(query, str):
+            trace.event(f"Parsing {_shortened(query)}")
         parsed = self._checked(query, params)
+        if trace is not None:
+            trace.event(f"Preparing {type(parsed.statement).__name__} statement")
         self._call.now = now_in_seconds
         try:
             if self.db.plain_write(parsed.statement):  # no USING TIMEOUT, no condition: straight to the write
-                return self._write([parsed.statement], [self._evaluator(params)], timestamp, None, ())
+                return self._write([parsed.statement], [self._evaluator(params)], timestamp, None, (), trace)
             self._check_timeouts(parsed.statement, params)
             if isinstance(parsed.statement, ast.Select):
-                return self._select(parsed.statement, params, page_size, paging_state)
-            return self._execute(parsed.statement, params, timestamp)
+                return self._select(parsed.statement, params, page_size, paging_state, trace)
+            return self._execute(parsed.statement, params, timestamp, trace)
         except CqlError:
             raise
         except STATEMENT_FAILURES as e:
@@ -455,13 +472,13 @@ class Session:
     def _evaluator(self, params: Any) -> TermEvaluator:
         return TermEvaluator(self.db.functions, params)
 
-    def _execute(self, stmt: Any, params: Any, client_ts: int | None) -> ResultSet:
+    def _execute(self, stmt: Any, params: Any, client_ts: int | None, trace: TracingSession | None = None) -> ResultSet:
         if isinstance(stmt, ast.Select):
-            return self._select(stmt, params)
+            return self._select(stmt, params, trace=trace)
         if isinstance(stmt, DML):
-            return self._write([stmt], [self._evaluator(params)], client_ts, None)
+            return self._write([stmt], [self._evaluator(params)], client_ts, None, trace=trace)
         if isinstance(stmt, ast.Batch):
-            return self._batch(stmt, params, client_ts)
+            return self._batch(stmt, params, client_ts, trace)
         if isinstance(stmt, ast.UseKeyspace):
             self.db.catalog.keyspace(stmt.name) if not _is_system(stmt.name) else None
             self.keyspace = stmt.name
@@ -469,7 +486,7 @@ class Session:
         if isinstance(stmt, DDL):
             if isinstance(stmt, ast.AlterTableDrop) and stmt.timestamp is not None:
                 stmt = self._drop_time_bound(stmt, params)
-            return self._ddl(stmt)
+            return self._ddl(stmt, trace)
         if isinstance(stmt, ast.CHANGEFEED_STATEMENTS):
             from .changefeed.ddl import execute as changefeed_ddl
             return changefeed_ddl(self, stmt)
@@ -505,11 +522,13 @@ class Session:
 
     # -- reads ------------------------------------------------------------
     def _select(self, stmt: ast.Select, params: Any, page_size: int | None = None,
-                paging_state: bytes | None = None) -> ResultSet:
+                paging_state: bytes | None = None, trace: TracingSession | None = None) -> ResultSet:
         from .schema import system_schema
         ks = stmt.table.keyspace or self.keyspace
         if ks is not None and system_schema.is_system_keyspace(ks):
             table = self._table(stmt.table)
+            if trace is not None:
+                trace.event(f"Reading system table {ks}.{table.name} (made from the catalog and the server's state)")
             if ks == system_schema.SYSTEM_LOGTIDE:
                 from .schema.system_changefeeds import database_rows
                 rows = database_rows(self.db)
@@ -517,12 +536,14 @@ class Session:
                 rows = system_schema.system_rows(self._catalog_for(table, stmt, params), ks, table.name,
                                                  self._node_info())
             ctx = SelectContext(table, self._evaluator(params), self._now(), VirtualSource(rows))
-            return execute_select(stmt, table, ctx, page_size, paging_state)
+            return _traced_read(trace, execute_select(stmt, table, ctx, page_size, paging_state))
         table = self._table(stmt.table)
+        if trace is not None:
+            _trace_read_plan(trace, table, stmt, self._evaluator(params))
         with self.db.store.snapshot() as txn:
             now = self._now()
             ctx = SelectContext(table, self._evaluator(params), now, StoredSource(txn, now))
-            return execute_select(stmt, table, ctx, page_size, paging_state)
+            return _traced_read(trace, execute_select(stmt, table, ctx, page_size, paging_state))
 
     def _catalog_for(self, table: Table, stmt: ast.Select, params: Any) -> Catalog:
         """The catalog a system table's rows come from: only the keyspaces a ``keyspace_name`` restriction names."""
@@ -543,21 +564,31 @@ class Session:
         if served is None:
             served = system_schema.NodeInfo(host_id=self.db.host_id, schema_version=self.db.catalog.version)
         # the generations as they are now (never a copy taken when the server started)
-        return dataclasses.replace(served, cdc_generations=self.db.generations)
+        return dataclasses.replace(served, cdc_generations=self.db.generations, traces=self.db.traces)
 
     # -- writes -----------------------------------------------------------
     def _write(self, stmts: Sequence[Any], evs: Sequence[TermEvaluator], client_ts: int | None,
-               batch: ast.Batch | None, conditional: Sequence[Any] | None = None) -> ResultSet:
+               batch: ast.Batch | None, conditional: Sequence[Any] | None = None,
+               trace: TracingSession | None = None) -> ResultSet:
         """Build and commit the mutation of one statement or batch (``evs``: one evaluator per statement;
         ``conditional``: the statements with conditions, when the caller knows them)."""
-        job = self._write_job(stmts, evs, client_ts, batch, getattr(self._call, "now", None), conditional)
-        return job.result(self.db.committer.run(job.work))
+        job = self._write_job(stmts, evs, client_ts, batch, getattr(self._call, "now", None), conditional, trace)
+        return self._commit(job, trace)
+
+    def _commit(self, job: "WriteJob", trace: TracingSession | None) -> ResultSet:
+        """Run a write job through the group committer: its result (or its error, raised)."""
+        if trace is None:
+            return job.result(self.db.committer.run(job.work))
+        trace.event("Waiting for the write lock (group commit)")
+        result = job.result(self.db.committer.run(job.work))
+        trace.event(_committed(self.db.store.synchronous))
+        return result
 
     def _write_job(self, stmts: Sequence[Any], evs: Sequence[TermEvaluator], client_ts: int | None,
                    batch: ast.Batch | None, now_override: int | None,
-                   conditional: Sequence[Any] | None = None) -> "WriteJob":
+                   conditional: Sequence[Any] | None = None, trace: TracingSession | None = None) -> "WriteJob":
         """The checks of one statement or batch made, its mutation to be built and applied in a write transaction
-        (``conditional`` as for :meth:`_write`)."""
+        (``conditional`` as for :meth:`_write`; ``trace`` records its stages)."""
         db = self.db
         catalog = db.catalog
         tables = self._tables(stmts)
@@ -582,20 +613,28 @@ class Session:
             reader = TxnRowReader(txn, now)
             contexts = [WriteContext(ts, now, ev, reader, db.list_keys) for ev in evs]
             mutation = Mutation()
+            if trace is not None:
+                trace.event(f"Write transaction started: write timestamp {ts}")
             if conditional:
                 from .lwt import check_conditions
                 result = check_conditions(stmts, current, contexts, batch is not None)
+                if trace is not None:
+                    trace.event("Conditions checked: " + ("not applied" if result is not None else "applied"))
                 if result is not None:
                     return result
             for s, t, ctx in zip(stmts, current, contexts):
                 build(s, t, ctx, mutation)
-            db.commit_mutation(mutation, txn, now, reader)
+            if trace is not None:
+                trace.event(f"Mutation built: {len(mutation.partitions)} partition(s) of "
+                            + ", ".join(sorted({f"{t.keyspace}.{t.name}" for t in current})))
+            db.commit_mutation(mutation, txn, now, reader, trace)
             return None
 
         return WriteJob(work, tables[0] if conditional else None)
 
     def execute_batch(self, kind: str, statements: Sequence[tuple[str | PreparedStatement, Any]],
-                      timestamp: int | None = None, now_in_seconds: int | None = None) -> ResultSet:
+                      timestamp: int | None = None, now_in_seconds: int | None = None,
+                      trace: TracingSession | None = None) -> ResultSet:
         """Execute a batch given as (statement, bound values) pairs, as the native protocol's BATCH message.
 
         ``kind`` is LOGGED, UNLOGGED or COUNTER; each statement is an INSERT,
@@ -603,8 +642,7 @@ class Session:
         """
         self._call.now = now_in_seconds
         try:
-            job = self.plan_batch(kind, statements, timestamp, now_in_seconds)
-            return job.result(self.db.committer.run(job.work))
+            return self._commit(self.plan_batch(kind, statements, timestamp, now_in_seconds, trace), trace)
         except CqlError:
             raise
         except STATEMENT_FAILURES as e:
@@ -613,7 +651,8 @@ class Session:
             self._call.now = None
 
     def plan_batch(self, kind: str, statements: Sequence[tuple[str | PreparedStatement, Any]],
-                   timestamp: int | None = None, now_in_seconds: int | None = None) -> "WriteJob":
+                   timestamp: int | None = None, now_in_seconds: int | None = None,
+                   trace: TracingSession | None = None) -> "WriteJob":
         """``execute_batch``'s batch checked and bound, as a ``WriteJob`` (see ``plan_write``)."""
         parsed = []
         evs = []
@@ -627,12 +666,15 @@ class Session:
             evs.append(self._evaluator(params))
         batch = ast.Batch(kind.upper(), tuple(parsed))
         self._check_batch(batch)
-        return self._write_job(parsed, evs, timestamp, batch, now_in_seconds)
+        if trace is not None:
+            trace.event(f"Preparing {kind.upper()} batch of {len(parsed)} statement(s)")
+        return self._write_job(parsed, evs, timestamp, batch, now_in_seconds, trace=trace)
 
-    def _batch(self, stmt: ast.Batch, params: Any, client_ts: int | None) -> ResultSet:
+    def _batch(self, stmt: ast.Batch, params: Any, client_ts: int | None,
+               trace: TracingSession | None = None) -> ResultSet:
         self._check_batch(stmt)
         ev = self._evaluator(params)
-        return self._write(list(stmt.statements), [ev] * len(stmt.statements), client_ts, stmt)
+        return self._write(list(stmt.statements), [ev] * len(stmt.statements), client_ts, stmt, trace=trace)
 
     def _check_batch(self, stmt: ast.Batch) -> None:
         """Cassandra's batch rules: timestamps, counter batches, conditions."""
@@ -666,8 +708,10 @@ class Session:
             raise InvalidRequest("Invalid null value of timestamp")
         return replace(stmt, timestamp=ast.Constant("integer", str(value)))
 
-    def _ddl(self, stmt: Any) -> ResultSet:
+    def _ddl(self, stmt: Any, trace: TracingSession | None = None) -> ResultSet:
         db = self.db
+        if trace is not None:
+            trace.event("Waiting for the write lock (schema change)")
         with db.write_lock:
             old = db.catalog
             log_schema.check_statement(old, stmt, self.keyspace)
@@ -677,6 +721,11 @@ class Session:
                 return ResultSet("void")
             log_schema.validate(new)
             new = log_schema.sync_log_tables(old, new, now)
+            if trace is not None:
+                trace.event(f"Schema change: {change.change_type} {change.target} {change.keyspace}"
+                            + (f".{change.name}" if change.name else "")
+                            + "".join(f"; {c.change_type} {c.target} {c.keyspace}.{c.name}"
+                                      for c in _log_changes(old, new, change)))
             dropped = _dropped_store_ids(old, new)
             try:
                 with db.store.write() as txn:
@@ -692,6 +741,8 @@ class Session:
             if wrote:
                 db.feeds.notify()
         implied = _log_changes(old, new, change)
+        if trace is not None:
+            trace.event(_committed(db.store.synchronous))
         auth = getattr(db, "auth", None)
         if auth is not None:
             _grants_follow_schema(auth, self.user, [change, *implied])
@@ -749,6 +800,55 @@ def _log_changes(old: Catalog, new: Catalog, change: SchemaChange) -> list[Schem
             if t.cdc_base is not None and new.find_table(ks.name, name) is None:
                 out.append(SchemaChange("DROPPED", "TABLE", ks.name, name))
     return [c for c in out if (c.keyspace, c.name) != (change.keyspace, change.name)]
+
+
+def _shortened(query: str, limit: int = 200) -> str:
+    """A statement's text for a trace event: one line, at most ``limit`` characters."""
+    text = " ".join(query.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _committed(synchronous: str) -> str:
+    """The trace event of a commit: what the commit waited for."""
+    if synchronous == "FULL":
+        return "Write transaction committed and synced to disk (synchronous=FULL)"
+    if synchronous == "NORMAL":
+        return "Write transaction committed to the WAL, synced at the next checkpoint (synchronous=NORMAL)"
+    return "Write transaction committed, not synced (synchronous=OFF)"
+
+
+def _trace_capture(trace: TracingSession, log_updates: Sequence[Any], feeds: bool) -> None:
+    """The trace events of the CDC capture of one write (none for tables without CDC) and of the changefeeds' read."""
+    if log_updates:
+        rows = sum(len(lu.rows) for lu in log_updates)
+        logs = sorted({f"{lu.table.keyspace}.{lu.table.name}" for lu in log_updates})
+        trace.event(f"CDC: {rows} log row(s) in {len({lu.stream_id for lu in log_updates})} stream(s) of "
+                    + ", ".join(logs))
+    if feeds:
+        trace.event("Changefeeds: the rows the write touches are read for their images")
+
+
+def _trace_read_plan(trace: TracingSession, table: Table, stmt: ast.Select, ev: TermEvaluator) -> None:
+    """The trace event of how a SELECT reads: one partition, several, or a scan of the token range."""
+    from .query.restrictions import analyse
+    try:
+        kr = analyse(table, stmt.where, ev)
+    except CqlError:
+        return  # the read itself reports it
+    name = f"{table.keyspace}.{table.name}"
+    if kr.partition_keys is not None and len(kr.partition_keys) == 1:
+        trace.event(f"Executing single-partition query on {name}")
+    elif kr.partition_keys is not None:
+        trace.event(f"Executing multi-partition query on {name} ({len(kr.partition_keys)} partitions)")
+    else:
+        trace.event(f"Scanning the token range of {name} (a snapshot of committed data)")
+
+
+def _traced_read(trace: TracingSession | None, result: ResultSet) -> ResultSet:
+    if trace is not None:
+        more = "; more pages follow" if result.paging_state else ""
+        trace.event(f"Read {len(result)} live row(s){more}")
+    return result
 
 
 def _dropped_feed_ids(old: Catalog, new: Catalog) -> list[int]:

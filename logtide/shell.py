@@ -729,8 +729,41 @@ def main(args: ShellArgs, environ: dict[str, str] | None = None) -> int:
 
     environ = dict(os.environ if environ is None else environ)
     with logtide.open(args.data_dir, topology=args.topology, readonly=args.readonly) as db:
-        return run(args, lambda keyspace: db.session(keyspace=keyspace), sys.stdin, sys.stdout,
-                   sys.stderr, environ)
+        status = run(args, lambda keyspace: db.session(keyspace=keyspace), sys.stdin, sys.stdout,
+                     sys.stderr, environ)
+        if not args.readonly:
+            finish_initial_scans(db, sys.stderr)
+        return status
+
+
+def finish_initial_scans(db: Any, err: TextIO, enabled: bool | None = None) -> None:
+    """Before the shell closes the database: run the initial scans of changefeeds still in progress (one just
+    added with ``INITIAL_SCAN = TRUE``, or one an earlier writer left) to their end, with a progress bar on a
+    terminal, so that the topic holds the table's rows when the shell has exited.  Ctrl-C leaves the rest of
+    the scan to the next process that opens the directory for writing, and says so."""
+    from logtide.schema.changefeeds import topic_path
+    from logtide.progress import progress
+
+    scanning = db.feeds.scanning()
+    if not scanning:
+        return
+    done = {f.feed_id: pos.scanned for _, f, pos in scanning}
+    remaining = sum(max(pos.total - pos.scanned, 0) for _, _, pos in scanning)
+    first = scanning[0]
+    try:
+        with progress(f"initial scan {topic_path(first[0].keyspace, first[0].name, first[1].name)}",
+                      total=remaining, unit="partitions", enabled=enabled, stream=err) as bar:
+            def advanced(table: Any, feed: Any, pos: Any) -> None:
+                bar.describe(f"initial scan {topic_path(table.keyspace, table.name, feed.name)}")
+                bar.advance(max(pos.scanned - done.get(feed.feed_id, 0), 0))
+                done[feed.feed_id] = pos.scanned
+            db.feeds.finish_scans(advanced)
+    except KeyboardInterrupt:
+        for table, feed, pos in db.feeds.scanning():
+            err.write(f"logtide shell: initial scan of {topic_path(table.keyspace, table.name, feed.name)} "
+                      f"stopped at {pos.scanned} of {pos.total} partitions (Ctrl-C); it goes on when the data "
+                      f"directory is next opened for writing (logtide serve, logtide shell)\n")
+        err.flush()
 
 
 class _NamedStringIO(io.StringIO):

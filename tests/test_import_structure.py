@@ -55,7 +55,8 @@ PENDING_SPLIT: frozenset[str] = frozenset({
     "logtide.schema.types", "logtide.schema.types_json", "logtide.schema.types_literal", "logtide.schema.catalog",
     "logtide.schema.system_schema", "logtide.storage.migrate", "logtide.storage.opening", "logtide.query.cell_meta",
     "logtide.query.projection", "logtide.query.read", "logtide.query.select", "logtide.query.select_result",
-    "logtide.server.connection", "logtide.server.server", "logtide.kafka.broker", "logtide.kafka.connection",
+    "logtide.server.connection", "logtide.server.server", "logtide.server.schema_events", "logtide.kafka.admin",
+    "logtide.kafka.broker", "logtide.kafka.connection",
     "logtide.kafka.handlers", "logtide.spark.changefeed_kafka", "logtide.spark.changefeed_topic", "logtide.spark",
     "logtide.spark.lakehouse_job", "logtide.spark.lakehouse_cli", "logtide.spark.pipeline_cli",
 })

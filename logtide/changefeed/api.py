@@ -12,7 +12,7 @@ partition: the offset of the next record to read, as YDB and Kafka count.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Protocol, Sequence
+from typing import Any, Mapping, Protocol, Sequence
 
 from ..errors import InvalidRequest
 
@@ -62,6 +62,8 @@ class TopicDescription:
     format: str
     state: str  # 'ENABLED' | 'DISABLED' | 'INITIAL_SCAN'
     retention_seconds: int
+    feed_id: int = 0  # the changefeed's store id: never reused, so a re-created changefeed has a new one
+    created_ms: int = 0  # when the changefeed was created
 
     @property
     def kafka_name(self) -> str:
@@ -87,6 +89,9 @@ class TopicReader(Protocol):
 
     def describe(self, path: str) -> TopicDescription:
         """The topic at ``path`` (``ks/t/name`` or ``ks.t.name``); raises UnknownTopic."""
+
+    def feed(self, path: str) -> tuple[Any, Any]:
+        """The table (``logtide.schema.model.Table``) and ``Changefeed`` at ``path``; raises UnknownTopic."""
 
     def partitions(self, path: str) -> Sequence[TopicPartition]:
         """Each partition's [start, end) offsets, by partition id."""

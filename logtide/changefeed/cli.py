@@ -153,7 +153,21 @@ def _read(reader: Any, ns: argparse.Namespace, out: TextIO, hints: TextIO | None
         moved = {p: o for p, o in pos.items() if o != start[p]}
         if moved:
             reader.commit(ns.path, ns.consumer, moved)
+    _explain_initial_scan(reader, ns.path)
     return 0
+
+
+def _explain_initial_scan(reader: Any, path: str) -> None:
+    """On stderr: why a changefeed still in its initial scan shows few records or none (stdout is unchanged)."""
+    from ..schema.changefeeds import INITIAL_SCAN
+    d = reader.describe(path)
+    if d.state != INITIAL_SCAN:
+        return
+    done, total = reader.scan_progress(path) or (0, 0)
+    print(f"logtide topic: {path} is still in its initial scan ({done} of {total} partitions of {d.keyspace}."
+          f"{d.table} exported): the records of the rows present when it was added appear as the scan goes on. "
+          f"The scan runs in the process writing to the data directory (logtide serve), or in the next one "
+          f"that opens it for writing (logtide serve, logtide shell)", file=sys.stderr)
 
 
 # -- consumers ---------------------------------------------------------------------------------

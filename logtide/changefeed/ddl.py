@@ -51,24 +51,31 @@ def execute(session: "Session", stmt: Any) -> ResultSet:
                 raise InvalidRequest(f"Invalid changefeed name '{stmt.name}': letters, digits, '_', '-' and '.' only")
             options = parse_settings(stmt.settings)
             if stmt.name in existing:
-                raise InvalidRequest(f"Check failed: path: '{path}', error: path exist, request accepts it")
+                raise InvalidRequest(f"changefeed '{stmt.name}' already exists on {table.keyspace}.{table.name} "
+                                     f"(YDB: Check failed: path: '{path}', error: path exist, request accepts it)")
             if len(existing) >= MAX_CHANGEFEEDS:
-                raise InvalidRequest("cdc streams count has reached maximum value in the table")
+                raise InvalidRequest(f"cdc streams count has reached maximum value in the table ({table.keyspace}."
+                                     f"{table.name} already has {MAX_CHANGEFEEDS} changefeeds, the most a table "
+                                     f"can have)")
             created = Changefeed(stmt.name, cat.next_store_id, options, created_ms=db.feeds.now_ms())
             feeds = table.changefeeds + (created,)
             next_id = cat.next_store_id + 1
         else:
             feed = existing.get(stmt.name)
             if feed is None:
-                raise InvalidRequest(f"Check failed: path: '{path}', error: path hasn't been resolved, nearest "
-                                     f"resolved path: '{table.keyspace}/{table.name}'")
+                has = (f"whose changefeeds are {', '.join(sorted(existing))}" if existing
+                       else "which has no changefeed")
+                raise InvalidRequest(f"changefeed '{stmt.name}' does not exist on {table.keyspace}.{table.name}, "
+                                     f"{has} (YDB: Check failed: path: '{path}', error: path hasn't been resolved, "
+                                     f"nearest resolved path: '{table.keyspace}/{table.name}')")
             next_id = cat.next_store_id
             if isinstance(stmt, ast.AlterTableDropChangefeed):
                 feeds = tuple(f for f in table.changefeeds if f.name != stmt.name)
                 dropped = [feed.feed_id]
             elif not stmt.disable:
                 name = stmt.settings[0][0] if stmt.settings else "SET"
-                raise InvalidRequest(f"{name.upper()} alter is not supported")
+                raise InvalidRequest(f"{name.upper()} alter is not supported (a changefeed's settings are fixed "
+                                     f"when it is added: DROP CHANGEFEED {stmt.name} and ADD it again)")
             else:
                 feeds = tuple(replace(f, disabled=True) if f.name == stmt.name else f for f in table.changefeeds)
         new_table = replace(table, changefeeds=feeds)
@@ -109,14 +116,16 @@ def _consumer(session: "Session", stmt: Any) -> ResultSet:
         key = name.lower()
         if key == "important":
             if value.kind != "bool":
-                raise InvalidRequest(f"Literal of Bool type is expected for {name}")
+                raise InvalidRequest(f"Literal of Bool type is expected for {name} (got {value.text}; "
+                                     f"write {name} = TRUE or FALSE)")
             important = bool(value.value)
         elif key == "read_from":
             read_from_ms = read_from(name, value)
         elif key == "supported_codecs":
             continue  # records are stored uncompressed (RAW); any codec list is accepted
         else:
-            raise InvalidRequest(f"Unknown consumer setting: {name}")
+            raise InvalidRequest(f"Unknown consumer setting: {name} (valid settings: important, read_from, "
+                                 f"supported_codecs)")
     reader.add_consumer(desc.path, stmt.consumer, important, read_from_ms)
     return ResultSet("void")
 
@@ -137,4 +146,5 @@ def read_from(name: str, value: SettingValue) -> int:
         if t.tzinfo is None:
             t = t.replace(tzinfo=datetime.timezone.utc)
         return int(t.timestamp() * 1000)
-    raise InvalidRequest(f"Literal of Timestamp, Datetime or integer type is expected for {name}")
+    raise InvalidRequest(f"Literal of Timestamp, Datetime or integer type is expected for {name} (got {value.text}; "
+                         f"write {name} = Timestamp('2024-01-01T00:00:00Z') or seconds since the epoch)")

@@ -9,15 +9,19 @@ commit time in milliseconds, never decreasing; ``txId`` is unique and
 increasing.  Both are persisted (``meta``) with the records, so they keep
 growing across restarts.
 
-A background worker thread (started when the first changefeed exists,
-stopped on close) writes barriers, deletes expired records and runs initial
-scans; tests drive it step by step with :meth:`Feeds.tick` and
-:meth:`Feeds.scan_step` after :meth:`Feeds.pause`.
+A background worker thread (started when the first changefeed exists, woken
+when one is added, stopped on close) writes barriers, deletes expired records
+and runs initial scans; tests drive it step by step with :meth:`Feeds.tick` and
+:meth:`Feeds.scan_step` after :meth:`Feeds.pause`.  A scan still running when
+the database closes goes on where it stopped in the next process that opens
+the directory for writing; a short-lived writer (``logtide shell``) runs it to
+its end first with :meth:`Feeds.finish_scans`.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple
@@ -36,6 +40,8 @@ from .schema_changes import render_schema_change, schema_changed
 if TYPE_CHECKING:
     from ..capture import TouchedRows
     from ..session import Database
+
+log = logging.getLogger("logtide.changefeed")
 
 CLOCK_KEY = "changefeed_clock"
 BARRIERS_KEY = "changefeed_barriers"
@@ -133,6 +139,11 @@ class Feeds:
     def next_seq(self) -> int:
         """A new record sequence number (DynamoDB's SequenceNumber), unique and increasing."""
         self._seq += 1
+        return self._seq
+
+    def sequence(self) -> int:
+        """The last record sequence number taken: every record takes one, so the difference over a write is the
+        number of records it appended (a traced write reports it)."""
         return self._seq
 
     def save_clock(self, txn: Txn, force: bool = False) -> None:
@@ -348,8 +359,12 @@ class Feeds:
 
     # -- background work ---------------------------------------------------------------------
     def ensure_worker(self) -> None:
-        """Start the background worker (barriers, retention, initial scans) if changefeeds exist."""
-        if self._worker is not None or self._stop.is_set() or not self.all():
+        """Start the background worker (barriers, retention, initial scans) if changefeeds exist; wake it if it
+        runs (a changefeed just added starts its initial scan at once, not at the worker's next tick)."""
+        if self._worker is not None:
+            self._wake.set()
+            return
+        if self._stop.is_set() or not self.all():
             return
         self._worker = threading.Thread(target=self._run, name="logtide-changefeeds", daemon=True)
         self._worker.start()
@@ -370,6 +385,35 @@ class Feeds:
             w.join(timeout=30)
         with self.changed:
             self.changed.notify_all()
+        for table, feed, pos in ([] if self.db.readonly else self.scanning()):
+            log.info("initial scan of %s stopped at %d of %d partitions; it goes on when the data directory is next "
+                     "opened for writing (logtide serve, logtide shell)",
+                     topic_path(table.keyspace, table.name, feed.name), pos.scanned, pos.total)
+
+    def scanning(self) -> list[tuple[Table, Changefeed, ScanPosition]]:
+        """The changefeeds still in their initial scan, with how far each got."""
+        return [(t, f, self.scans[f.feed_id]) for t, f in self.all() if self.state(f) == INITIAL_SCAN]
+
+    def finish_scans(self, advanced: Callable[[Table, Changefeed, ScanPosition], None] | None = None) -> None:
+        """Run every initial scan still in progress to its end in the calling thread, one chunk (one transaction)
+        at a time, calling ``advanced(table, feed, position)`` after each: what a short-lived writer does before
+        it closes the database.  Interrupting it (KeyboardInterrupt) loses nothing: each chunk commits whole, and
+        the rest is scanned by the next writer."""
+        paused, self._paused = self._paused, True  # the worker leaves the scans to this thread
+        try:
+            while True:
+                todo = self.scanning()
+                if not todo:
+                    return
+                table, feed, _ = todo[0]
+                self.scan_step()
+                if advanced is not None:
+                    pos = self.scans.get(feed.feed_id)
+                    if pos is not None:
+                        advanced(table, feed, pos)
+        finally:
+            self._paused = paused
+            self._wake.set()
 
     def _run(self) -> None:
         import time

@@ -73,7 +73,7 @@ class _Reader:
         o = feed.options
         return TopicDescription(topic_path(table.keyspace, table.name, feed.name), table.keyspace, table.name,
                                 feed.name, o.partitions, o.mode, o.format, self._state(txn, feed),
-                                o.retention_seconds)
+                                o.retention_seconds, feed.feed_id, feed.created_ms)
 
     def topics(self) -> Sequence[TopicDescription]:
         cat = self._catalog()
@@ -141,7 +141,7 @@ class _Reader:
     def add_consumer(self, path: str, name: str, important: bool = False, read_from_ms: int = 0) -> None:
         _, f = self._find(path)
         if not name or "/" in name:
-            raise InvalidRequest(f"Invalid consumer name '{name}'")
+            raise InvalidRequest(f"Invalid consumer name '{name}' (a consumer name is not empty and has no '/')")
 
         def work(txn: Txn) -> None:
             if S.has_consumer(txn, f.feed_id, name):

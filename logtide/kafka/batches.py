@@ -24,6 +24,7 @@ from typing import Any
 
 from logtide.changefeed.api import TopicReader
 
+from .keys import key_function
 from .records import encode_rows
 
 log = logging.getLogger("logtide.kafka")
@@ -57,9 +58,11 @@ class BatchCache:
         self.hits = 0
         self.misses = 0
 
-    def read(self, path: str, partition: int, offset: int, max_bytes: int, end_offset: int) -> bytes:
+    def read(self, path: str, partition: int, offset: int, max_bytes: int, end_offset: int,
+             format: str | None = None) -> bytes:
         """The batch from ``offset`` (at least one record, then up to ``max_bytes``; b"" if none); reads the
-        next one ahead when this one stops before ``end_offset``."""
+        next one ahead when this one stops before ``end_offset``.  ``format`` is the changefeed's FORMAT, which
+        decides each message's Kafka key (``keys.key_function``; None: the keys as stored)."""
         key = (path, partition, offset)
         with self._lock:
             pending = self._ahead.get(key)
@@ -72,13 +75,13 @@ class BatchCache:
         if batch is None or batch.max_bytes > max_bytes or batch.next_offset > end_offset \
                 or not self._still_valid(path, partition, batch):
             self.misses += 1
-            batch = self._load(key, max_bytes)
+            batch = self._load(key, max_bytes, format)
             if batch is None:
                 return b""
         else:
             self.hits += 1
         if batch.next_offset < end_offset:
-            self._read_ahead((path, partition, batch.next_offset), max_bytes)
+            self._read_ahead((path, partition, batch.next_offset), max_bytes, format)
         return batch.data
 
     def close(self) -> None:
@@ -94,13 +97,13 @@ class BatchCache:
             return False
         return tuple(rows[0][1:]) == batch.last
 
-    def _load(self, key: Key, max_bytes: int) -> Batch | None:
+    def _load(self, key: Key, max_bytes: int, format: str | None) -> Batch | None:
         path, partition, offset = key
         rows = self.reader.read_rows(path, partition, offset, MAX_RECORDS_PER_BATCH, max_bytes)
         if not rows:
             return None
-        last_offset, write_time_ms, k, value = rows[-1]
-        batch = Batch(encode_rows(rows), last_offset + 1, (write_time_ms, k, value), max_bytes)
+        last_offset, write_time_ms, k, value = rows[-1]  # as stored: what _still_valid compares
+        batch = Batch(encode_rows(rows, key_function(format)), last_offset + 1, (write_time_ms, k, value), max_bytes)
         if rows[0][0] == offset:  # an offset below the partition's start is answered from the start
             self._keep(key, batch)
         return batch
@@ -116,18 +119,18 @@ class BatchCache:
                 _, dropped = self._batches.popitem(last=False)
                 self._size -= len(dropped.data)
 
-    def _read_ahead(self, key: Key, max_bytes: int) -> None:
+    def _read_ahead(self, key: Key, max_bytes: int, format: str | None) -> None:
         with self._lock:
             if key in self._batches or key in self._ahead:
                 return
             try:
-                self._ahead[key] = self._pool.submit(self._load_ahead, key, max_bytes)
+                self._ahead[key] = self._pool.submit(self._load_ahead, key, max_bytes, format)
             except RuntimeError:  # closing: no more reading ahead
                 pass
 
-    def _load_ahead(self, key: Key, max_bytes: int) -> Any:
+    def _load_ahead(self, key: Key, max_bytes: int, format: str | None) -> Any:
         try:
-            self._load(key, max_bytes)
+            self._load(key, max_bytes, format)
         except Exception as e:  # the Fetch that wants it reads it itself and answers the error
             log.debug("reading ahead %s failed: %s", key, e)
         finally:

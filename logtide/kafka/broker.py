@@ -9,6 +9,7 @@ the topic store run on its own thread pool.
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import logging
 import ssl
@@ -40,6 +41,7 @@ class KafkaConfig:
     threads: int = 16  # threads for reads and commits
     wait_threads: int = 256  # threads for long-poll waits, one per waiting Fetch (apart: waits never starve reads)
     max_frame_bytes: int = 100 << 20
+    max_request_elements: int = 10_000  # array elements one request may hold (docs/kafka.md "Limits")
     session_check_interval: float = 0.5
     batch_cache_bytes: int = 64 << 20  # encoded record batches kept for Fetch (logtide/kafka/batches.py)
 
@@ -62,6 +64,7 @@ class KafkaBroker:
         self._server: asyncio.base_events.Server | None = None
         self._tasks: set[asyncio.Task] = set()
         self._expiry: asyncio.Task | None = None
+        self.requests: collections.Counter[tuple[int, int]] = collections.Counter()  # (API key, version) served
 
     async def start(self) -> tuple[str, int]:
         """Bind and start accepting; returns the bound (host, port)."""

@@ -1,41 +1,57 @@
-"""The Kafka protocol's primitive types (Kafka protocol guide, "Protocol Primitive Types").
+"""The Kafka protocol's primitive types (Kafka protocol guide, "Protocol Primitive Types"; KIP-482 compact forms).
 
 ``Reader`` decodes from a bytes buffer and raises ``MalformedFrame`` on any
 overrun or impossible length; ``Writer`` appends to a bytearray.  Compact
 forms (unsigned varint lengths + 1) and tagged fields serve flexible versions.
+
+A Reader never trusts a length: a string or bytes must fit in what remains
+of the frame, an array of N elements must have at least N times the least
+size of one element left, and every array element decoded is counted against
+the reader's ``elements`` budget (``TooManyElements`` past it), so that a
+small frame cannot make the broker build a huge request.
 """
 
 from __future__ import annotations
 
 import struct
+import uuid
 
-_I8, _I16, _I32, _I64, _U32 = (struct.Struct(f">{c}") for c in "bhiqI")
+_I8, _I16, _U16, _I32, _I64, _U32, _F64 = (struct.Struct(f">{c}") for c in "bhHiqId")
+
+UNLIMITED = 1 << 62
+ZERO_UUID = uuid.UUID(int=0)
 
 
 class MalformedFrame(ValueError):
     """A request that does not decode as the schema of its API key and version."""
 
 
+class TooManyElements(MalformedFrame):
+    """A request holding more array elements than the broker decodes in one request."""
+
+
 class Reader:
-    """Sequential decoder over one frame."""
+    """Sequential decoder over ``buf[pos:end]``; ``elements`` is how many array elements it may still decode."""
 
-    __slots__ = ("buf", "pos")
+    __slots__ = ("buf", "pos", "end", "elements")
 
-    def __init__(self, buf: bytes, pos: int = 0) -> None:
+    def __init__(self, buf: bytes, pos: int = 0, elements: int = UNLIMITED) -> None:
         self.buf = buf
         self.pos = pos
+        self.end = len(buf)
+        self.elements = elements
 
     def _take(self, n: int) -> bytes:
         end = self.pos + n
-        if n < 0 or end > len(self.buf):
-            raise MalformedFrame(f"frame ends early: needs {n} bytes at {self.pos}, has {len(self.buf) - self.pos}")
+        if n < 0 or end > self.end:
+            raise MalformedFrame(f"frame ends early: needs {n} bytes at {self.pos}, has {self.end - self.pos}")
         out = self.buf[self.pos:end]
         self.pos = end
         return out
 
     def _fixed(self, st: struct.Struct) -> int:
         end = self.pos + st.size
-        if end > len(self.buf):
+        if end > self.end:
             raise MalformedFrame(f"frame ends early at {self.pos}")
         (v,) = st.unpack_from(self.buf, self.pos)
         self.pos = end
@@ -47,6 +63,9 @@ class Reader:
     def int16(self) -> int:
         return self._fixed(_I16)
 
+    def uint16(self) -> int:
+        return self._fixed(_U16)
+
     def int32(self) -> int:
         return self._fixed(_I32)
 
@@ -56,13 +75,19 @@ class Reader:
     def uint32(self) -> int:
         return self._fixed(_U32)
 
+    def float64(self) -> float:
+        return self._fixed(_F64)
+
     def boolean(self) -> bool:
         return self.int8() != 0
+
+    def uuid(self) -> uuid.UUID:
+        return uuid.UUID(bytes=bytes(self._take(16)))
 
     def uvarint(self) -> int:
         shift = result = 0
         while True:
-            if self.pos >= len(self.buf):
+            if self.pos >= self.end:
                 raise MalformedFrame("frame ends inside a varint")
             b = self.buf[self.pos]
             self.pos += 1
@@ -97,23 +122,32 @@ class Reader:
             raise MalformedFrame("null where bytes are required")
         return bytes(self._take(n))
 
-    def array_length(self, nullable: bool = False, compact: bool = False) -> int | None:
+    def array_length(self, nullable: bool = False, compact: bool = False, min_element: int = 1) -> int | None:
+        """An array's element count, once its elements (``min_element`` bytes each at least) can fit in what
+        remains and the reader's element budget allows them."""
         n = self.uvarint() - 1 if compact else self.int32()
         if n < 0:
             if nullable:
                 return None
             raise MalformedFrame("null where an array is required")
-        if n > len(self.buf) - self.pos:  # every element takes at least one byte
-            raise MalformedFrame(f"array of {n} elements in {len(self.buf) - self.pos} bytes")
+        left = self.end - self.pos
+        if n * min_element > left:
+            raise MalformedFrame(f"array of {n} elements of at least {min_element} bytes in {left} bytes")
+        if n > self.elements:
+            raise TooManyElements(f"request has more array elements than the {self.elements} still allowed")
+        self.elements -= n
         return n
 
     def skip_tagged_fields(self) -> None:
-        for _ in range(self.uvarint()):
+        n = self.uvarint()
+        if n > self.end - self.pos:
+            raise MalformedFrame(f"{n} tagged fields in {self.end - self.pos} bytes")
+        for _ in range(n):
             self.uvarint()
             self._take(self.uvarint())
 
     def remaining(self) -> int:
-        return len(self.buf) - self.pos
+        return self.end - self.pos
 
 
 class Writer:
@@ -130,6 +164,9 @@ class Writer:
     def int16(self, v: int) -> None:
         self.buf += _I16.pack(v)
 
+    def uint16(self, v: int) -> None:
+        self.buf += _U16.pack(v)
+
     def int32(self, v: int) -> None:
         self.buf += _I32.pack(v)
 
@@ -139,8 +176,14 @@ class Writer:
     def uint32(self, v: int) -> None:
         self.buf += _U32.pack(v)
 
+    def float64(self, v: float) -> None:
+        self.buf += _F64.pack(v)
+
     def boolean(self, v: bool) -> None:
         self.buf.append(1 if v else 0)
+
+    def uuid(self, v: uuid.UUID | None) -> None:
+        self.buf += (v or ZERO_UUID).bytes
 
     def uvarint(self, v: int) -> None:
         self.buf += encode_uvarint(v)

@@ -15,10 +15,10 @@ import struct
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from logtide.errors import AuthenticationError
-from logtide.scram import ScramCredentials, ScramError, ScramServer
+from logtide.scram import SHA256, SHA512, ScramCredentials, ScramError, ScramServer
 
 from . import errors as E
-from .codec import MalformedFrame, Reader, Writer
+from .codec import MalformedFrame, Reader, TooManyElements, Writer
 from .handlers import HANDLERS, supported_api_keys
 from .messages import API_VERSIONS, APIS, request_header_flexible, response_header_flexible
 
@@ -29,8 +29,7 @@ log = logging.getLogger("logtide.kafka")
 R = TypeVar("R")
 SASL_APIS = (17, 18, 36)  # what an unauthenticated connection may send
 CLOSE_DELAY = 0.1  # seconds between a final answer (failed authentication) and closing the connection
-SCRAM = "SCRAM-SHA-256"
-MECHANISMS = ("PLAIN", SCRAM)
+MECHANISMS = ("PLAIN", SHA256, SHA512)
 
 
 class SaslFailed(Exception):
@@ -56,7 +55,7 @@ class KafkaConnection:
         self.role: str | None = None
         self.sasl_mechanism: str | None = None
         self.raw_sasl = False  # SaslHandshake v0: the next frames are bare SASL tokens
-        self.scram: ScramServer | None = None  # the SCRAM-SHA-256 exchange under way
+        self.scram: ScramServer | None = None  # the SCRAM exchange under way
 
     def closing(self) -> bool:
         return self.writer.is_closing()
@@ -112,13 +111,18 @@ class KafkaConnection:
         api = APIS.get(api_key)
         if api is None or not api.min_version <= version <= api.max_version:
             return self._unsupported(api_key, correlation_id)
+        self.broker.requests[(api_key, version)] += 1
         if not self.authenticated and api_key not in SASL_APIS:
             log.info("closing Kafka connection from %s: API key %d before SASL authentication", self.peer_host, api_key)
             raise CloseConnection()
         try:
             if request_header_flexible(api_key, version):
                 r.skip_tagged_fields()
+            r.elements = self.broker.config.max_request_elements
             req = api.requests[version].decode(r)
+        except TooManyElements as e:
+            log.info("closing Kafka connection from %s: %s v%d: %s", self.peer_host, api.name, version, e)
+            raise CloseConnection() from None
         except MalformedFrame as e:
             log.debug("malformed %s v%d from %s: %s", api.name, version, self.peer_host, e)
             raise CloseConnection() from None
@@ -156,7 +160,8 @@ class KafkaConnection:
         if mechanism not in MECHANISMS:
             return {"error_code": E.UNSUPPORTED_SASL_MECHANISM, "mechanisms": list(MECHANISMS)}
         self.sasl_mechanism = mechanism
-        self.scram = ScramServer(self._scram_lookup) if mechanism == SCRAM else None
+        self.scram = None if mechanism == "PLAIN" else ScramServer(
+            lambda user: self._scram_lookup(user, mechanism), mechanism=mechanism)
         self.raw_sasl = version == 0
         return {"error_code": E.NONE, "mechanisms": list(MECHANISMS)}
 
@@ -200,10 +205,10 @@ class KafkaConnection:
             self.authenticated = True
         return reply
 
-    def _scram_lookup(self, user: str) -> ScramCredentials:
+    def _scram_lookup(self, user: str, mechanism: str) -> ScramCredentials:
         if self.broker.auth is None:
-            raise ScramError("SCRAM-SHA-256 needs logtide's roles: this endpoint has none (use SASL/PLAIN or none)")
-        return self.broker.auth.scram_lookup(user)
+            raise ScramError(f"{mechanism} needs logtide's roles: this endpoint has none (use SASL/PLAIN or none)")
+        return self.broker.auth.scram_lookup(user, mechanism)
 
     async def _login(self, token: bytes) -> str | None:
         """Check a SASL/PLAIN token (authzid NUL user NUL password, RFC 4616); the error message or None."""

@@ -16,6 +16,9 @@ from logtide.changefeed.api import TopicDescription
 from logtide.errors import InvalidRequest
 
 from . import errors as E
+from .admin import (CLUSTER_ID, CLUSTER_OPERATIONS, TOPIC_OPERATIONS, UNKNOWN_OPERATIONS, describe_cluster,
+                    describe_configs)
+from .codec import ZERO_UUID
 from .messages import APIS
 
 if TYPE_CHECKING:
@@ -37,31 +40,61 @@ def supported_api_keys() -> list[dict]:
 
 
 async def metadata(conn: "KafkaConnection", req: dict, version: int) -> dict:
-    names = req["topics"]
-    wanted = None if names is None or (version == 0 and not names) else [t["name"] for t in names]
+    """Topics asked by name (each once, as Kafka answers), or by topic id (v12), or every topic the role may
+    read; v10+ answers carry topic ids."""
+    asked = req["topics"]
+    everything = asked is None or (version == 0 and not asked)
+    operations = req["include_topic_authorized_operations"]
 
     def look() -> list[dict]:
-        if wanted is None:
-            return [_topic_meta(d.kafka_name, d, E.NONE) for d in conn.topics.visible(conn.role)]
-        out = []
-        for name in wanted:
+        if everything:
+            return [_topic_meta(conn, d.kafka_name, d, E.NONE, operations) for d in conn.topics.visible(conn.role)]
+        out, seen = [], set()
+        for t in asked:
+            name, tid = t["name"], t["topic_id"]
+            if name is None or (tid != ZERO_UUID and version >= 12):  # by id
+                if (tid, None) in seen:
+                    continue
+                seen.add((tid, None))
+                desc, err = conn.topics.resolve_id(tid, conn.role) if version >= 12 else (None, E.INVALID_REQUEST)
+                out.append(_topic_meta(conn, desc.kafka_name if desc else None, desc, err, operations, tid))
+                continue
+            if name in seen:
+                continue
+            seen.add(name)
             desc, err = conn.topics.resolve(name, conn.role)
-            out.append(_topic_meta(name, desc, err))
+            out.append(_topic_meta(conn, name, desc, err, operations))
         return out
 
     host, port = conn.broker.advertised
-    return {"brokers": [{"node_id": 0, "host": host, "port": port, "rack": None}], "cluster_id": "logtide",
-            "controller_id": 0, "topics": await conn.blocking(look)}
+    return {"brokers": [{"node_id": 0, "host": host, "port": port, "rack": None}], "cluster_id": CLUSTER_ID,
+            "controller_id": 0, "topics": await conn.blocking(look),
+            "cluster_authorized_operations": CLUSTER_OPERATIONS if req["include_cluster_authorized_operations"]
+            else UNKNOWN_OPERATIONS}
 
 
-def _topic_meta(name: str, desc: TopicDescription | None, err: int) -> dict:
+def _topic_meta(conn: "KafkaConnection", name: str | None, desc: TopicDescription | None, err: int,
+                operations: bool = False, tid: Any = ZERO_UUID) -> dict:
     parts = [] if desc is None else [
         {"error_code": E.NONE, "partition_index": p, "leader_id": 0, "leader_epoch": -1, "replica_nodes": [0],
          "isr_nodes": [0], "offline_replicas": []} for p in range(desc.partitions)]
-    return {"error_code": err, "name": name, "is_internal": False, "partitions": parts}
+    return {"error_code": err, "name": name, "is_internal": False, "partitions": parts,
+            "topic_id": tid if desc is None else conn.topics.topic_id(desc),
+            "topic_authorized_operations": TOPIC_OPERATIONS if operations and desc is not None
+            else UNKNOWN_OPERATIONS}
 
 
 def find_coordinator(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    """Node 0 coordinates every consumer group; v4+ asks for several keys at once."""
+    if version >= 4:
+        return {"coordinators": [dict(_coordinator(conn, req["key_type"]), key=k) for k in req["coordinator_keys"]]}
+    return _coordinator(conn, req["key_type"])
+
+
+def _coordinator(conn: "KafkaConnection", key_type: int) -> dict:
+    if key_type != 0:  # 1: a transactional id, 2: a share group (KIP-932)
+        return {"error_code": E.COORDINATOR_NOT_AVAILABLE, "node_id": -1, "host": "", "port": -1,
+                "error_message": "logtide coordinates consumer groups only (no transactions, no share groups)"}
     host, port = conn.broker.advertised
     return {"error_code": E.NONE, "error_message": None, "node_id": 0, "host": host, "port": port}
 
@@ -69,10 +102,14 @@ def find_coordinator(conn: "KafkaConnection", req: dict, version: int) -> dict:
 async def list_offsets(conn: "KafkaConnection", req: dict, version: int) -> dict:
     def look() -> list[dict]:
         topics = []
+        looked: dict[str, tuple] = {}  # each topic a request names is resolved and its bounds read once
         for t in req["topics"]:
-            desc, err = conn.topics.resolve(t["name"], conn.role)
+            if t["name"] not in looked:
+                desc, err = conn.topics.resolve(t["name"], conn.role)
+                looked[t["name"]] = desc, err, ({} if desc is None else
+                                                {p.partition: p for p in conn.topics.reader.partitions(desc.path)})
+            desc, err, bounds = looked[t["name"]]
             parts = []
-            bounds = {} if desc is None else {p.partition: p for p in conn.topics.reader.partitions(desc.path)}
             for p in t["partitions"]:
                 idx = p["partition_index"]
                 if desc is None or idx not in bounds:
@@ -88,11 +125,22 @@ async def list_offsets(conn: "KafkaConnection", req: dict, version: int) -> dict
 
 
 def _offset_for(conn: "KafkaConnection", path: str, bounds: Any, timestamp: int) -> tuple[int, int]:
-    """ListOffsets: -1 latest, -2 earliest, else the first record written at or after ``timestamp``."""
+    """ListOffsets: -1 latest, -2 earliest (-4 earliest local: the same, all records are local), -3 the record
+    with the largest timestamp (KIP-734: the first one written at the last record's time), -5 the last tiered
+    offset (KIP-1005: -1, nothing is tiered); else the first record written at or after ``timestamp``."""
     if timestamp == -1:
         return bounds.end_offset, -1
-    if timestamp == -2:
+    if timestamp in (-2, -4):
         return bounds.start_offset, -1
+    if timestamp == -5:
+        return -1, -1
+    if timestamp == -3:
+        if bounds.end_offset <= bounds.start_offset:
+            return -1, -1
+        last = conn.topics.reader.read(path, bounds.partition, bounds.end_offset - 1, 1)
+        if not last:
+            return -1, -1
+        timestamp = last[0].write_time_ms
     offset = max(conn.topics.reader.offset_for_time(path, bounds.partition, timestamp), bounds.start_offset)
     if offset >= bounds.end_offset:
         return -1, -1
@@ -104,12 +152,12 @@ async def fetch(conn: "KafkaConnection", req: dict, version: int) -> dict:
     """Fetch with long polling: answer once ``min_bytes`` are there, an error occurs or ``max_wait_ms`` passes."""
     deadline = time.monotonic() + min(max(req["max_wait_ms"], 0), MAX_WAIT_MS) / 1000
     min_bytes = max(req["min_bytes"], 1)
-    responses, size, errors, waits = await conn.blocking(_fetch_once, conn, req)
+    responses, size, errors, waits = await conn.blocking(_fetch_once, conn, req, version)
     while True:
         remaining = deadline - time.monotonic()
         if size >= min_bytes or errors or remaining <= 0 or not waits or conn.closing():
             return {"error_code": E.NONE, "session_id": 0, "responses": responses}
-        again = await _wait_any(conn, req, waits, min(remaining, WAIT_SLICE))
+        again = await _wait_any(conn, req, version, waits, min(remaining, WAIT_SLICE))
         if again is not None:
             responses, size, errors, waits = again
 
@@ -117,7 +165,7 @@ async def fetch(conn: "KafkaConnection", req: dict, version: int) -> dict:
 FetchResult = tuple[list[dict], int, bool, dict[str, dict[int, int]]]
 
 
-async def _wait_any(conn: "KafkaConnection", req: dict, waits: dict[str, dict[int, int]],
+async def _wait_any(conn: "KafkaConnection", req: dict, version: int, waits: dict[str, dict[int, int]],
                     timeout: float) -> FetchResult | None:
     """Wait for a record past the waited positions; the fetch done again then (None: nothing arrived).
 
@@ -133,17 +181,17 @@ async def _wait_any(conn: "KafkaConnection", req: dict, waits: dict[str, dict[in
                 arrived = reader.wait(path, positions, timeout)
             except Exception:  # e.g. the changefeed was dropped: the fetch answers the error
                 arrived = True
-            return _fetch_once(conn, req) if arrived else None
+            return _fetch_once(conn, req, version) if arrived else None
         return await loop.run_in_executor(conn.broker.wait_pool, wait_then_fetch)
     futures = [loop.run_in_executor(conn.broker.wait_pool, reader.wait, path, positions, timeout)
                for path, positions in waits.items()]
     _done, pending = await asyncio.wait(futures, return_when=asyncio.FIRST_COMPLETED)
     for f in pending:
         f.cancel()
-    return await conn.blocking(_fetch_once, conn, req)
+    return await conn.blocking(_fetch_once, conn, req, version)
 
 
-def _fetch_once(conn: "KafkaConnection", req: dict) -> "FetchResult":
+def _fetch_once(conn: "KafkaConnection", req: dict, version: int) -> "FetchResult":
     reader = conn.topics.reader
     budget = req.get("max_bytes", 0x7FFFFFFF)
     if budget <= 0:
@@ -152,9 +200,14 @@ def _fetch_once(conn: "KafkaConnection", req: dict) -> "FetchResult":
     errors = False
     waits: dict[str, dict[int, int]] = {}
     responses = []
+    looked: dict[Any, tuple] = {}  # each topic a request names is resolved and its bounds read once
     for t in req["topics"]:
-        desc, err = conn.topics.resolve(t["topic"], conn.role)
-        bounds = {} if desc is None else {p.partition: p for p in reader.partitions(desc.path)}
+        name = t["topic_id"] if version >= 13 else t["topic"]  # 13+: topics by id (KIP-516)
+        if name not in looked:
+            desc, err = (conn.topics.resolve_id(name, conn.role) if version >= 13
+                         else conn.topics.resolve(name, conn.role))
+            looked[name] = desc, err, ({} if desc is None else {p.partition: p for p in reader.partitions(desc.path)})
+        desc, err, bounds = looked[name]
         parts = []
         for p in t["partitions"]:
             idx, offset = p["partition"], p["fetch_offset"]
@@ -178,13 +231,13 @@ def _fetch_once(conn: "KafkaConnection", req: dict) -> "FetchResult":
             limit = max(1, min(p["partition_max_bytes"], budget - size)) if size < budget else 0
             if limit == 0:
                 continue
-            batch = conn.broker.batches.read(desc.path, idx, offset, limit, b.end_offset)
+            batch = conn.broker.batches.read(desc.path, idx, offset, limit, b.end_offset, desc.format)
             if not batch:
                 waits.setdefault(desc.path, {})[idx] = offset
                 continue
             answer["records"] = batch
             size += len(batch)
-        responses.append({"topic": t["topic"], "partitions": parts})
+        responses.append({"topic": t["topic"], "topic_id": t["topic_id"], "partitions": parts})
     return responses, size, errors, waits
 
 
@@ -195,18 +248,31 @@ def produce(conn: "KafkaConnection", req: dict, version: int) -> dict | None:
     message = "changefeed topics are read-only: they are written by writes to their table"
     return {"responses": [
         {"name": t["name"], "partition_responses": [
-            {"index": p["index"], "error_code": E.TOPIC_AUTHORIZATION_FAILED, "error_message": message}
+            {"index": p["index"], "error_code": E.TOPIC_AUTHORIZATION_FAILED, "base_offset": -1,
+             "error_message": message}
             for p in t["partition_data"]]} for t in req["topic_data"]]}
 
 
 # -- groups ------------------------------------------------------------------
 
 async def join_group(conn: "KafkaConnection", req: dict, version: int) -> dict:
-    return await conn.broker.coordinator.join(req, version, conn.client_id or "", conn.peer_host)
+    answer = await conn.broker.coordinator.join(req, version, conn.client_id or "", conn.peer_host)
+    if answer.get("error_code") == E.NONE:  # v7+ tells the member the group's protocol type
+        answer["protocol_type"] = req["protocol_type"]
+    return answer
 
 
 async def sync_group(conn: "KafkaConnection", req: dict, version: int) -> dict:
-    return await conn.broker.coordinator.sync(req)
+    """SyncGroup; v5 names the protocol type and name, which must be the group's (Kafka answers
+    INCONSISTENT_GROUP_PROTOCOL otherwise) and are given back."""
+    g = conn.broker.coordinator.groups.get(req["group_id"])
+    if g is not None and g.protocol is not None and (
+            req["protocol_type"] not in (None, g.protocol_type) or req["protocol_name"] not in (None, g.protocol)):
+        return {"error_code": E.INCONSISTENT_GROUP_PROTOCOL}
+    answer = await conn.broker.coordinator.sync(req)
+    if answer.get("error_code") == E.NONE and g is not None:
+        answer = dict(answer, protocol_type=g.protocol_type, protocol_name=g.protocol)
+    return answer
 
 
 def heartbeat(conn: "KafkaConnection", req: dict, version: int) -> dict:
@@ -214,13 +280,26 @@ def heartbeat(conn: "KafkaConnection", req: dict, version: int) -> dict:
 
 
 def leave_group(conn: "KafkaConnection", req: dict, version: int) -> dict:
-    return {"error_code": conn.broker.coordinator.leave(req["group_id"], req["member_id"])}
+    """v0-2: one member; v3+ (KIP-345): several, each by member id or by its group.instance.id, each answered."""
+    if version < 3:
+        return {"error_code": conn.broker.coordinator.leave(req["group_id"], req["member_id"])}
+    group = req["group_id"]
+    g = conn.broker.coordinator.groups.get(group)
+    out = []
+    for m in req["members"]:
+        member_id = m["member_id"]
+        if not member_id and m["group_instance_id"] is not None and g is not None:
+            member_id = next((x.member_id for x in g.members.values()
+                              if x.group_instance_id == m["group_instance_id"]), "")
+        out.append({"member_id": m["member_id"], "group_instance_id": m["group_instance_id"],
+                    "error_code": conn.broker.coordinator.leave(group, member_id)})
+    return {"error_code": E.NONE, "members": out}
 
 
 async def offset_commit(conn: "KafkaConnection", req: dict, version: int) -> dict:
     """Commit to the changefeed consumer named after the group (created on first use)."""
     group = req["group_id"]
-    state_err = conn.broker.coordinator.check_commit(group, req.get("generation_id", -1), req.get("member_id", ""))
+    state_err = conn.broker.coordinator.check_commit(group, req["generation_id_or_member_epoch"], req["member_id"])
 
     def commit_topic(t: dict) -> list[dict]:
         def answer(errors: dict[int, int]) -> list[dict]:
@@ -248,26 +327,44 @@ async def offset_commit(conn: "KafkaConnection", req: dict, version: int) -> dic
         return answer(errors)
 
     def commit() -> list[dict]:
-        return [{"name": t["name"], "partitions": commit_topic(t)} for t in req["topics"]]
+        # a topic named several times is committed once, with all its partitions (the last offset of one wins)
+        merged: dict[str, dict] = {}
+        for t in req["topics"]:
+            merged.setdefault(t["name"], {"name": t["name"], "partitions": []})["partitions"].extend(t["partitions"])
+        errors = {name: {p["partition_index"]: p["error_code"] for p in commit_topic(t)} for name, t in merged.items()}
+        return [{"name": t["name"], "partitions": [
+            {"partition_index": p["partition_index"], "error_code": errors[t["name"]][p["partition_index"]]}
+            for p in t["partitions"]]} for t in req["topics"]]
 
     return {"topics": await conn.blocking(commit)}
 
 
 async def offset_fetch(conn: "KafkaConnection", req: dict, version: int) -> dict:
-    group = req["group_id"]
+    """The committed offsets of one group (v0-7) or of several (v8+, KIP-709)."""
+    if version < 8:
+        return {"error_code": E.NONE, "topics": await conn.blocking(_group_offsets, conn, req["group_id"],
+                                                                    req["topics"])}
+    groups = []
+    for g in req["groups"]:
+        groups.append({"group_id": g["group_id"], "error_code": E.NONE,
+                       "topics": await conn.blocking(_group_offsets, conn, g["group_id"], g["topics"])})
+    return {"groups": groups}
 
-    def look() -> list[dict]:
-        wanted = req["topics"]
-        if wanted is None:  # every topic the group has offsets on
-            out = []
-            for d in conn.topics.visible(conn.role):
-                if any(c.name == group for c in conn.topics.reader.consumers(d.path)):
-                    committed = conn.topics.committed(d.path, group)
-                    out.append({"name": d.kafka_name, "partitions": [
-                        {"partition_index": p, "committed_offset": o} for p, o in sorted(committed.items())]})
-            return out
+
+def _group_offsets(conn: "KafkaConnection", group: str, wanted: list[dict] | None) -> list[dict]:
+    """A group's committed offsets on the topics asked (None: every topic it has offsets on)."""
+    if wanted is None:  # every topic the group has offsets on
         out = []
-        for t in wanted:
+        for d in conn.topics.visible(conn.role):
+            if any(c.name == group for c in conn.topics.reader.consumers(d.path)):
+                committed = conn.topics.committed(d.path, group)
+                out.append({"name": d.kafka_name, "partitions": [
+                    {"partition_index": p, "committed_offset": o} for p, o in sorted(committed.items())]})
+        return out
+    out = []
+    looked: dict[str, tuple[dict[int, int], int]] = {}  # each topic a request names is read once
+    for t in wanted:
+        if t["name"] not in looked:
             desc, err = conn.topics.resolve(t["name"], conn.role)
             committed: dict[int, int] = {}
             if desc is not None:
@@ -276,38 +373,50 @@ async def offset_fetch(conn: "KafkaConnection", req: dict, version: int) -> dict
                 except InvalidRequest as e:
                     log.info("offsets of group %s on %s: %s", group, desc.path, e)
                     err = E.INVALID_GROUP_ID
-            out.append({"name": t["name"], "partitions": [
-                {"partition_index": p, "committed_offset": committed.get(p, -1), "error_code": err}
-                for p in t["partition_indexes"]]})
-        return out
-
-    return {"error_code": E.NONE, "topics": await conn.blocking(look)}
+            looked[t["name"]] = committed, err
+        committed, err = looked[t["name"]]
+        out.append({"name": t["name"], "partitions": [
+            {"partition_index": p, "committed_offset": committed.get(p, -1), "error_code": err}
+            for p in t["partition_indexes"]]})
+    return out
 
 
 def describe_groups(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    operations = GROUP_OPERATIONS if req["include_authorized_operations"] else UNKNOWN_OPERATIONS
     out = []
     for gid in req["groups"]:
         g = conn.broker.coordinator.groups.get(gid)
         if g is None:
-            out.append({"error_code": E.NONE, "group_id": gid, "group_state": "Dead", "members": []})
+            out.append({"error_code": E.NONE, "group_id": gid, "group_state": "Dead", "members": [],
+                        "authorized_operations": operations})
             continue
         out.append({"error_code": E.NONE, "group_id": gid, "group_state": g.state,
                     "protocol_type": g.protocol_type or "", "protocol_data": g.protocol or "",
                     "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
                                  "client_id": m.client_id, "client_host": m.client_host,
                                  "member_metadata": m.metadata(g.protocol or ""),
-                                 "member_assignment": m.assignment} for m in g.members.values()]})
+                                 "member_assignment": m.assignment} for m in g.members.values()],
+                    "authorized_operations": operations})
     return {"groups": out}
 
 
+GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)  # Kafka AclOperation bits READ, DELETE, DESCRIBE
+
+
 def list_groups(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    """Every group, with its state (v4+) and type (v5+: "classic", the only one logtide runs); v4+ filters by
+    state and v5+ by type, both without regard to case, as Kafka does."""
+    states = {s.lower() for s in req["states_filter"]}
+    types = {t.lower() for t in req["types_filter"]}
     return {"error_code": E.NONE, "groups": [
-        {"group_id": g.group_id, "protocol_type": g.protocol_type or "consumer"}
-        for g in conn.broker.coordinator.groups.values()]}
+        {"group_id": g.group_id, "protocol_type": g.protocol_type or "consumer", "group_state": g.state,
+         "group_type": "classic"}
+        for g in conn.broker.coordinator.groups.values()
+        if (not states or g.state.lower() in states) and (not types or "classic" in types)]}
 
 
 HANDLERS: dict[int, Callable[..., Any]] = {
     0: produce, 1: fetch, 2: list_offsets, 3: metadata, 8: offset_commit, 9: offset_fetch, 10: find_coordinator,
     11: join_group, 12: heartbeat, 13: leave_group, 14: sync_group, 15: describe_groups, 16: list_groups,
-    18: api_versions,
+    18: api_versions, 32: describe_configs, 60: describe_cluster,
 }

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import google_crc32c  # CRC-32C (Castagnoli); Apache-2.0
 
@@ -66,9 +66,11 @@ _LEN_ATTR = [v + b"\x00" for v in _VARINTS[1:]]
 _NULL_KEY_LEN = [_VARINTS[0] + v for v in _VARINTS[1:]]
 
 
-def encode_rows(rows: Sequence[tuple[int, int, bytes | None, bytes | None]]) -> bytes:
+def encode_rows(rows: Sequence[tuple[int, int, bytes | None, bytes | None]],
+                key_of: Callable[[bytes], bytes | None] | None = None) -> bytes:
     """One record batch v2 straight from changefeed rows ``(offset, write_time_ms, key, value)`` as the
-    reader's ``read_rows`` gives them (non-empty, in offset order; no headers).
+    reader's ``read_rows`` gives them (non-empty, in offset order; no headers).  ``key_of`` gives a row
+    stored without a key its Kafka key from its value (``keys.key_function``).
 
     Each record's pieces go into one list joined once, its length computed from the pieces' lengths (Kafka
     docs "Record": length, attributes, timestampDelta, offsetDelta, key, value, headers); no per-record
@@ -90,6 +92,8 @@ def encode_rows(rows: Sequence[tuple[int, int, bytes | None, bytes | None]]) -> 
             value, vn = b"", -1  # a null value: length -1, no bytes
         else:
             vn = len(value)
+            if key is None and key_of is not None:
+                key = key_of(value)
         if key is None and vn >= 0:
             if vn < small:
                 vh = null_key[vn]
@@ -97,10 +101,17 @@ def encode_rows(rows: Sequence[tuple[int, int, bytes | None, bytes | None]]) -> 
             else:
                 vh = table[0] + _varint(vn)
                 length = 2 + len(tsd) + len(od) + len(vh) + vn
-        else:
-            vh = b"".join((table[0] if key is None else table[len(key) + 1] if len(key) < small
-                           else _varint(len(key)), key or b"", table[vn + 1] if vn < small else _varint(vn)))
-            length = 2 + len(tsd) + len(od) + len(vh) + max(vn, 0)
+        else:  # a key (its length and bytes are pieces of their own: no joining), or a null value
+            if key is None:
+                kh, key = table[0], b""
+            else:
+                kn = len(key)
+                kh = table[kn + 1] if kn < small else _varint(kn)
+            vh = table[vn + 1] if vn < small else _varint(vn)
+            length = 2 + len(tsd) + len(od) + len(kh) + len(key) + len(vh) + max(vn, 0)
+            extend((len_attr[length] if length < small else _varint(length) + zero, tsd, od, kh, key, vh, value,
+                    zero))
+            continue
         extend((len_attr[length] if length < small else _varint(length) + zero, tsd, od, vh, value, zero))
     return _finish(parts, base_offset, rows[-1][0] - base_offset, base_ts, max_ts, len(rows))
 

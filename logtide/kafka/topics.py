@@ -6,6 +6,9 @@ thread pool, never on the event loop.
 
 from __future__ import annotations
 
+import threading
+import time
+import uuid
 from typing import Any
 
 from logtide.auth import DataResource
@@ -13,6 +16,16 @@ from logtide.changefeed.api import TopicDescription, TopicReader, UnknownConsume
 from logtide.errors import InvalidRequest
 
 from . import errors as E
+from .codec import ZERO_UUID
+
+TOPIC_ID_NAMESPACE = uuid.UUID("6c6f6774-6964-6500-8000-6b61666b6121")  # names logtide's topic ids (uuid5)
+
+
+def topic_id(desc: TopicDescription) -> uuid.UUID:
+    """The Kafka topic id (KIP-516) of a changefeed topic: a UUID made from its path, store id and creation time,
+    so it stays the same across restarts and a changefeed dropped and re-created under the same name gets a new
+    one (store ids are never reused), as Kafka gives a re-created topic."""
+    return uuid.uuid5(TOPIC_ID_NAMESPACE, f"{desc.path}/{desc.feed_id}/{desc.created_ms}")
 
 
 class Topics:
@@ -22,6 +35,9 @@ class Topics:
         self.reader = reader
         self.auth = auth if auth is not None and getattr(auth, "enabled", False) else None
         self._consumers: set[tuple[str, str]] = set()  # (path, group) seen to exist; a drop is caught on commit
+        self._ids: dict[uuid.UUID, str] = {}  # topic id -> path: the ids handed out, and reader.topics() on a miss
+        self._ids_lock = threading.Lock()
+        self._ids_listed = 0.0  # when reader.topics() last filled _ids (at most once a second: unknown ids are cheap)
 
     def allowed(self, role: str | None, desc: TopicDescription) -> bool:
         if self.auth is None:
@@ -37,6 +53,32 @@ class Topics:
         if not self.allowed(role, desc):
             return None, E.TOPIC_AUTHORIZATION_FAILED
         return desc, E.NONE
+
+    def resolve_id(self, tid: uuid.UUID, role: str | None) -> tuple[TopicDescription | None, int]:
+        """The topic a client names by topic id and NONE, or None and UNKNOWN_TOPIC_ID (or the authorization
+        error: a role that may not read the topic learns no more than with its name)."""
+        if tid == ZERO_UUID:
+            return None, E.UNKNOWN_TOPIC_ID
+        with self._ids_lock:
+            path = self._ids.get(tid)
+            if path is None and time.monotonic() - self._ids_listed >= 1.0:
+                self._ids = {topic_id(d): d.path for d in self.reader.topics()}
+                self._ids_listed = time.monotonic()
+                path = self._ids.get(tid)
+        if path is None:
+            return None, E.UNKNOWN_TOPIC_ID
+        desc, err = self.resolve(path, role)
+        if desc is not None and topic_id(desc) != tid:  # dropped and re-created since the id was learnt
+            return None, E.UNKNOWN_TOPIC_ID
+        return desc, (E.UNKNOWN_TOPIC_ID if err == E.UNKNOWN_TOPIC_OR_PARTITION else err)
+
+    def topic_id(self, desc: TopicDescription) -> uuid.UUID:
+        """The topic's id, remembered so that requests naming it by id find it."""
+        tid = topic_id(desc)
+        if tid not in self._ids:
+            with self._ids_lock:
+                self._ids[tid] = desc.path
+        return tid
 
     def visible(self, role: str | None) -> list[TopicDescription]:
         return [d for d in self.reader.topics() if self.allowed(role, d)]

@@ -150,12 +150,12 @@ class Catalog:
     # ---- lookups ---------------------------------------------------------
 
     def find_keyspace(self, name: str) -> Keyspace | None:
-        """A user or system keyspace, or None."""
+        """A user, system or virtual keyspace, or None."""
         if name in self.keyspaces:
             return self.keyspaces[name]
-        from logtide.schema.system_schema import system_keyspaces
+        from logtide.schema.system_schema import system_keyspaces, virtual_keyspaces
 
-        return system_keyspaces().get(name)
+        return system_keyspaces().get(name) or virtual_keyspaces().get(name)
 
     def keyspace(self, name: str) -> Keyspace:
         """A keyspace; InvalidRequest ``Keyspace 'x' does not exist`` when missing."""
@@ -257,9 +257,9 @@ def keyspace_of(name: str | None, current: str | None) -> str:
 
 def check_modifiable(keyspace: str) -> None:
     """System keyspaces cannot be changed by DDL."""
-    from logtide.schema.system_schema import system_keyspaces
+    from logtide.schema.system_schema import is_system_keyspace
 
-    if keyspace in system_keyspaces():
+    if is_system_keyspace(keyspace):
         raise ire(f"System keyspace '{keyspace}' is not user-modifiable")
 
 

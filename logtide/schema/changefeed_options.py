@@ -131,6 +131,15 @@ _LITERAL: dict[str, str] = {
     "aws_region": _STRING,
 }
 _KIND = {_STRING: "string", _BOOL: "bool", _INT: "int", _INTERVAL_KIND: "interval"}
+# the settings in the order docs/changefeeds.md lists them, for "valid settings: ..."
+SETTING_NAMES = ("MODE", "FORMAT", "VIRTUAL_TIMESTAMPS", "BARRIERS_INTERVAL", "RESOLVED_TIMESTAMPS", "RETENTION_PERIOD",
+                 "INITIAL_SCAN", "TOPIC_MIN_ACTIVE_PARTITIONS", "AWS_REGION", "SCHEMA_CHANGES",
+                 "TOPIC_MAX_ACTIVE_PARTITIONS", "TOPIC_AUTO_PARTITIONING", "USER_SIDS", "SINK_TYPE")
+# a value of the right literal type for each setting, shown after a literal-type error
+_EXAMPLE = {"sink_type": "'local'", "mode": "'UPDATES'", "format": "'JSON'", "topic_auto_partitioning": "'DISABLED'",
+            "aws_region": "'us-east-1'", "barriers_interval": "Interval('PT10S')",
+            "resolved_timestamps": "Interval('PT10S')", "retention_period": "Interval('PT24H')",
+            "topic_min_active_partitions": "1", "topic_max_active_partitions": "1"}
 
 
 def _checked(name: str, value: SettingValue) -> object:
@@ -138,9 +147,11 @@ def _checked(name: str, value: SettingValue) -> object:
     key = name.lower()
     literal = _LITERAL.get(key)
     if literal is None:
-        raise InvalidRequest(f"Unknown changefeed setting: {name}")
+        raise InvalidRequest(f"Unknown changefeed setting: {name} (valid settings: {', '.join(SETTING_NAMES)})")
     if value.kind != _KIND[literal] or (literal == _INT and isinstance(value.value, bool)):
-        raise InvalidRequest(f"Literal of {literal} type is expected for {name}")
+        example = _EXAMPLE.get(key, "TRUE or FALSE")
+        raise InvalidRequest(f"Literal of {literal} type is expected for {name} (got {value.text}; "
+                             f"write {name} = {example})")
     return value.value
 
 
@@ -150,19 +161,20 @@ def _interval_seconds(name: str, value: SettingValue, kqp_name: str) -> int:
     if us is None:
         raise InvalidRequest(f"Invalid value '{value.value}' of Interval literal for {name}")
     if us <= 0:
-        raise InvalidRequest(f"{kqp_name} must be positive")
+        raise InvalidRequest(f"{kqp_name} must be positive (got {name} = {value.text})")
     if us < 1_000_000:
         raise InvalidRequest(f"{name.upper()} must be at least 1 second: YDB keeps whole seconds of {value.text}")
     return us // 1_000_000
 
 
 def _choice(values: Mapping[str, tuple[str, SettingValue, object]], key: str, allowed: Sequence[str]) -> str | None:
-    """The upper-cased value of MODE or FORMAT, None if absent; ``Unknown changefeed <key>: X`` if not allowed."""
+    """The upper-cased value of MODE or FORMAT, None if absent; ``Unknown changefeed <key>: X (valid <key>s: ...)``
+    if not allowed."""
     if key not in values:
         return None
     raw = str(values[key][2])
     if raw.upper() not in allowed:
-        raise InvalidRequest(f"Unknown changefeed {key}: {raw}")
+        raise InvalidRequest(f"Unknown changefeed {key}: {raw} (valid {key}s: {', '.join(allowed)})")
     return raw.upper()
 
 
@@ -183,7 +195,7 @@ def parse_settings(settings: Sequence[tuple[str, SettingValue]]) -> ChangefeedOp
     if "sink_type" in values:
         raw = str(values["sink_type"][2])
         if raw.lower() != "local":
-            raise InvalidRequest(f"Unknown changefeed sink type: {raw}")
+            raise InvalidRequest(f"Unknown changefeed sink type: {raw} (the only sink type is 'local')")
 
     mode = _choice(values, "mode", MODES)
     fmt = _choice(values, "format", FORMATS)
@@ -201,13 +213,13 @@ def parse_settings(settings: Sequence[tuple[str, SettingValue]]) -> ChangefeedOp
             raise InvalidRequest(f"{name.upper()} {value.text} is longer than the maximum of 30 days (PT720H)")
 
     partitions = 1
-    if "topic_min_active_partitions" in values:
-        partitions = int(values["topic_min_active_partitions"][2])  # type: ignore[arg-type]
-        if partitions <= 0:
-            raise InvalidRequest("Topic partitions count must be greater than 0")
-    if "topic_max_active_partitions" in values:
-        if int(values["topic_max_active_partitions"][2]) <= 0:  # type: ignore[arg-type]
-            raise InvalidRequest("Topic partitions count must be greater than 0")
+    for key in ("topic_min_active_partitions", "topic_max_active_partitions"):
+        if key in values:
+            name, value, raw = values[key]
+            if int(raw) <= 0:  # type: ignore[call-overload]
+                raise InvalidRequest(f"Topic partitions count must be greater than 0 (got {name} = {value.text})")
+            if key == "topic_min_active_partitions":
+                partitions = int(raw)  # type: ignore[call-overload]
 
     if "topic_auto_partitioning" in values:
         name, _, raw = values["topic_auto_partitioning"]
@@ -229,9 +241,9 @@ def parse_settings(settings: Sequence[tuple[str, SettingValue]]) -> ChangefeedOp
     aws_region = str(values["aws_region"][2]) if "aws_region" in values else ""
 
     if mode is None:
-        raise InvalidRequest("Invalid stream mode: 0 (MODE is required)")
+        raise InvalidRequest(f"Invalid stream mode: 0 (MODE is required: one of {', '.join(MODES)})")
     if fmt is None:
-        raise InvalidRequest("Invalid stream format: 0 (FORMAT is required)")
+        raise InvalidRequest(f"Invalid stream format: 0 (FORMAT is required: one of {', '.join(FORMATS)})")
 
     opts = ChangefeedOptions(
         mode=mode,
@@ -249,14 +261,18 @@ def parse_settings(settings: Sequence[tuple[str, SettingValue]]) -> ChangefeedOp
 
 
 def check_combination(opts: ChangefeedOptions) -> None:
-    """Refuse what YDB's scheme shard refuses, with its messages, in its order."""
+    """Refuse what YDB's scheme shard refuses, with its messages, in its order (each followed by what to write)."""
     if opts.mode == "UPDATES" and opts.format in ("DYNAMODB_STREAMS_JSON", "DEBEZIUM_JSON"):
-        raise InvalidRequest(f"{opts.format} format incompatible with specified stream mode")
+        raise InvalidRequest(f"{opts.format} format incompatible with specified stream mode (FORMAT = "
+                             f"'{opts.format}' takes MODE = 'KEYS_ONLY', 'NEW_IMAGE', 'OLD_IMAGE' or "
+                             f"'NEW_AND_OLD_IMAGES', not 'UPDATES')")
     if opts.aws_region and opts.format != "DYNAMODB_STREAMS_JSON":
-        raise InvalidRequest("AWS_REGION option incompatible with specified stream format")
-    if opts.virtual_timestamps and opts.format != "JSON":
-        raise InvalidRequest("VIRTUAL_TIMESTAMPS incompatible with specified stream format")
-    if opts.barriers_interval_ms is not None and opts.format != "JSON":
-        raise InvalidRequest("RESOLVED_TIMESTAMPS incompatible with specified stream format")
-    if opts.schema_changes and opts.format != "JSON":
-        raise InvalidRequest("SCHEMA_CHANGES incompatible with specified stream format")
+        raise InvalidRequest(f"AWS_REGION option incompatible with specified stream format (AWS_REGION is for "
+                             f"FORMAT = 'DYNAMODB_STREAMS_JSON' only, not '{opts.format}')")
+    for on, name in ((opts.virtual_timestamps, "VIRTUAL_TIMESTAMPS"),
+                     (opts.barriers_interval_ms is not None, "RESOLVED_TIMESTAMPS"),
+                     (opts.schema_changes, "SCHEMA_CHANGES")):
+        if on and opts.format != "JSON":
+            shown = "BARRIERS_INTERVAL/RESOLVED_TIMESTAMPS" if name == "RESOLVED_TIMESTAMPS" else name
+            raise InvalidRequest(f"{name} incompatible with specified stream format ({shown} is for "
+                                 f"FORMAT = 'JSON' only, not '{opts.format}')")

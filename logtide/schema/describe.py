@@ -35,7 +35,8 @@ RESERVED_KEYWORDS = frozenset(
 )
 _UNQUOTED = re.compile(r"[a-z][a-z0-9_]*")
 CDC_LOG_SUFFIX = "_scylla_cdc_log"
-SYSTEM_KEYSPACES = ("system", "system_auth", "system_schema", "system_distributed", "system_logtide")
+SYSTEM_KEYSPACES = ("system", "system_auth", "system_schema", "system_distributed", "system_logtide",
+                    "system_traces")
 
 
 def quote_identifier(name: str) -> str:

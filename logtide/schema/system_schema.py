@@ -30,6 +30,8 @@ SYSTEM = "system"
 SYSTEM_DISTRIBUTED = "system_distributed"
 SYSTEM_AUTH = "system_auth"
 SYSTEM_LOGTIDE = "system_logtide"
+SYSTEM_VIRTUAL_SCHEMA = "system_virtual_schema"
+SYSTEM_TRACES = "system_traces"
 
 # logtide's own tables: every YDB changefeed (logtide.schema.system_changefeeds fills the rows)
 _LOGTIDE_TABLES: dict[str, tuple] = {
@@ -212,6 +214,39 @@ _SCHEMA_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]
     ),
 }
 
+# query traces (logtide.tracing fills the rows): Cassandra 4.0's columns and ScyllaDB's request_size,
+# response_size and username
+_TRACES_TABLES: dict[str, tuple] = {
+    "sessions": (
+        "tracing sessions",
+        [("session_id", "uuid")],
+        [],
+        [("client", "inet"), ("command", "text"), ("coordinator", "inet"), ("coordinator_port", "int"),
+         ("duration", "int"), ("parameters", "map<text, text>"), ("request", "text"), ("request_size", "int"),
+         ("response_size", "int"), ("started_at", "timestamp"), ("username", "text")],
+    ),
+    "events": (
+        "tracing events",
+        [("session_id", "uuid")],
+        [("event_id", "timeuuid")],
+        [("activity", "text"), ("source", "inet"), ("source_elapsed", "int"), ("source_port", "int"),
+         ("thread", "text")],
+    ),
+}
+TRACES_REPLICATION = {"class": properties.SIMPLE_STRATEGY, "replication_factor": "2"}  # as Cassandra and ScyllaDB
+
+# Cassandra 4.0's virtual schema (drivers probe it to list virtual keyspaces): it describes itself only, since
+# logtide has no other virtual table; it is not listed in system_schema, as in Cassandra
+_VIRTUAL_SCHEMA_TABLES: dict[str, tuple] = {
+    "keyspaces": ("virtual keyspace definitions", [("keyspace_name", "text")], [], []),
+    "tables": ("virtual table definitions", [("keyspace_name", "text")], [("table_name", "text")],
+               [("comment", "text")]),
+    "columns": ("virtual column definitions", [("keyspace_name", "text")],
+                [("table_name", "text"), ("column_name", "text")],
+                [("clustering_order", "text"), ("column_name_bytes", "blob"), ("kind", "text"), ("position", "int"),
+                 ("type", "text")]),
+}
+
 _SYSTEM_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]] = {
     "local": (
         "information about the local node",
@@ -300,6 +335,7 @@ class NodeInfo:
     gossip_generation: int = 0
     schema_version: uuid.UUID | None = None  # None: the catalog's version
     cdc_generations: Any = None  # logtide.cdc.streams.Generations, for system_distributed
+    traces: Any = None  # logtide.tracing.TraceStore, for system_traces
 
 
 def system_table_id(keyspace: str, table: str) -> uuid.UUID:
@@ -328,25 +364,40 @@ def _make_table(keyspace: str, name: str, spec: tuple, store_id: int) -> Table:
 
 
 _CACHE: dict[str, Keyspace] = {}
+_VIRTUAL_CACHE: dict[str, Keyspace] = {}
+
+
+def _build_keyspaces(out: dict[str, Keyspace], store_id: int, keyspaces: tuple[tuple[str, dict], ...]) -> None:
+    for ks_name, specs in keyspaces:
+        tables = {}
+        for name, spec in specs.items():
+            tables[name] = _make_table(ks_name, name, spec, store_id)
+            store_id -= 1
+        replication = TRACES_REPLICATION if ks_name == SYSTEM_TRACES else LOCAL_REPLICATION
+        out[ks_name] = Keyspace(ks_name, dict(replication), True, tables, {})
 
 
 def system_keyspaces() -> dict[str, Keyspace]:
-    """The system keyspaces by name (built on first use; their tables have negative store ids)."""
+    """The system keyspaces listed in ``system_schema``, by name (built on first use; their tables have negative
+    store ids)."""
     if not _CACHE:
-        store_id = -1
-        for ks_name, specs in ((SYSTEM, _SYSTEM_TABLES), (SYSTEM_SCHEMA, _SCHEMA_TABLES),
-                               (SYSTEM_DISTRIBUTED, _DISTRIBUTED_TABLES), (SYSTEM_AUTH, _AUTH_TABLES),
-                               (SYSTEM_LOGTIDE, _LOGTIDE_TABLES)):
-            tables = {}
-            for name, spec in specs.items():
-                tables[name] = _make_table(ks_name, name, spec, store_id)
-                store_id -= 1
-            _CACHE[ks_name] = Keyspace(ks_name, dict(LOCAL_REPLICATION), True, tables, {})
+        _build_keyspaces(_CACHE, -1, ((SYSTEM, _SYSTEM_TABLES), (SYSTEM_SCHEMA, _SCHEMA_TABLES),
+                                      (SYSTEM_DISTRIBUTED, _DISTRIBUTED_TABLES), (SYSTEM_AUTH, _AUTH_TABLES),
+                                      (SYSTEM_LOGTIDE, _LOGTIDE_TABLES), (SYSTEM_TRACES, _TRACES_TABLES)))
     return _CACHE
 
 
+def virtual_keyspaces() -> dict[str, Keyspace]:
+    """Cassandra 4.0's virtual keyspaces: readable like the others, described by ``system_virtual_schema``
+    instead of ``system_schema`` (so ``system_schema`` and DESCRIBE list exactly what they listed before)."""
+    if not _VIRTUAL_CACHE:
+        _build_keyspaces(_VIRTUAL_CACHE, -1000, ((SYSTEM_VIRTUAL_SCHEMA, _VIRTUAL_SCHEMA_TABLES),))
+    return _VIRTUAL_CACHE
+
+
 def is_system_keyspace(name: str) -> bool:
-    return name in (SYSTEM, SYSTEM_SCHEMA, SYSTEM_DISTRIBUTED, SYSTEM_AUTH, SYSTEM_LOGTIDE)
+    return name in (SYSTEM, SYSTEM_SCHEMA, SYSTEM_DISTRIBUTED, SYSTEM_AUTH, SYSTEM_LOGTIDE, SYSTEM_TRACES,
+                    SYSTEM_VIRTUAL_SCHEMA)
 
 
 # --------------------------------------------------------------------------
@@ -466,6 +517,29 @@ def _no_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
     return []
 
 
+def _virtual_tables() -> Iterator[Table]:
+    for ks_name in sorted(virtual_keyspaces()):
+        ks = virtual_keyspaces()[ks_name]
+        for name in sorted(ks.tables):
+            yield ks.tables[name]
+
+
+def _virtual_keyspaces_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
+    return [{"keyspace_name": name} for name in sorted(virtual_keyspaces())]
+
+
+def _virtual_tables_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
+    return [{"keyspace_name": t.keyspace, "table_name": t.name, "comment": t.options["comment"]}
+            for t in _virtual_tables()]
+
+
+def _virtual_columns_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
+    return [{"keyspace_name": t.keyspace, "table_name": t.name, "column_name": c.name,
+             "clustering_order": c.clustering_order, "column_name_bytes": c.name.encode("utf-8"), "kind": c.kind,
+             "position": c.position, "type": c.type.cql()}
+            for t in _virtual_tables() for c in sorted(t.columns, key=lambda c: c.name)]
+
+
 def _local_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
     return [
         {
@@ -545,6 +619,11 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM, "peers"): _no_rows,
     (SYSTEM_LOGTIDE, "changefeeds"): lambda catalog, node: _changefeed_rows(catalog),
     (SYSTEM, "peers_v2"): _no_rows,
+    (SYSTEM_TRACES, "sessions"): lambda catalog, node: node.traces.sessions_rows() if node.traces else [],
+    (SYSTEM_TRACES, "events"): lambda catalog, node: node.traces.events_rows() if node.traces else [],
+    (SYSTEM_VIRTUAL_SCHEMA, "keyspaces"): _virtual_keyspaces_rows,
+    (SYSTEM_VIRTUAL_SCHEMA, "tables"): _virtual_tables_rows,
+    (SYSTEM_VIRTUAL_SCHEMA, "columns"): _virtual_columns_rows,
 }
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import os
+import re
 import ssl
 import sys
 from dataclasses import dataclass
@@ -18,10 +20,10 @@ log = logging.getLogger("logtide.server")
 
 SERVE_KEYS = ("host", "port", "auth", "superuser", "superuser_password_file", "tls_cert", "tls_key", "workers",
               "synchronous", "metrics_port", "max_connections", "auth_timeout", "idle_timeout", "kafka_host",
-              "kafka_port")
+              "kafka_port", "kafka_advertised_host")
 DEFAULTS: dict[str, Any] = {"host": "127.0.0.1", "port": 9042, "auth": False, "workers": 8, "synchronous": "FULL",
                             "metrics_port": 9180, "max_connections": None, "auth_timeout": 10.0, "idle_timeout": 0.0,
-                            "kafka_host": "127.0.0.1", "kafka_port": 9092}
+                            "kafka_host": "127.0.0.1", "kafka_port": 9092, "kafka_advertised_host": None}
 SYNCHRONOUS = ("FULL", "NORMAL", "OFF")
 
 
@@ -46,6 +48,7 @@ class ServeSettings:
     topology: Any = None  # logtide.cdc.streams.Topology from --vnodes/--shards, or None
     kafka_host: str = "127.0.0.1"
     kafka_port: int | None = 9092  # None: no Kafka endpoint (--kafka-port off); 0: a free port
+    kafka_advertised_host: str | None = None  # the name Kafka clients are told to connect to (None: the bound one)
 
 
 def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -84,6 +87,10 @@ def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
     p.add_argument("--kafka-port", type=port, metavar="PORT",
                    help="port of the Kafka endpoint serving changefeed topics (default 9092; 0 or auto picks a "
                         "free one; off: no Kafka endpoint)")
+    p.add_argument("--kafka-advertised-host", metavar="HOST",
+                   help="host name or address Kafka clients are told to connect to, for a server they reach by "
+                   "another name (Kafka's advertised.listeners; default: the --kafka-host address, or this "
+                   "host's primary address when that is a wildcard)")
     p.set_defaults(run=run_serve)
     return p
 
@@ -161,6 +168,7 @@ def settings_from(ns: argparse.Namespace) -> ServeSettings:
         synchronous=synchronous, metrics_port=merged["metrics_port"], max_connections=merged["max_connections"],
         auth_timeout=float(merged["auth_timeout"]), idle_timeout=float(merged["idle_timeout"]),
         topology=cli_topology(ns), kafka_host=merged["kafka_host"], kafka_port=merged["kafka_port"],
+        kafka_advertised_host=merged["kafka_advertised_host"],
     )
 
 
@@ -178,6 +186,24 @@ def check_settings(s: ServeSettings) -> None:
         value = getattr(s, name)
         if not value >= 0 or value == float("inf"):
             raise StartupError(f"{name} must be a number of seconds, 0 or more, not {value}")
+    if s.kafka_advertised_host is not None and not is_host_name(s.kafka_advertised_host):
+        raise StartupError(f"kafka_advertised_host must be a host name or an IP address, not "
+                           f"{s.kafka_advertised_host!r}")
+
+
+_HOST_LABEL = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
+
+
+def is_host_name(text: str) -> bool:
+    """A DNS name (letters, digits, hyphens and, as container names have them, underscores; dot-separated
+    labels of at most 63) or an IPv4/IPv6 address."""
+    try:
+        ipaddress.ip_address(text)
+        return True
+    except ValueError:
+        pass
+    labels = text[:-1].split(".") if text.endswith(".") else text.split(".")
+    return 0 < len(text) <= 253 and all(_HOST_LABEL.fullmatch(label) for label in labels)
 
 
 def read_password(path: str) -> str:
@@ -290,7 +316,8 @@ def serve(settings: ServeSettings) -> int:
     kafka = None
     if settings.kafka_port is not None:
         from logtide.kafka import KafkaConfig
-        kafka = KafkaConfig(host=settings.kafka_host, port=settings.kafka_port, tls=ssl_ctx)
+        kafka = KafkaConfig(host=settings.kafka_host, port=settings.kafka_port, tls=ssl_ctx,
+                            advertised_host=settings.kafka_advertised_host)
 
     def announce(server: Any) -> None:
         host, port = server.address

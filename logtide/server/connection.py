@@ -26,10 +26,11 @@ import traceback
 from typing import TYPE_CHECKING, Any, Callable
 
 from logtide.errors import AuthenticationError, CqlError, ProtocolError, ServerError, StorageFailure
+from logtide.tracing import REQUEST_NAMES, TracingSession, query_parameters
 
 from . import messages as M
 from .compression import Compression
-from .frame import (FLAG_COMPRESSED, FLAG_WARNING, Frame, FrameError, FrameReader, SegmentCodec,
+from .frame import (FLAG_COMPRESSED, FLAG_TRACING, FLAG_WARNING, Frame, FrameError, FrameReader, SegmentCodec,
                     UnsupportedVersion, encode_frame, encode_legacy_error_frame)
 from .statements import Outcome
 from .wire import BodyWriter
@@ -101,6 +102,7 @@ class Connection:
         self.opened = self.last_frame = 0.0
         self._watchdog: asyncio.TimerHandle | None = None
         self._logging_in = False  # a login is being checked: the deadline waits for its answer
+        self.awaited = 0  # held DDL answers waiting for this connection to read the schema (schema_events)
 
     @property
     def version(self) -> int:
@@ -297,7 +299,10 @@ class Connection:
     def _start_statement(self, frame: Frame, request: Any) -> None:
         """Hand a write (up to ``LOOP_PLAN_LIMIT`` bytes) to the server's committer, any other statement to the
         worker pool; no task is made per statement: either calls ``_statement_done`` on the loop when it
-        finishes."""
+        finishes.  A request with the tracing flag goes its own way (``_start_traced``)."""
+        if frame.flags & FLAG_TRACING:
+            self._start_traced(frame, request)
+            return
         runner = self.server.runner
         version = self.version
         session = self.session
@@ -315,6 +320,8 @@ class Connection:
         server = self.server
         self.tasks.add(call)  # the job's own callable marks it in flight
         server.tasks.add(call)
+        if self.awaited:
+            server.schema_events.dispatched(self, call, request)
         done = functools.partial(self._statement_done, call, frame.stream, kind, started)
         try:
             write = None
@@ -328,22 +335,58 @@ class Connection:
         except Exception as e:  # a bad write, or the server shutting down: answered like a failed statement
             done(False, e)
 
-    def _statement_done(self, job: Any, stream: int, kind: str, started: float, ok: bool, value: Any) -> None:
+    def _start_traced(self, frame: Frame, request: Any) -> None:
+        """A request with the tracing flag: open a tracing session (``logtide.tracing``) and run the request on the
+        worker pool with it (a traced write goes through the engine's own group commit, not the committer
+        thread, so that its stages are recorded); the answer carries the session id."""
+        server = self.server
+        kind = M.OPCODE_NAMES.get(frame.opcode, str(frame.opcode))
+        node = getattr(server.db, "node_info", None)
+        params = getattr(request, "params", None)
+        if isinstance(request, M.Batch):
+            parameters = query_parameters(None, request.consistency, None, request.serial_consistency)
+        elif params is not None:  # QUERY, EXECUTE (whose query the runner adds once it has the statement)
+            parameters = query_parameters(getattr(request, "query", None), params.consistency, params.page_size,
+                                          params.serial_consistency)
+        else:  # PREPARE
+            parameters = query_parameters(request.query, None)
+        trace = server.db.traces.start(REQUEST_NAMES.get(kind, kind), self.address,
+                                       node.rpc_address if node else "127.0.0.1", node.native_port if node else 0,
+                                       parameters, len(frame.body), getattr(self.session, "user", None))
+        runner = server.runner
+        method = {M.Query: runner.query, M.Execute: runner.execute, M.Prepare: runner.prepare,
+                  M.Batch: runner.batch}[type(request)]
+        call = functools.partial(method, self.session, request, self.version, trace)
+        started = time.perf_counter()
+        self.tasks.add(call)
+        server.tasks.add(call)
+        if self.awaited:
+            server.schema_events.dispatched(self, call, request)
+        done = functools.partial(self._statement_done, call, frame.stream, kind, started, trace=trace)
+        try:
+            server.post_blocking(self, call, done)
+        except Exception as e:  # the server shutting down: answered like a failed statement
+            done(False, e)
+
+    def _statement_done(self, job: Any, stream: int, kind: str, started: float, ok: bool, value: Any,
+                        trace: TracingSession | None = None) -> None:
         """A statement run by the pool finished: answer it (called on the loop)."""
         self.tasks.discard(job)
         self.server.tasks.discard(job)
         try:
             if ok:
-                self._statement_finished(stream, kind, started, value, None)
+                self._statement_finished(stream, kind, started, value, None, trace)
             else:
-                self._statement_finished(stream, kind, started, None, value)
+                self._statement_finished(stream, kind, started, None, value, trace)
+            if self.awaited:
+                self.server.schema_events.finished(self, job, ok)
         finally:
             self._release_slot()
             if not self.tasks and self._drained is not None and not self._drained.done():
                 self._drained.set_result(None)
 
     def _statement_finished(self, stream: int, kind: str, started: float, outcome: Outcome | None,
-                            exc: BaseException | None) -> None:
+                            exc: BaseException | None, trace: TracingSession | None = None) -> None:
         """Answer a statement with its outcome, or with the ERROR its exception calls for."""
         error = None
         if exc is None:
@@ -360,21 +403,42 @@ class Connection:
             outcome = Outcome(M.error(ServerError(f"Internal error in logtide ({type(exc).__name__}: {exc}); "
                                                   "the server log has the details"), self.version))
             error = "ServerError"
-        self._respond_now(stream, outcome.response, outcome.warnings)
-        self.server.metrics.request_done(kind, error, time.perf_counter() - started)
-        if outcome.schema_change is not None:
-            self.server.broadcast_schema_change(outcome.schema_change)
-        for change in outcome.implied_changes:
-            self.server.broadcast_schema_change(change)
+        if outcome.schema_change is None and trace is None:  # nearly every answer
+            self._respond_now(stream, outcome.response, outcome.warnings)
+            self.server.metrics.request_done(kind, error, time.perf_counter() - started)
+            return
+        if trace is not None and exc is not None:
+            trace.event(f"Request failed: {type(exc).__name__}: {exc}")
+        answered = outcome
+
+        def answer() -> None:
+            if trace is not None:
+                trace.event(f"Sending {M.OPCODE_NAMES.get(answered.response[0], 'the answer')}")
+            self._respond_now(stream, answered.response, answered.warnings, trace)
+            self.server.metrics.request_done(kind, error, time.perf_counter() - started)
+
+        if outcome.schema_change is None:
+            answer()
+            return
+        created = [f"{c.keyspace}.{c.name}" for c in outcome.implied_changes if c.change_type == "CREATED"]
+        if trace is not None and created:
+            trace.event("Waiting for the clients registered for schema events to read " + ", ".join(created))
+        self.server.schema_events.announce(outcome.schema_change, outcome.implied_changes, self, answer)
 
     # -- output ---------------------------------------------------------------
-    def _encode(self, stream: int, response: M.Response, warnings: list[str] | None = None) -> bytes:
-        """One response frame (compressed in v3/v4 when negotiated; v5 segments are made at flush)."""
+    def _encode(self, stream: int, response: M.Response, warnings: list[str] | None = None,
+                trace: TracingSession | None = None) -> bytes:
+        """One response frame (compressed in v3/v4 when negotiated; v5 segments are made at flush).  The answer to
+        a traced request starts with its tracing session id (before the warnings), and completes the session."""
         opcode, body = response
         flags = 0
         if warnings and self.version >= 4:
             body = BodyWriter().string_list(warnings).getvalue() + body
             flags |= FLAG_WARNING
+        if trace is not None:
+            body = trace.session_id.bytes + body
+            flags |= FLAG_TRACING
+            trace.finish(len(body))
         if self.compression is not None and self.segments is None:
             body = self._compressed(body)
             flags |= FLAG_COMPRESSED
@@ -392,11 +456,12 @@ class Connection:
             packed = self._small_bodies[body] = self.compression.compress_body(body)
         return packed
 
-    def _respond_now(self, stream: int, response: M.Response, warnings: list[str] | None = None) -> None:
+    def _respond_now(self, stream: int, response: M.Response, warnings: list[str] | None = None,
+                     trace: TracingSession | None = None) -> None:
         """Queue a response; everything queued in one loop iteration goes out in one write."""
         if self.closed:
             return
-        self._out.append(self._encode(stream, response, warnings))
+        self._out.append(self._encode(stream, response, warnings, trace))
         if not self._flush_scheduled:
             self._flush_scheduled = True
             self._loop.call_soon(self._flush)

@@ -77,7 +77,9 @@ async def start_kafka(db: Any, kafka: Any) -> Any:
 
         raise StartupError(Listener("--kafka-port", kafka.host, kafka.port, True).refused(e)) from None
     shown = f"[{host}]" if ":" in host else host
-    log.info("Kafka endpoint on %s:%d (changefeed topics; SASL/PLAIN %s)", shown, port,
+    advertised = broker.advertised[0]
+    log.info("Kafka endpoint on %s:%d (changefeed topics; %sSASL %s)", shown, port,
+             "" if advertised == host else f"advertised as {advertised}; ",
              "required" if broker.auth_required else "off")
     return broker
 

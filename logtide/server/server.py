@@ -23,7 +23,6 @@ from logtide.result import SchemaChange
 from logtide.schema.system_schema import NodeInfo
 
 from . import compression as compression_mod
-from . import messages as M
 from .committer import Committer
 from .connection import Connection
 from .frame import DEFAULT_MAX_AUTH_FRAME_BODY, DEFAULT_MAX_FRAME_BODY
@@ -31,6 +30,7 @@ from .limits import connection_limit, default_fd_reserve
 from .login import LoginGuard, LoginLimits
 from .prepared import DEFAULT_CAPACITY, PreparedCache
 from .scheduler import WorkerPool
+from .schema_events import DEFAULT_TIMEOUT as SCHEMA_CATCH_UP_TIMEOUT, SchemaEvents
 from .statements import StatementRunner
 
 log = logging.getLogger("logtide.server")
@@ -63,6 +63,8 @@ class ServerConfig:
     # the loop free to hand more writes over
     handoff_wait: float | None = None
     tls: ssl.SSLContext | None = None  # serve over TLS with this context
+    # seconds a DDL answer waits for listeners to read the tables it changed implicitly (schema_events)
+    schema_catch_up_timeout: float = SCHEMA_CATCH_UP_TIMEOUT
 
 
 class Server:
@@ -76,7 +78,7 @@ class Server:
         self.compressions = compression_mod.available()
         self.runner = StatementRunner(db, PreparedCache(self.config.prepared_capacity))
         self.connections: set[Connection] = set()
-        self.listeners: set[Connection] = set()
+        self.schema_events = SchemaEvents(db, self.config.schema_catch_up_timeout)
         self.tasks: set[Any] = set()  # statements in flight on every connection
         self._conn_tasks: set[asyncio.Task] = set()
         self.workers: WorkerPool | None = None
@@ -136,6 +138,7 @@ class Server:
         if self._server is None or self._stopped is None or self._stopped.is_set():
             return
         self._server.close()
+        self.schema_events.release_all()  # answers held for schema listeners go out before connections close
         for task in list(self._conn_tasks):
             task.cancel()  # each connection stops reading, then waits for its statements
         if self._conn_tasks:
@@ -204,17 +207,14 @@ class Server:
         }
 
     def register(self, conn: Connection) -> None:
-        self.listeners.add(conn)
+        self.schema_events.register(conn)
 
     def unregister(self, conn: Connection) -> None:
-        self.listeners.discard(conn)
+        self.schema_events.unregister(conn)
 
     def broadcast_schema_change(self, change: SchemaChange) -> None:
         """Push a SCHEMA_CHANGE event to every connection that REGISTERed for it."""
-        event = M.schema_change_event(change)
-        for conn in list(self.listeners):
-            if "SCHEMA_CHANGE" in conn.registered:
-                conn.push_event(event)
+        self.schema_events.broadcast(change)
 
     def stats(self) -> dict[str, int]:
         """Open connections, statement tasks in flight and prepared statements (for tests and monitoring)."""

@@ -17,6 +17,7 @@ from logtide.errors import InvalidRequest
 from logtide.query.select_result import SelectResult
 from logtide.result import ColumnSpec, ResultSet, SchemaChange
 from logtide.session import WriteJob, is_write
+from logtide.tracing import TracingSession
 
 from . import messages as M
 from .datatypes import decode_value
@@ -142,44 +143,53 @@ class StatementRunner:
             return _VOID
         return Outcome(M.void(), warnings)
 
-    # -- requests -------------------------------------------------------------
-    def query(self, session: Any, req: M.Query, version: int) -> Outcome:
+    # -- requests (``trace``: a logtide.tracing.TracingSession when the request asked for tracing) -------------
+    def query(self, session: Any, req: M.Query, version: int, trace: TracingSession | None = None) -> Outcome:
         p = req.params
         s = self.session_in(session, p.keyspace)
         if p.values or p.names is not None:
+            if trace is not None:
+                trace.event(f"Parsing {req.query}")
             statement = s.prepare(req.query)
             values = bind_values(statement.bind_specs, p.values, p.names)
             result = s.execute(statement, values, timestamp=p.timestamp, page_size=p.page_size,
-                               paging_state=p.paging_state, now_in_seconds=p.now_in_seconds)
+                               paging_state=p.paging_state, now_in_seconds=p.now_in_seconds, trace=trace)
         else:
             result = s.execute(req.query, None, timestamp=p.timestamp, page_size=p.page_size,
-                               paging_state=p.paging_state, now_in_seconds=p.now_in_seconds)
+                               paging_state=p.paging_state, now_in_seconds=p.now_in_seconds, trace=trace)
         _follow_use(session, result)
         return self.outcome(result, version, p.skip_metadata)
 
-    def prepare(self, session: Any, req: M.Prepare, version: int) -> Outcome:
+    def prepare(self, session: Any, req: M.Prepare, version: int, trace: TracingSession | None = None) -> Outcome:
         s = self.session_in(session, req.keyspace)
+        if trace is not None:
+            trace.event(f"Parsing {req.query}")
         entry = self._prepare_entry(s, req.query)
         st = entry.statement
+        if trace is not None:
+            trace.event(f"Prepared statement {st.id.hex()} cached ({len(st.bind_specs)} bind marker(s))")
         return Outcome(M.prepared(st.id, entry.result_metadata_id, st.bind_specs, st.pk_indexes,
                                   st.result_columns, version))
 
-    def execute(self, session: Any, req: M.Execute, version: int) -> Outcome:
+    def execute(self, session: Any, req: M.Execute, version: int, trace: TracingSession | None = None) -> Outcome:
         p = req.params
         entry = self._current(session, self.cache.get(req.statement_id))
         statement = entry.statement
+        if trace is not None:
+            trace.parameters["query"] = statement.query_string
+            trace.event(f"Executing prepared statement {req.statement_id.hex()}: binding {len(p.values)} value(s)")
         values = bind_values(statement.bind_specs, p.values, p.names, entry.decoders)
         s = self.session_in(session, statement.keyspace if p.keyspace is None else p.keyspace)
         result = s.execute(statement, values, timestamp=p.timestamp, page_size=p.page_size,
-                           paging_state=p.paging_state, now_in_seconds=p.now_in_seconds)
+                           paging_state=p.paging_state, now_in_seconds=p.now_in_seconds, trace=trace)
         _follow_use(session, result)
         known = req.result_metadata_id if version >= 5 else entry.result_metadata_id
         return self.outcome(result, version, p.skip_metadata, known)
 
-    def batch(self, session: Any, req: M.Batch, version: int) -> Outcome:
+    def batch(self, session: Any, req: M.Batch, version: int, trace: TracingSession | None = None) -> Outcome:
         s = self.session_in(session, req.keyspace)
         result = s.execute_batch(req.kind, self._children(session, s, req), timestamp=req.timestamp,
-                                 now_in_seconds=getattr(req, "now_in_seconds", None))
+                                 now_in_seconds=getattr(req, "now_in_seconds", None), trace=trace)
         return self.outcome(result, version)
 
     def _children(self, session: Any, s: Any, req: M.Batch) -> list[tuple[Any, Any]]:

@@ -56,23 +56,52 @@ def test_every_refused_setting_is_refused_with_ydbs_message_and_changes_nothing(
     assert t.db.catalog is before
 
 
-def test_a_name_already_used_is_refused(t):
+def refused_exactly(t, statement: str, message: str) -> None:
+    before = t.db.catalog
+    with pytest.raises(InvalidRequest) as e:
+        t.execute(statement)
+    assert str(e.value) == message
+    assert t.db.catalog is before
+
+
+def test_a_name_already_used_is_refused_in_a_cql_users_words_with_ydbs_message(t):
     add_feed(t, "t", "f")
-    with pytest.raises(InvalidRequest, match="path exist"):
-        add_feed(t, "t", "f", mode="UPDATES")
+    refused_exactly(t, "ALTER TABLE t ADD CHANGEFEED f WITH (MODE = 'UPDATES', FORMAT = 'JSON')",
+                    "changefeed 'f' already exists on ks.t (YDB: Check failed: path: 'ks/t/f', error: path exist, "
+                    "request accepts it)")
 
 
-def test_alter_changefeed_set_is_refused_as_ydb_refuses_it(t):
+def test_alter_changefeed_set_is_refused_as_ydb_refuses_it_and_says_what_to_do(t):
     add_feed(t, "t", "f")
-    with pytest.raises(InvalidRequest, match="^RETENTION_PERIOD alter is not supported$"):
-        t.execute("ALTER TABLE t ALTER CHANGEFEED f SET (retention_period = Interval('PT1H'))")
+    refused_exactly(t, "ALTER TABLE t ALTER CHANGEFEED f SET (retention_period = Interval('PT1H'))",
+                    "RETENTION_PERIOD alter is not supported (a changefeed's settings are fixed when it is added: "
+                    "DROP CHANGEFEED f and ADD it again)")
 
 
-def test_unknown_changefeed_cannot_be_dropped_or_disabled(t):
-    with pytest.raises(InvalidRequest, match="path hasn't been resolved"):
-        t.execute("ALTER TABLE t DROP CHANGEFEED nope")
-    with pytest.raises(InvalidRequest, match="path hasn't been resolved"):
-        t.execute("ALTER TABLE t ALTER CHANGEFEED nope DISABLE")
+def test_unknown_changefeed_cannot_be_dropped_or_disabled_and_the_message_names_the_tables_changefeeds(t):
+    ydb = "(YDB: Check failed: path: 'ks/t/nope', error: path hasn't been resolved, nearest resolved path: 'ks/t')"
+    refused_exactly(t, "ALTER TABLE t DROP CHANGEFEED nope",
+                    f"changefeed 'nope' does not exist on ks.t, which has no changefeed {ydb}")
+    add_feed(t, "t", "b")
+    add_feed(t, "t", "a")
+    refused_exactly(t, "ALTER TABLE t ALTER CHANGEFEED nope DISABLE",
+                    f"changefeed 'nope' does not exist on ks.t, whose changefeeds are a, b {ydb}")
+
+
+def test_the_changefeed_limit_names_the_table_and_the_limit(t):
+    for n in range(32):
+        add_feed(t, "t", f"f{n}")
+    refused_exactly(t, "ALTER TABLE t ADD CHANGEFEED one_more WITH (MODE = 'UPDATES', FORMAT = 'JSON')",
+                    "cdc streams count has reached maximum value in the table (ks.t already has 32 changefeeds, "
+                    "the most a table can have)")
+
+
+def test_consumer_setting_messages_list_the_valid_settings(t):
+    add_feed(t, "t", "f")
+    refused_exactly(t, "ALTER TOPIC `ks/t/f` ADD CONSUMER c WITH (colour = 'red')",
+                    "Unknown consumer setting: colour (valid settings: important, read_from, supported_codecs)")
+    refused_exactly(t, "ALTER TOPIC `ks/t/f` ADD CONSUMER c WITH (important = 1)",
+                    "Literal of Bool type is expected for important (got 1; write important = TRUE or FALSE)")
 
 
 def test_changefeeds_are_refused_on_cdc_log_and_system_tables(t):
@@ -209,3 +238,20 @@ def test_changefeed_and_consumer_ddl_need_alter_permission_on_the_table():
               "ALTER TABLE t DROP CHANGEFEED f", "ALTER TABLE t ALTER CHANGEFEED f DISABLE",
               'ALTER TOPIC "ks/t/f" ADD CONSUMER c', 'ALTER TOPIC "ks/t/f" DROP CONSUMER c'):
         assert required_permissions(parse(q).statement, "ks") == [("ALTER", DataResource("ks", "t"))], q
+
+
+def test_changefeed_ddl_errors_read_in_a_cql_shell_as_a_cql_users_sentence_with_ydbs_words(t):
+    from logtide import shell
+
+    add_feed(t, "t", "updates")
+    status, out, err = shell.capture(
+        shell.ShellArgs(data_dir="unused", keyspace="ks", execute=(
+            "ALTER TABLE t ADD CHANGEFEED updates WITH (MODE = 'UPDATES', FORMAT = 'JSON'); "
+            "ALTER TABLE t ADD CHANGEFEED x WITH (MODE = 'NEW_IMAGES', FORMAT = 'JSON');")),
+        lambda keyspace: t.db.session(keyspace=keyspace))
+    assert (status, out) == (1, "")
+    assert err == (
+        '<stdin>:1:InvalidRequest: Error from server: code=2200 [Invalid query] message="changefeed \'updates\' '
+        "already exists on ks.t (YDB: Check failed: path: 'ks/t/updates', error: path exist, request accepts it)\"\n"
+        '<stdin>:1:InvalidRequest: Error from server: code=2200 [Invalid query] message="Unknown changefeed mode: '
+        'NEW_IMAGES (valid modes: KEYS_ONLY, UPDATES, NEW_IMAGE, OLD_IMAGE, NEW_AND_OLD_IMAGES)"\n')

@@ -68,7 +68,8 @@ def test_names_and_mode_format_values_are_case_insensitive():
 def test_mode_format_matrix(mode, fmt):
     settings = [("MODE", s(mode)), ("FORMAT", s(fmt))]
     if mode == "UPDATES" and fmt != "JSON":
-        refused(f"{fmt} format incompatible with specified stream mode", *settings)
+        with pytest.raises(InvalidRequest, match=f"^{fmt} format incompatible with specified stream mode "):
+            parse_settings(settings)
     else:
         assert parse_settings(settings) == ChangefeedOptions(mode, fmt)
 
@@ -100,43 +101,63 @@ def test_a_repeated_setting_keeps_its_last_value():
 # every message, as YDB words it ------------------------------------------------------------------------
 
 LITERAL_TYPE_CASES = [
-    ("mode", i(1), "Literal of String type is expected for mode"),
-    ("FORMAT", b(True), "Literal of String type is expected for FORMAT"),
-    ("VIRTUAL_TIMESTAMPS", s("true"), "Literal of Bool type is expected for VIRTUAL_TIMESTAMPS"),
-    ("INITIAL_SCAN", i(1), "Literal of Bool type is expected for INITIAL_SCAN"),
-    ("SCHEMA_CHANGES", s("x"), "Literal of Bool type is expected for SCHEMA_CHANGES"),
-    ("USER_SIDS", s("x"), "Literal of Bool type is expected for USER_SIDS"),
-    ("BARRIERS_INTERVAL", s("PT1S"), "Literal of Interval type is expected for BARRIERS_INTERVAL"),
-    ("Resolved_Timestamps", i(10), "Literal of Interval type is expected for Resolved_Timestamps"),
-    ("RETENTION_PERIOD", s("PT1H"), "Literal of Interval type is expected for RETENTION_PERIOD"),
-    ("TOPIC_MIN_ACTIVE_PARTITIONS", s("2"), "Literal of integer type is expected for TOPIC_MIN_ACTIVE_PARTITIONS"),
-    ("TOPIC_MIN_ACTIVE_PARTITIONS", b(True), "Literal of integer type is expected for TOPIC_MIN_ACTIVE_PARTITIONS"),
+    ("mode", i(1), "Literal of String type is expected for mode (got 1; write mode = 'UPDATES')"),
+    ("FORMAT", b(True), "Literal of String type is expected for FORMAT (got TRUE; write FORMAT = 'JSON')"),
+    ("VIRTUAL_TIMESTAMPS", s("true"),
+     "Literal of Bool type is expected for VIRTUAL_TIMESTAMPS (got 'true'; write VIRTUAL_TIMESTAMPS = TRUE or FALSE)"),
+    ("INITIAL_SCAN", i(1), "Literal of Bool type is expected for INITIAL_SCAN (got 1; write INITIAL_SCAN = TRUE or FALSE)"),
+    ("SCHEMA_CHANGES", s("x"),
+     "Literal of Bool type is expected for SCHEMA_CHANGES (got 'x'; write SCHEMA_CHANGES = TRUE or FALSE)"),
+    ("USER_SIDS", s("x"), "Literal of Bool type is expected for USER_SIDS (got 'x'; write USER_SIDS = TRUE or FALSE)"),
+    ("BARRIERS_INTERVAL", s("PT1S"), "Literal of Interval type is expected for BARRIERS_INTERVAL (got 'PT1S'; "
+                                     "write BARRIERS_INTERVAL = Interval('PT10S'))"),
+    ("Resolved_Timestamps", i(10), "Literal of Interval type is expected for Resolved_Timestamps (got 10; "
+                                   "write Resolved_Timestamps = Interval('PT10S'))"),
+    ("RETENTION_PERIOD", s("PT1H"), "Literal of Interval type is expected for RETENTION_PERIOD (got 'PT1H'; "
+                                    "write RETENTION_PERIOD = Interval('PT24H'))"),
+    ("TOPIC_MIN_ACTIVE_PARTITIONS", s("2"), "Literal of integer type is expected for TOPIC_MIN_ACTIVE_PARTITIONS "
+                                            "(got '2'; write TOPIC_MIN_ACTIVE_PARTITIONS = 1)"),
+    ("TOPIC_MIN_ACTIVE_PARTITIONS", b(True), "Literal of integer type is expected for TOPIC_MIN_ACTIVE_PARTITIONS "
+                                             "(got TRUE; write TOPIC_MIN_ACTIVE_PARTITIONS = 1)"),
     ("TOPIC_MAX_ACTIVE_PARTITIONS", SettingValue("other", "1.5", "1.5"),
-     "Literal of integer type is expected for TOPIC_MAX_ACTIVE_PARTITIONS"),
-    ("AWS_REGION", i(1), "Literal of String type is expected for AWS_REGION"),
-    ("SINK_TYPE", SettingValue("other", "NULL", "NULL"), "Literal of String type is expected for SINK_TYPE"),
+     "Literal of integer type is expected for TOPIC_MAX_ACTIVE_PARTITIONS (got 1.5; write TOPIC_MAX_ACTIVE_PARTITIONS = 1)"),
+    ("AWS_REGION", i(1), "Literal of String type is expected for AWS_REGION (got 1; write AWS_REGION = 'us-east-1')"),
+    ("SINK_TYPE", SettingValue("other", "NULL", "NULL"),
+     "Literal of String type is expected for SINK_TYPE (got NULL; write SINK_TYPE = 'local')"),
 ]
 
 
 @pytest.mark.parametrize("name,value,message", LITERAL_TYPE_CASES)
-def test_literal_type_messages(name, value, message):
+def test_literal_type_messages_keep_ydbs_words_and_show_a_value_to_write(name, value, message):
     refused(message, *BASE, (name, value))
 
 
+VALID_SETTINGS = ("valid settings: MODE, FORMAT, VIRTUAL_TIMESTAMPS, BARRIERS_INTERVAL, RESOLVED_TIMESTAMPS, "
+                  "RETENTION_PERIOD, INITIAL_SCAN, TOPIC_MIN_ACTIVE_PARTITIONS, AWS_REGION, SCHEMA_CHANGES, "
+                  "TOPIC_MAX_ACTIVE_PARTITIONS, TOPIC_AUTO_PARTITIONING, USER_SIDS, SINK_TYPE")
+
+
 @pytest.mark.parametrize("name,value,message", [
-    ("TRACE_IDS", b(True), "Unknown changefeed setting: TRACE_IDS"),
-    ("Colour", s("red"), "Unknown changefeed setting: Colour"),
-    ("MODE", s("DIFF"), "Unknown changefeed mode: DIFF"),
-    ("FORMAT", s("avro"), "Unknown changefeed format: avro"),
-    ("SINK_TYPE", s("kafka"), "Unknown changefeed sink type: kafka"),
-    ("BARRIERS_INTERVAL", iv("PT0S"), "barriers_interval must be positive"),
-    ("RESOLVED_TIMESTAMPS", iv("-PT5S"), "barriers_interval must be positive"),
-    ("RETENTION_PERIOD", iv("PT0S"), "retention_period must be positive"),
-    ("TOPIC_MIN_ACTIVE_PARTITIONS", i(0), "Topic partitions count must be greater than 0"),
-    ("TOPIC_MIN_ACTIVE_PARTITIONS", i(-2), "Topic partitions count must be greater than 0"),
-    ("TOPIC_MAX_ACTIVE_PARTITIONS", i(0), "Topic partitions count must be greater than 0"),
+    ("TRACE_IDS", b(True), f"Unknown changefeed setting: TRACE_IDS ({VALID_SETTINGS})"),
+    ("Colour", s("red"), f"Unknown changefeed setting: Colour ({VALID_SETTINGS})"),
+    ("MODE", s("DIFF"), "Unknown changefeed mode: DIFF (valid modes: KEYS_ONLY, UPDATES, NEW_IMAGE, OLD_IMAGE, "
+                        "NEW_AND_OLD_IMAGES)"),
+    ("MODE", s("NEW_IMAGES"), "Unknown changefeed mode: NEW_IMAGES (valid modes: KEYS_ONLY, UPDATES, NEW_IMAGE, "
+                              "OLD_IMAGE, NEW_AND_OLD_IMAGES)"),
+    ("FORMAT", s("avro"), "Unknown changefeed format: avro (valid formats: JSON, DEBEZIUM_JSON, DYNAMODB_STREAMS_JSON)"),
+    ("SINK_TYPE", s("kafka"), "Unknown changefeed sink type: kafka (the only sink type is 'local')"),
+    ("BARRIERS_INTERVAL", iv("PT0S"), "barriers_interval must be positive (got BARRIERS_INTERVAL = Interval('PT0S'))"),
+    ("RESOLVED_TIMESTAMPS", iv("-PT5S"),
+     "barriers_interval must be positive (got RESOLVED_TIMESTAMPS = Interval('-PT5S'))"),
+    ("RETENTION_PERIOD", iv("PT0S"), "retention_period must be positive (got RETENTION_PERIOD = Interval('PT0S'))"),
+    ("TOPIC_MIN_ACTIVE_PARTITIONS", i(0),
+     "Topic partitions count must be greater than 0 (got TOPIC_MIN_ACTIVE_PARTITIONS = 0)"),
+    ("TOPIC_MIN_ACTIVE_PARTITIONS", i(-2),
+     "Topic partitions count must be greater than 0 (got TOPIC_MIN_ACTIVE_PARTITIONS = -2)"),
+    ("TOPIC_MAX_ACTIVE_PARTITIONS", i(0),
+     "Topic partitions count must be greater than 0 (got TOPIC_MAX_ACTIVE_PARTITIONS = 0)"),
 ])
-def test_value_messages(name, value, message):
+def test_value_messages_keep_ydbs_words_and_list_what_is_valid(name, value, message):
     refused(message, *BASE, (name, value))
 
 
@@ -154,9 +175,12 @@ def test_logtide_own_messages():
     refused("TOPIC_AUTO_PARTITIONING = 'ENABLED' is not supported: a logtide changefeed topic has a fixed partition count",
             *BASE, ("TOPIC_AUTO_PARTITIONING", s("enabled")))
     refused("USER_SIDS = TRUE is not supported: logtide records carry no user identity", *BASE, ("USER_SIDS", b(True)))
-    refused("Invalid stream mode: 0 (MODE is required)", ("FORMAT", s("JSON")))
-    refused("Invalid stream format: 0 (FORMAT is required)", ("MODE", s("UPDATES")))
-    refused("SCHEMA_CHANGES incompatible with specified stream format",
+    refused("Invalid stream mode: 0 (MODE is required: one of KEYS_ONLY, UPDATES, NEW_IMAGE, OLD_IMAGE, "
+            "NEW_AND_OLD_IMAGES)", ("FORMAT", s("JSON")))
+    refused("Invalid stream format: 0 (FORMAT is required: one of JSON, DEBEZIUM_JSON, DYNAMODB_STREAMS_JSON)",
+            ("MODE", s("UPDATES")))
+    refused("SCHEMA_CHANGES incompatible with specified stream format (SCHEMA_CHANGES is for FORMAT = 'JSON' only, "
+            "not 'DEBEZIUM_JSON')",
             ("MODE", s("NEW_IMAGE")), ("FORMAT", s("DEBEZIUM_JSON")), ("SCHEMA_CHANGES", b(True)))
 
 
@@ -167,19 +191,23 @@ def test_thirty_days_is_the_maximum_retention():
 @pytest.mark.parametrize("fmt", ["DEBEZIUM_JSON", "DYNAMODB_STREAMS_JSON"])
 def test_refused_combinations(fmt):
     image = ("MODE", s("NEW_IMAGE"))
-    refused("VIRTUAL_TIMESTAMPS incompatible with specified stream format", image, ("FORMAT", s(fmt)),
-            ("VIRTUAL_TIMESTAMPS", b(True)))
-    refused("RESOLVED_TIMESTAMPS incompatible with specified stream format", image, ("FORMAT", s(fmt)),
-            ("BARRIERS_INTERVAL", iv("PT10S")))
-    refused("RESOLVED_TIMESTAMPS incompatible with specified stream format", image, ("FORMAT", s(fmt)),
-            ("RESOLVED_TIMESTAMPS", iv("PT10S")))
+    refused(f"VIRTUAL_TIMESTAMPS incompatible with specified stream format (VIRTUAL_TIMESTAMPS is for "
+            f"FORMAT = 'JSON' only, not '{fmt}')", image, ("FORMAT", s(fmt)), ("VIRTUAL_TIMESTAMPS", b(True)))
+    barriers = (f"RESOLVED_TIMESTAMPS incompatible with specified stream format (BARRIERS_INTERVAL/RESOLVED_TIMESTAMPS "
+                f"is for FORMAT = 'JSON' only, not '{fmt}')")
+    refused(barriers, image, ("FORMAT", s(fmt)), ("BARRIERS_INTERVAL", iv("PT10S")))
+    refused(barriers, image, ("FORMAT", s(fmt)), ("RESOLVED_TIMESTAMPS", iv("PT10S")))
+    refused(f"{fmt} format incompatible with specified stream mode (FORMAT = '{fmt}' takes MODE = 'KEYS_ONLY', "
+            f"'NEW_IMAGE', 'OLD_IMAGE' or 'NEW_AND_OLD_IMAGES', not 'UPDATES')", ("MODE", s("UPDATES")),
+            ("FORMAT", s(fmt)))
     if fmt != "DYNAMODB_STREAMS_JSON":
-        refused("AWS_REGION option incompatible with specified stream format", image, ("FORMAT", s(fmt)),
-                ("AWS_REGION", s("eu-1")))
+        refused(f"AWS_REGION option incompatible with specified stream format (AWS_REGION is for FORMAT = "
+                f"'DYNAMODB_STREAMS_JSON' only, not '{fmt}')", image, ("FORMAT", s(fmt)), ("AWS_REGION", s("eu-1")))
 
 
 def test_aws_region_refused_with_json():
-    refused("AWS_REGION option incompatible with specified stream format", *BASE, ("AWS_REGION", s("eu-1")))
+    refused("AWS_REGION option incompatible with specified stream format (AWS_REGION is for FORMAT = "
+            "'DYNAMODB_STREAMS_JSON' only, not 'JSON')", *BASE, ("AWS_REGION", s("eu-1")))
 
 
 def test_an_empty_aws_region_is_no_region():
@@ -187,7 +215,7 @@ def test_an_empty_aws_region_is_no_region():
 
 
 def test_a_literal_type_error_comes_before_a_combination_error():
-    refused("Literal of Bool type is expected for INITIAL_SCAN",
+    refused("Literal of Bool type is expected for INITIAL_SCAN (got 'yes'; write INITIAL_SCAN = TRUE or FALSE)",
             ("MODE", s("UPDATES")), ("FORMAT", s("DEBEZIUM_JSON")), ("INITIAL_SCAN", s("yes")))
 
 

@@ -1,5 +1,9 @@
 """Group consumers of each real client, run on a thread each, recording what they are delivered.
 
+kafka-python, confluent-kafka and aiokafka run in this process; KafkaJS runs
+``kafkajs_consumer.js`` in node (``kafkajs.py`` installs it outside the
+repository, or the test skips saying why).
+
 Every consumer commits synchronously what it processed after each poll and
 notes in the shared ``Ledger`` which deliveries a successful commit covered:
 a record delivered again after that is a duplicate.  (A commit refused
@@ -9,6 +13,11 @@ during a rebalance leaves its records uncommitted; those may come again.)
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
+import os
+import signal
+import subprocess
 import threading
 from dataclasses import dataclass, field
 
@@ -149,4 +158,29 @@ class GroupConsumer:
             await c.stop()
 
 
-CLIENTS = ("kafka-python", "confluent-kafka", "aiokafka")
+    def _run_kafkajs(self) -> None:
+        """tests/kafka/kafkajs_consumer.js in node: one JSON line a message and one a successful commit."""
+        from .kafkajs import SCRIPT, require_kafkajs
+        env = dict(os.environ, NODE_PATH=str(require_kafkajs()))
+        proc = subprocess.Popen(["node", str(SCRIPT), self.bootstrap, self.topic, self.group], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        threading.Thread(target=lambda: self._stop.wait() and proc.send_signal(signal.SIGTERM), daemon=True).start()
+        uncommitted: list[Delivered] = []
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            event = json.loads(line)
+            if "message" in event:
+                p, o, k, v = event["message"]
+                got = Delivered(p, o, None if k is None else base64.b64decode(k), base64.b64decode(v))
+                self._got([got])
+                uncommitted.append(got)
+            elif "committed" in event:
+                p, next_offset = event["committed"]
+                self.ledger.commit_succeeded([r for r in uncommitted if r.partition == p and r.offset < next_offset])
+                uncommitted = [r for r in uncommitted if r.partition != p or r.offset >= next_offset]
+        code = proc.wait(60)
+        if code != 0 or not self._stop.is_set():
+            raise AssertionError(f"the KafkaJS consumer exited with status {code}: {proc.stderr.read()}")
+
+
+CLIENTS = ("kafka-python", "confluent-kafka", "aiokafka", "kafkajs")

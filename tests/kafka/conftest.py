@@ -60,11 +60,21 @@ class Feed:
         self.source.write(self, i)
 
     def row_id(self, key: bytes | None, value: bytes) -> int:
-        """The row key a delivered message is about (JSON: ``key[0]``; Debezium: the key message)."""
+        """The row key a delivered message is about, checked against its Kafka key (JSON: the record's key array,
+        byte for byte; Debezium: the key message; DynamoDB: the record's Keys object)."""
         if self.format == "DEBEZIUM_JSON":
             assert key is not None
             return json.loads(key)["payload"]["id"]
-        assert key is None
+        record = json.loads(value)
+        if self.format == "DYNAMODB_STREAMS_JSON":
+            assert key is not None and json.loads(key) == record["dynamodb"]["Keys"]
+            return int(record["dynamodb"]["Keys"]["id"]["N"])
+        assert key == json.dumps(record["key"], separators=(",", ":")).encode(), (key, value)
+        return record["key"][0]
+
+    def value_row_id(self, value: bytes) -> int:
+        """The row key of a message whose key the client does not show (kcat's default output)."""
+        assert self.format == "JSON"
         return json.loads(value)["key"][0]
 
 

@@ -1,4 +1,4 @@
-"""A bare Kafka-protocol client for tests: frames encoded with the broker's own schema tables."""
+"""A bare Kafka-protocol client for tests: frames encoded with the broker's own generated message classes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import struct
 from typing import Any
 
 from logtide.kafka.codec import Reader, Writer
-from logtide.kafka.messages import APIS, request_header_flexible
+from logtide.kafka.messages import APIS, request_header_flexible, response_header_flexible
 
 
 def request_frame(api_key: int, version: int, body: dict[str, Any] | bytes, correlation_id: int = 1,
@@ -58,7 +58,12 @@ class RawClient:
         frame = self.recv_frame()
         assert frame is not None, "connection closed"
         r = Reader(frame)
-        return r.int32(), r
+        cid = r.int32()
+        api = APIS.get(api_key)
+        served = api is not None and api.min_version <= version <= api.max_version  # else UNSUPPORTED_VERSION
+        if served and response_header_flexible(api_key, version):  # response header v1: tagged fields after the id
+            r.skip_tagged_fields()
+        return cid, r
 
     def decode(self, api_key: int, version: int, r: Reader) -> dict[str, Any]:
         return APIS[api_key].responses[version].decode(r)

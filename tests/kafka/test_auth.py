@@ -136,7 +136,7 @@ def test_tls_with_the_servers_certificate(tmp_path, changefeeds):
         c.assign([TopicPartition(feed.topic, 0, 0)])
         got = []
         wait_for(lambda: (m := c.poll(0.5)) is not None and not m.error() and got.append(m.value()) is None)
-        assert feed.row_id(None, got[0]) == 7
+        assert feed.value_row_id(got[0]) == 7
         c.close()
         from kafka import KafkaConsumer
         ctx = ssl.create_default_context(cafile=str(cert))

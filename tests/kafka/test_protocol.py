@@ -22,15 +22,15 @@ def test_unknown_api_key_and_version_get_unsupported_version_and_the_connection_
     c = connect(broker)
     cid, r = c.call(57, 0, b"")  # not an API logtide serves
     assert cid == 1 and r.int16() == E.UNSUPPORTED_VERSION
-    cid, r = c.call(1, 13, b"\x00" * 10)  # Fetch v13 (topic ids) is not served
+    cid, r = c.call(1, 18, b"\x00" * 10)  # Fetch v18 is newer than the definitions logtide has
     assert cid == 2 and r.int16() == E.UNSUPPORTED_VERSION
     cid, r = c.call(18, 9, b"")  # ApiVersions: error 35 and the v0 body listing what is served
     answer = c.decode(18, 0, r)
     assert answer["error_code"] == E.UNSUPPORTED_VERSION
     assert {(a["api_key"], a["min_version"], a["max_version"]) for a in answer["api_keys"]} >= {
-        (1, 4, 11), (3, 0, 8), (8, 0, 7), (9, 0, 5), (11, 0, 5), (18, 0, 3)}
-    cid, r = c.call(18, 3, {"client_software_name": "raw", "client_software_version": "1"})
-    assert c.decode(18, 3, r)["error_code"] == E.NONE  # flexible v3, answered with response header v0
+        (1, 4, 17), (3, 0, 12), (8, 0, 9), (9, 0, 9), (11, 0, 9), (18, 0, 4)}
+    cid, r = c.call(18, 4, {"client_software_name": "raw", "client_software_version": "1"})
+    assert c.decode(18, 4, r)["error_code"] == E.NONE  # flexible v4, answered with response header v0
     c.close()
 
 
@@ -166,10 +166,53 @@ def test_varints_and_compact_forms_round_trip():
     assert r.bytes_(compact=True) == b"\x00\x01" and r.uvarint() == 4
 
 
-def test_one_generated_class_per_message_and_version():
+def test_one_generated_class_per_message_and_version_from_kafkas_definitions():
     fetch = APIS[1]
-    assert [c.__name__ for c in fetch.requests.values()] == [f"FetchRequest_v{v}" for v in range(4, 12)]
-    names = [f.name for f in fetch.responses[11].FIELDS]
-    assert names == ["throttle_time_ms", "error_code", "session_id", "responses"]
-    assert [f.name for f in fetch.responses[4].FIELDS] == ["throttle_time_ms", "responses"]
+    assert [c.__name__ for c in fetch.requests.values()] == [f"FetchRequest_v{v}" for v in range(4, 18)]
+    assert fetch.responses[11].CODEC.keys == ("throttle_time_ms", "error_code", "session_id", "responses")
+    assert fetch.responses[4].CODEC.keys == ("throttle_time_ms", "responses")
+    assert fetch.responses[16].CODEC.keys == ("throttle_time_ms", "error_code", "session_id", "responses",
+                                              "node_endpoints")  # a tagged field (tag 0) last
     assert APIS[18].requests[3].FLEXIBLE and not APIS[18].requests[2].FLEXIBLE
+    assert fetch.requests[12].FLEXIBLE and not fetch.requests[11].FLEXIBLE
+
+
+def test_topic_ids_name_topics_stay_across_restarts_and_change_when_a_changefeed_is_recreated(changefeeds):
+    import uuid
+
+    from logtide.kafka import BackgroundKafka, KafkaConfig
+    feed = changefeeds.make("JSON", partitions=1)
+    feed.write(1)
+
+    def topic_id() -> uuid.UUID:
+        with BackgroundKafka(changefeeds.reader, KafkaConfig(port=0)) as b:
+            c = connect(b)
+            _, r = c.call(3, 12, {"topics": [{"name": feed.topic, "topic_id": None}]})
+            (topic,) = c.decode(3, 12, r)["topics"]
+            c.close()
+        return topic["topic_id"]
+
+    first = topic_id()
+    assert first.int != 0 and topic_id() == first  # a new broker (a restart) gives the same id
+    with BackgroundKafka(changefeeds.reader, KafkaConfig(port=0)) as b:
+        c = connect(b)
+        _, r = c.call(3, 12, {"topics": [{"name": None, "topic_id": first}, {"name": None, "topic_id": uuid.uuid4()}]})
+        assert [(t["name"], t["error_code"]) for t in c.decode(3, 12, r)["topics"]] == [
+            (feed.topic, E.NONE), (None, E.UNKNOWN_TOPIC_ID)]
+        _, r = c.call(3, 10, {"topics": [{"name": None, "topic_id": first}]})  # by id only from v12, as Kafka
+        assert [t["error_code"] for t in c.decode(3, 10, r)["topics"]] == [E.INVALID_REQUEST]
+        fetch = {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20, "session_epoch": -1,
+                 "topics": [{"topic_id": first, "partitions": [
+                     {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]}
+        _, r = c.call(1, 17, fetch)
+        (answer,) = c.decode(1, 17, r)["responses"]
+        assert answer["topic_id"] == first and answer["partitions"][0]["error_code"] == E.NONE
+        assert [feed.row_id(x.key, x.value) for x in decode_batches(answer["partitions"][0]["records"])] == [1]
+        s = changefeeds.session()
+        s.execute(f"ALTER TABLE ks.{feed.table} DROP CHANGEFEED feed")
+        s.execute(f"ALTER TABLE ks.{feed.table} ADD CHANGEFEED feed WITH (MODE = 'NEW_IMAGE', FORMAT = 'JSON')")
+        _, r = c.call(1, 17, fetch)  # the old id names no topic now
+        assert c.decode(1, 17, r)["responses"][0]["partitions"][0]["error_code"] == E.UNKNOWN_TOPIC_ID
+        _, r = c.call(3, 12, {"topics": [{"name": feed.topic, "topic_id": None}]})
+        assert c.decode(3, 12, r)["topics"][0]["topic_id"] not in (first, uuid.UUID(int=0))
+        c.close()

@@ -1,4 +1,5 @@
-"""SASL/SCRAM-SHA-256 (RFC 5802/7677) on the Kafka port: the exchange, the stored credentials, the real clients."""
+"""SASL/SCRAM-SHA-256 and SCRAM-SHA-512 (RFC 5802/7677) on the Kafka port: the exchange, the stored credentials,
+the real clients."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import base64
 
 import pytest
 
-from logtide.scram import ScramError, ScramServer, scram_credentials
+from logtide.scram import SHA256, SHA512, ScramError, ScramServer, scram_credentials
 
 from .conftest import wait_for
 from .test_auth import aiokafka_login_fails, secured  # noqa: F401  (secured: the fixture)
@@ -71,33 +72,72 @@ def test_setting_a_password_keeps_scram_credentials_and_old_roles_get_a_clear_er
         s = db.session()
         s.execute("CREATE ROLE r WITH PASSWORD = 'secret' AND LOGIN = true")
         creds = manager.roles["r"].scram
-        assert creds is not None and creds.iterations == 4096
-        assert creds == scram_credentials("secret", creds.salt)
+        assert sorted(creds) == [SHA256, SHA512] and {c.iterations for c in creds.values()} == {4096}
+        for mechanism, c in creds.items():
+            assert c == scram_credentials("secret", c.salt, mechanism=mechanism) and c.mechanism == mechanism
+        assert len(creds[SHA512].stored_key) == 64 and creds[SHA512].salt != creds[SHA256].salt
         again = auth.AuthManager(db, True)  # read back from the store
         assert again.roles["r"].scram == creds
-        manager.roles["r"].scram = None  # as a password set before logtide kept SCRAM credentials
+        # a password set before logtide kept SCRAM-SHA-512 credentials (an older logtide kept only SHA-256 ones)
+        del manager.roles["r"].scram[SHA512]
+        with pytest.raises(ScramError, match=r"Role r has no SCRAM-SHA-512 credentials.*ALTER ROLE r WITH PASSWORD"):
+            manager.scram_lookup("r", SHA512)
+        assert manager.scram_lookup("r", SHA256) == creds[SHA256]
+        manager.roles["r"].scram = {}  # ... or before logtide kept any
         with pytest.raises(ScramError, match=r"Role r has no SCRAM-SHA-256 credentials.*ALTER ROLE r WITH PASSWORD"):
             manager.scram_lookup("r")
         s.execute("ALTER ROLE r WITH PASSWORD = 'new'")
-        assert manager.scram_lookup("r") == scram_credentials("new", manager.roles["r"].scram.salt)
-        assert manager.scram_lookup("nobody") is manager.scram_lookup("nobody2")  # decoy: fails at the proof
+        for mechanism in (SHA256, SHA512):
+            salt = manager.roles["r"].scram[mechanism].salt
+            assert manager.scram_lookup("r", mechanism) == scram_credentials("new", salt, mechanism=mechanism)
+            # decoy: an unknown name fails at the proof, with credentials of the mechanism asked
+            assert manager.scram_lookup("nobody", mechanism) is manager.scram_lookup("nobody2", mechanism)
+            assert manager.scram_lookup("nobody", mechanism).mechanism == mechanism
     finally:
         db.close()
 
 
-def kp(bootstrap: str, user: str, password: str, **kw):
+def test_a_role_document_of_an_older_logtide_reads_back_with_its_sha_256_credentials_only():
+    from logtide.auth import Role
+    creds = scram_credentials("pw", b"0123456789abcdef")
+    role = Role.from_json("r", {"login": True, "password": "scrypt$00$00", "scram_sha_256": creds.to_json()})
+    assert role.scram == {SHA256: creds}
+    assert Role.from_json("r", role.to_json()).scram == {SHA256: creds}
+
+
+@pytest.mark.parametrize("mechanism", [SHA256, SHA512])
+def test_an_exchange_with_kafka_pythons_scram_client(mechanism):
+    """An independent client implementation (kafka-python's ScramClient) logs in and checks the server's proof."""
+    from kafka.net.sasl.scram import ScramClient
+    creds = scram_credentials("pencil", mechanism=mechanism)
+    server = ScramServer(lambda user: creds, mechanism=mechanism)
+    client = ScramClient("user", "pencil", mechanism)
+    client.process_server_first_message(server.step(client.first_message()))
+    client.process_server_final_message(server.step(client.final_message()))  # raises if the proof is wrong
+    assert server.done and server.user == "user"
+    wrong = ScramClient("user", "not it", mechanism)
+    server = ScramServer(lambda user: creds, mechanism=mechanism)
+    wrong.process_server_first_message(server.step(wrong.first_message()))
+    with pytest.raises(ScramError, match="password are incorrect"):
+        server.step(wrong.final_message())
+    other = scram_credentials("pencil", mechanism=SHA256 if mechanism == SHA512 else SHA512)
+    with pytest.raises(ScramError, match="credentials cannot check"):
+        ScramServer(lambda user: other, mechanism=mechanism).step(ScramClient("u", "p", mechanism).first_message())
+
+
+def kp(bootstrap: str, user: str, password: str, mechanism: str = SHA256, **kw):
     from kafka import KafkaConsumer
     return KafkaConsumer(bootstrap_servers=bootstrap, security_protocol="SASL_PLAINTEXT",
-                         sasl_mechanism="SCRAM-SHA-256", sasl_plain_username=user, sasl_plain_password=password,
-                         **kw)
+                         sasl_mechanism=mechanism, sasl_plain_username=user, sasl_plain_password=password, **kw)
 
 
-def ck_config(bootstrap: str, user: str, password: str, **kw) -> dict:
-    return {"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-256",
+def ck_config(bootstrap: str, user: str, password: str, mechanism: str = SHA256, **kw) -> dict:
+    return {"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism,
             "sasl.username": user, "sasl.password": password, **kw}
 
 
-def test_each_client_reads_with_scram(secured, changefeeds):  # noqa: F811
+@pytest.mark.parametrize("mechanism", [SHA256, SHA512])
+def test_each_client_reads_with_scram(secured, changefeeds, mechanism):  # noqa: F811
     from aiokafka import AIOKafkaConsumer
     from confluent_kafka import Consumer, TopicPartition as CTP
     from kafka import TopicPartition
@@ -105,7 +145,7 @@ def test_each_client_reads_with_scram(secured, changefeeds):  # noqa: F811
     for i in range(3):
         feed.write(i)
 
-    c = kp(secured.bootstrap, "reader", "r pw")
+    c = kp(secured.bootstrap, "reader", "r pw", mechanism)
     assert c.topics() == {feed.topic}
     c.assign([TopicPartition(feed.topic, 0)])
     c.seek_to_beginning()
@@ -113,7 +153,7 @@ def test_each_client_reads_with_scram(secured, changefeeds):  # noqa: F811
     wait_for(lambda: got.extend(m.offset for ms in c.poll(200).values() for m in ms) or len(got) >= 3)
     c.close()
 
-    ck = Consumer(ck_config(secured.bootstrap, "reader", "r pw", **{"group.id": "scram"}))
+    ck = Consumer(ck_config(secured.bootstrap, "reader", "r pw", mechanism, **{"group.id": "scram"}))
     ck.assign([CTP(feed.topic, 0, 0)])
     values = []
     wait_for(lambda: (m := ck.poll(0.5)) is not None and not m.error() and values.append(m.value()) is None
@@ -122,7 +162,7 @@ def test_each_client_reads_with_scram(secured, changefeeds):  # noqa: F811
 
     async def aio() -> list[int]:
         a = AIOKafkaConsumer(feed.topic, bootstrap_servers=secured.bootstrap, security_protocol="SASL_PLAINTEXT",
-                             sasl_mechanism="SCRAM-SHA-256", sasl_plain_username="reader",
+                             sasl_mechanism=mechanism, sasl_plain_username="reader",
                              sasl_plain_password="r pw", auto_offset_reset="earliest")
         await a.start()
         try:
@@ -137,21 +177,23 @@ def test_each_client_reads_with_scram(secured, changefeeds):  # noqa: F811
     assert asyncio.run(asyncio.wait_for(aio(), 60)) == [0, 1, 2]
 
 
-def test_wrong_password_and_old_roles_are_each_clients_authentication_error(secured, caplog):  # noqa: F811
+@pytest.mark.parametrize("mechanism", [SHA256, SHA512])
+def test_wrong_password_and_old_roles_are_each_clients_authentication_error(secured, caplog, mechanism):  # noqa: F811
     from confluent_kafka import Consumer, KafkaError
     from kafka.errors import KafkaError as KPError
     with pytest.raises(KPError):  # kafka-python logs the failure and gives up bootstrapping
-        kp(secured.bootstrap, "reader", "wrong", bootstrap_timeout_ms=3000)
+        kp(secured.bootstrap, "reader", "wrong", mechanism, bootstrap_timeout_ms=3000)
     assert "Provided username reader and/or password are incorrect" in caplog.text
     caplog.clear()
     with pytest.raises(KPError):  # an unknown name fails the same way
-        kp(secured.bootstrap, "nobody", "r pw", bootstrap_timeout_ms=3000)
+        kp(secured.bootstrap, "nobody", "r pw", mechanism, bootstrap_timeout_ms=3000)
     assert "Provided username nobody and/or password are incorrect" in caplog.text
 
-    secured.broker.auth.roles["other"].scram = None  # its password was set before logtide kept SCRAM credentials
-    for user, password, message in (("reader", "wrong", "incorrect"), ("other", "o pw", "no SCRAM-SHA-256")):
+    del secured.broker.auth.roles["other"].scram[mechanism]  # its password was set before logtide kept them
+    for user, password, message in (("reader", "wrong", "incorrect"), ("other", "o pw", f"no {mechanism}")):
         errors = []
-        c = Consumer(ck_config(secured.bootstrap, user, password, **{"group.id": "g", "error_cb": errors.append}))
+        c = Consumer(ck_config(secured.bootstrap, user, password, mechanism,
+                               **{"group.id": "g", "error_cb": errors.append}))
         c.subscribe(["x"])
         wait_for(lambda: c.poll(0.2) is None and any(e.code() == KafkaError._AUTHENTICATION for e in errors),
                  what="the authentication error")
@@ -159,7 +201,7 @@ def test_wrong_password_and_old_roles_are_each_clients_authentication_error(secu
         c.close()
 
     caplog.clear()
-    aiokafka_login_fails(secured.bootstrap, "SCRAM-SHA-256", "reader", "wrong")
+    aiokafka_login_fails(secured.bootstrap, mechanism, "reader", "wrong")
     assert "Provided username reader and/or password are incorrect" in caplog.text
 
 
@@ -188,7 +230,8 @@ def test_handshake_v0_runs_scram_over_bare_frames(secured):  # noqa: F811
     host, port = secured.bootstrap.rsplit(":", 1)
     c = RawClient(host, int(port))
     _, r = c.call(17, 1, {"mechanism": "GSSAPI"})
-    assert c.decode(17, 1, r) == {"error_code": E.UNSUPPORTED_SASL_MECHANISM, "mechanisms": ["PLAIN", "SCRAM-SHA-256"]}
+    assert c.decode(17, 1, r) == {"error_code": E.UNSUPPORTED_SASL_MECHANISM,
+                                  "mechanisms": ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]}
     _, r = c.call(17, 0, {"mechanism": "SCRAM-SHA-256"})
     assert c.decode(17, 0, r)["error_code"] == E.NONE
     bare = "n=reader,r=abcdefgh"
@@ -203,7 +246,8 @@ def test_handshake_v0_runs_scram_over_bare_frames(secured):  # noqa: F811
     c.close()
 
 
-def test_kcat_lists_and_consumes_with_scram(secured, changefeeds, kcat_bin):  # noqa: F811
+@pytest.mark.parametrize("mechanism", [SHA256, SHA512])
+def test_kcat_lists_and_consumes_with_scram(secured, changefeeds, kcat_bin, mechanism):  # noqa: F811
     import subprocess
 
     from .conftest import kcat_path
@@ -212,11 +256,11 @@ def test_kcat_lists_and_consumes_with_scram(secured, changefeeds, kcat_bin):  # 
 
     def kcat(password: str, *args: str) -> subprocess.CompletedProcess:
         return subprocess.run([kcat_path(), "-b", secured.bootstrap, "-X", "security.protocol=SASL_PLAINTEXT",
-                               "-X", "sasl.mechanism=SCRAM-SHA-256", "-X", "sasl.username=reader",
+                               "-X", f"sasl.mechanism={mechanism}", "-X", "sasl.username=reader",
                                "-X", f"sasl.password={password}", *args], capture_output=True, text=True, timeout=120)
     done = kcat("r pw", "-C", "-t", feed.topic, "-o", "beginning", "-e")
     assert done.returncode == 0, done.stderr
-    assert feed.row_id(None, done.stdout.splitlines()[0].encode()) == 5
+    assert feed.value_row_id(done.stdout.splitlines()[0].encode()) == 5
     done = kcat("wrong", "-L", "-m", "5")
     assert done.returncode != 0 and "incorrect" in done.stderr
 

@@ -138,3 +138,55 @@ def test_after_a_restart_a_group_rejoins_and_resumes_from_its_committed_offsets(
     assert all(committed == end for (name, _), (committed, end) in rows.items() if name == "g")
     assert sum(committed for (name, _), (committed, _end) in rows.items() if name == "g") == 40
     assert srv.stop() == 0
+
+
+def test_kafka_advertised_host_is_what_clients_are_told_and_they_connect_by_it(tmp_path):
+    """A server reached by another name (a container, a NAT): Metadata, FindCoordinator and DescribeCluster name
+    --kafka-advertised-host (here the config file's kafka_advertised_host), and a group reads through it."""
+    from confluent_kafka import Consumer
+    config = tmp_path / "logtide.toml"
+    config.write_text('kafka_advertised_host = "localhost"\n')
+    with Serve("--data-dir", str(tmp_path / "d"), "--kafka-port", "auto", "--config", str(config)) as srv:
+        port = srv.wait_listening()
+        wait_for(lambda: kafka_line(srv) is not None, what="the Kafka endpoint's log line")
+        line = kafka_line(srv) or ""
+        m = KAFKA.search(line)
+        assert m is not None and m.group(1) == "127.0.0.1" and "advertised as localhost" in line
+        kport = int(m.group(2))
+        cl = cluster(port)
+        s = cl.connect()
+        s.execute(KEYSPACE_DDL.format("ks"))
+        s.execute("CREATE TABLE ks.t (id int PRIMARY KEY, v text)")
+        s.execute("ALTER TABLE ks.t ADD CHANGEFEED f WITH (MODE = 'NEW_IMAGE', FORMAT = 'JSON')")
+        for i in range(3):
+            s.execute("INSERT INTO ks.t (id, v) VALUES (%s, 'x')", (i,))
+        raw = RawClient("127.0.0.1", kport)
+        _, r = raw.call(3, 12, {"topics": None})
+        assert [(b["host"], b["port"]) for b in raw.decode(3, 12, r)["brokers"]] == [("localhost", kport)]
+        _, r = raw.call(10, 4, {"key_type": 0, "coordinator_keys": ["g"]})
+        assert [(c["host"], c["port"]) for c in raw.decode(10, 4, r)["coordinators"]] == [("localhost", kport)]
+        _, r = raw.call(60, 1, {"endpoint_type": 1})
+        assert [(b["host"], b["port"]) for b in raw.decode(60, 1, r)["brokers"]] == [("localhost", kport)]
+        raw.close()
+        c = Consumer({"bootstrap.servers": f"127.0.0.1:{kport}", "group.id": "g", "auto.offset.reset": "earliest"})
+        c.subscribe(["ks.t.f"])
+        got: list[int] = []
+
+        def read() -> bool:
+            msg = c.poll(0.2)
+            if msg is not None and not msg.error():
+                got.append(json.loads(msg.value())["key"][0])
+            return len(got) >= 3
+        wait_for(read, what="the rows, read through the advertised name")
+        c.close()
+        assert sorted(got) == [0, 1, 2]
+        cl.shutdown()
+        assert srv.stop() == 0
+
+
+def test_a_kafka_advertised_host_that_is_no_host_name_is_refused(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "logtide", "serve", "--data-dir", str(tmp_path / "d"),
+                           "--kafka-advertised-host", "kafka:9092"], capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert "kafka_advertised_host must be a host name or an IP address, not 'kafka:9092'" in done.stderr
+    assert "Traceback" not in done.stderr

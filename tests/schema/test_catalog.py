@@ -180,7 +180,9 @@ def test_keyspace_lookup_messages(cat):
 def test_system_keyspaces_are_visible(cat):
     assert cat.table("system_schema", "tables").keyspace == "system_schema"
     assert cat.table("system", "local").partition_key[0].name == "key"
-    assert [k.name for k in cat.all_keyspaces()] == ["ks", "system", "system_auth", "system_distributed", "system_logtide", "system_schema"]
+    assert [k.name for k in cat.all_keyspaces()] == ["ks", "system", "system_auth", "system_distributed", "system_logtide",
+                                                     "system_schema", "system_traces"]
+    assert cat.find_keyspace("system_virtual_schema") is not None  # readable, but not listed (virtual)
 
 
 # ---------------------------------------------------------------- tables

@@ -112,7 +112,8 @@ def test_describe_schema_skips_system_keyspaces(schema):
 
 
 def test_describe_keyspaces(schema):
-    assert describe_keyspaces(schema) == "ks  system  system_auth  system_distributed  system_logtide  system_schema\n"
+    assert describe_keyspaces(schema) == ("ks      system_auth         system_logtide  system_traces\n"
+                                          "system  system_distributed  system_schema \n")
 
 
 def test_describe_tables(schema):
@@ -147,6 +148,7 @@ def test_rows_keyspaces(schema):
         ("system_distributed", "keyspace", "system_distributed", None),
         ("system_logtide", "keyspace", "system_logtide", None),
         ("system_schema", "keyspace", "system_schema", None),
+        ("system_traces", "keyspace", "system_traces", None),
     ]
 
 
@@ -181,7 +183,8 @@ def test_rows_generic_name(schema):
 
 def test_rows_schema(schema):
     assert {r[0] for r in rows(schema, "DESCRIBE SCHEMA")} == {"ks"}
-    assert {r[0] for r in rows(schema, "DESCRIBE FULL SCHEMA")} == {"ks", "system", "system_auth", "system_distributed", "system_logtide", "system_schema"}
+    assert {r[0] for r in rows(schema, "DESCRIBE FULL SCHEMA")} == {"ks", "system", "system_auth", "system_distributed", "system_logtide", "system_schema",
+                                                                    "system_traces"}
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,7 @@ def by_key(rows, *keys):
 
 def test_system_table_definitions():
     ks = system_keyspaces()
-    assert set(ks) == {"system", "system_auth", "system_distributed", "system_logtide", "system_schema"}
+    assert set(ks) == {"system", "system_auth", "system_distributed", "system_logtide", "system_schema", "system_traces"}
     assert set(ks["system_distributed"].tables) == {"cdc_generation_timestamps", "cdc_streams_descriptions_v2"}
     assert set(ks["system_schema"].tables) == {
         "keyspaces", "tables", "columns", "dropped_columns", "triggers", "views", "types", "functions", "aggregates", "indexes",
