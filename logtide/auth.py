@@ -28,7 +28,7 @@ import json
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
 from .cql import ast
 from .errors import AuthenticationError, InvalidRequest, SyntaxException, Unauthorized
@@ -36,8 +36,7 @@ from .result import ColumnSpec, ResultSet, Row
 from .schema import types as T
 from .scram import HASHES, SHA256, ScramCredentials, ScramError, scram_credentials
 
-if TYPE_CHECKING:
-    from .session import Database
+Database = Any  # a logtide.session.Database (auth sits below the engine: it gets the database, not its class)
 
 META_KEY = "roles"
 CDC_LOG_SUFFIX = "_scylla_cdc_log"

@@ -13,7 +13,7 @@ import datetime
 import re
 import uuid
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..cql import ast
 from ..cql.ast import SettingValue
@@ -26,8 +26,7 @@ from . import storage as S
 from ..schema.changefeed_options import parse_settings
 from ..schema.changefeeds import Changefeed, topic_path
 
-if TYPE_CHECKING:
-    from ..session import Session
+Session = Any  # a logtide.session.Session: changefeed DDL sits below the engine and is given the session
 
 MAX_CHANGEFEEDS = 32  # YDB's MaxTableCdcStreams default
 _LEAF_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")

@@ -14,7 +14,7 @@ import contextlib
 import sqlite3
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..errors import InvalidRequest
 from ..schema.catalog import Catalog
@@ -23,8 +23,7 @@ from . import storage as S
 from .api import ConsumerInfo, TopicDescription, TopicPartition, TopicRecord, UnknownConsumer, UnknownTopic
 from ..schema.changefeeds import DISABLED, ENABLED, INITIAL_SCAN, Changefeed, split_path, topic_path
 
-if TYPE_CHECKING:
-    from ..session import Database
+Database = Any  # an engine.database.Engine: the reader sits below the engine and is given it
 
 
 

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .cql import ast
-from .errors import InvalidRequest
-from .mutation.builder import WriteContext
-from .query.read import LiveRow, column_bytes
-from .query.restrictions import analyse
-from .result import ColumnSpec, ResultSet, Row
-from .schema import types as T
-from .schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table
-from .storage.keys import clustering_key, partition_token, serialize_partition_key
+from ..cql import ast
+from ..errors import InvalidRequest
+from ..mutation.builder import WriteContext
+from ..query.read import LiveRow, column_bytes
+from ..query.restrictions import analyse
+from ..result import ColumnSpec, ResultSet, Row
+from ..schema import types as T
+from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table
+from ..storage.keys import clustering_key, partition_token, serialize_partition_key
 
 
 def _row_key(stmt: Any, table: Table, ctx: WriteContext) -> tuple[tuple[bytes, ...], bytes, int, tuple[bytes, ...] | None]:
