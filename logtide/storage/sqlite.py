@@ -502,7 +502,7 @@ class Store:
         conn.execute("PRAGMA cache_size=-65536")
         # checkpoint every WAL_CHECKPOINT_PAGES (~4 MB): SQLite then starts the WAL again from its
         # start, so commits overwrite blocks already written (an fdatasync of data only) instead of
-        # growing the file (a file-system journal commit each); docs/performance.md, "The WAL's size"
+        # growing the file (a file-system journal commit each); docs/performance-history.md, "The WAL's size"
         conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
         conn.execute("PRAGMA busy_timeout=10000")
         return conn
