@@ -14,7 +14,7 @@ import datetime
 import hashlib
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from cassandra.util import SortedSet
 
@@ -22,8 +22,7 @@ from logtide.schema.cdc_options import extension_blob
 from logtide.schema import properties, types
 from logtide.schema.model import CLUSTERING, PARTITION_KEY, REGULAR, Column, Keyspace, Table
 
-if TYPE_CHECKING:
-    from logtide.schema.catalog import Catalog
+Catalog = Any  # a logtide.schema.catalog.Catalog: the catalog imports this module (system keyspaces), not back
 
 SYSTEM_SCHEMA = "system_schema"
 SYSTEM = "system"
@@ -81,6 +80,28 @@ _DISTRIBUTED_TABLES: dict[str, tuple] = {
 }
 
 # (table, comment, partition key, clustering key, regular columns) with (name, type string) pairs
+# the options columns a table and a materialized view share in system_schema.tables and .views
+_TABLE_OPTIONS: list[tuple[str, str]] = [
+    ("additional_write_policy", "text"),
+    ("bloom_filter_fp_chance", "double"),
+    ("caching", "frozen<map<text, text>>"),
+    ("cdc", "boolean"),
+    ("comment", "text"),
+    ("compaction", "frozen<map<text, text>>"),
+    ("compression", "frozen<map<text, text>>"),
+    ("crc_check_chance", "double"),
+    ("dclocal_read_repair_chance", "double"),
+    ("default_time_to_live", "int"),
+    ("extensions", "frozen<map<text, blob>>"),
+    ("gc_grace_seconds", "int"),
+    ("id", "uuid"),
+    ("max_index_interval", "int"),
+    ("memtable_flush_period_in_ms", "int"),
+    ("min_index_interval", "int"),
+    ("read_repair", "text"),
+    ("read_repair_chance", "double"),
+    ("speculative_retry", "text"),
+]
 _SCHEMA_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]] = {
     "keyspaces": (
         "keyspace definitions",
@@ -92,28 +113,7 @@ _SCHEMA_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]
         "table definitions",
         [("keyspace_name", "text")],
         [("table_name", "text")],
-        [
-            ("additional_write_policy", "text"),
-            ("bloom_filter_fp_chance", "double"),
-            ("caching", "frozen<map<text, text>>"),
-            ("cdc", "boolean"),
-            ("comment", "text"),
-            ("compaction", "frozen<map<text, text>>"),
-            ("compression", "frozen<map<text, text>>"),
-            ("crc_check_chance", "double"),
-            ("dclocal_read_repair_chance", "double"),
-            ("default_time_to_live", "int"),
-            ("extensions", "frozen<map<text, blob>>"),
-            ("flags", "frozen<set<text>>"),
-            ("gc_grace_seconds", "int"),
-            ("id", "uuid"),
-            ("max_index_interval", "int"),
-            ("memtable_flush_period_in_ms", "int"),
-            ("min_index_interval", "int"),
-            ("read_repair", "text"),
-            ("read_repair_chance", "double"),
-            ("speculative_retry", "text"),
-        ],
+        sorted(_TABLE_OPTIONS + [("flags", "frozen<set<text>>")]),
     ),
     "columns": (
         "column definitions",
@@ -143,31 +143,8 @@ _SCHEMA_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]
         "view definitions",
         [("keyspace_name", "text")],
         [("view_name", "text")],
-        [
-            ("additional_write_policy", "text"),
-            ("base_table_id", "uuid"),
-            ("base_table_name", "text"),
-            ("bloom_filter_fp_chance", "double"),
-            ("caching", "frozen<map<text, text>>"),
-            ("cdc", "boolean"),
-            ("comment", "text"),
-            ("compaction", "frozen<map<text, text>>"),
-            ("compression", "frozen<map<text, text>>"),
-            ("crc_check_chance", "double"),
-            ("dclocal_read_repair_chance", "double"),
-            ("default_time_to_live", "int"),
-            ("extensions", "frozen<map<text, blob>>"),
-            ("gc_grace_seconds", "int"),
-            ("id", "uuid"),
-            ("include_all_columns", "boolean"),
-            ("max_index_interval", "int"),
-            ("memtable_flush_period_in_ms", "int"),
-            ("min_index_interval", "int"),
-            ("read_repair", "text"),
-            ("read_repair_chance", "double"),
-            ("speculative_retry", "text"),
-            ("where_clause", "text"),
-        ],
+        sorted(_TABLE_OPTIONS + [("base_table_id", "uuid"), ("base_table_name", "text"),
+                                 ("include_all_columns", "boolean"), ("where_clause", "text")]),
     ),
     "types": (
         "user defined type definitions",

@@ -45,27 +45,13 @@ def contains_set_or_map(t) -> bool:
 # ---------------------------------------------------------------------------
 
 
-def split_collection(data: bytes) -> List[Optional[bytes]]:
-    """Elements of a serialized list/set (or the flattened k, v, k, v ... of a map)."""
+def split_collection(data: bytes, width: int = 1) -> List[Optional[bytes]]:
+    """Elements of a serialized list/set; with ``width=2``, the flattened k, v, k, v ... of a map (its count is
+    of pairs)."""
     n = _int32_unpack_from(data, 0)[0]
     p = 4
     out = []
-    for _ in range(n):
-        ln = _int32_unpack_from(data, p)[0]
-        p += 4
-        if ln < 0:
-            out.append(None)
-        else:
-            out.append(data[p:p + ln])
-            p += ln
-    return out
-
-
-def split_map(data: bytes) -> List[Optional[bytes]]:
-    n = _int32_unpack_from(data, 0)[0]
-    p = 4
-    out = []
-    for _ in range(2 * n):
+    for _ in range(width * n):
         ln = _int32_unpack_from(data, p)[0]
         p += 4
         if ln < 0:
@@ -402,7 +388,7 @@ def make_deserializer(t) -> Callable[[bytes], Any]:
             if not data:
                 return EMPTY
             kd, vd = kt._deserializer, vt._deserializer
-            flat = split_map(data)
+            flat = split_collection(data, 2)
             return make_map(
                 kt,
                 [

@@ -6,6 +6,8 @@ fromJson()/INSERT JSON do (implementation of logtide.schema.types).
 ``json.loads`` returns it.  Errors are raised as InvalidRequest; with a receiver the message
 is INSERT JSON's ``Error decoding JSON value for <receiver>: <detail>``, without one (None)
 the bare detail (the MarshalException text).  The detail is also in ``exc.detail``.
+
+One idea split for size with ``types.py`` and ``types_literal.py``: the CQL types (their JSON forms here).
 """
 
 from __future__ import annotations
@@ -82,12 +84,8 @@ def java_double_to_string(x: float) -> str:
 
 def java_float_to_string(x: float) -> str:
     """Java's Float.toString of a float32 value held in a Python float."""
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    if x == 0:
-        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
+    if x == 0 or math.isnan(x) or math.isinf(x):
+        return java_double_to_string(x)  # NaN, ±Infinity, ±0.0: the same text as a double's
     f32 = struct.unpack(">f", struct.pack(">f", x))[0]
     text = None
     for p in range(1, 10):

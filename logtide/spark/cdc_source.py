@@ -206,13 +206,7 @@ class LogReading:
                  f'WHERE "{L.STREAM_ID}" = ? AND "{L.TIME}" > ? AND "{L.TIME}" <= ?')
         lo, hi = time_bound(partition.lo), time_bound(partition.hi)
         with shared_client(self.settings.conn) as client:
-            for page in client.pages_of_each(query, [(stream, lo, hi) for stream in partition.streams]):
-                batch = batcher.add(page)
-                if batch is not None:
-                    yield batch
-        batch = batcher.flush()
-        if batch is not None:
-            yield batch
+            yield from batcher.batches(client.pages_of_each(query, [(stream, lo, hi) for stream in partition.streams]))
 
 
 def _micros(u: Any) -> int:
