@@ -48,15 +48,10 @@ SPLIT_FOR_SIZE = "one idea split for size"
 PENDING: frozenset[tuple[str, str]] = frozenset()
 # Modules of a same-folder circle whose docstring does not yet say it is one idea split for size.
 PENDING_SPLIT: frozenset[str] = frozenset({
-    "logtide.schema.types", "logtide.schema.types_json", "logtide.schema.types_literal", "logtide.schema.catalog",
-    "logtide.schema.system_schema", "logtide.storage.migrate", "logtide.storage.opening", "logtide.query.cell_meta",
-    "logtide.query.projection", "logtide.query.read", "logtide.query.select", "logtide.query.select_result",
-    "logtide.server.connection", "logtide.server.server", "logtide.server.schema_events", "logtide.kafka.admin",
-    "logtide.kafka.broker", "logtide.kafka.connection",
-    "logtide.kafka.handlers", "logtide.spark.changefeed_kafka", "logtide.spark.changefeed_topic", "logtide.spark",
-    "logtide.spark.lakehouse_job", "logtide.spark.lakehouse_cli", "logtide.spark.pipeline_cli",
+    "logtide.kafka.admin", "logtide.kafka.broker", "logtide.kafka.connection", "logtide.kafka.handlers",
+    "logtide.spark.changefeed_kafka", "logtide.spark.changefeed_topic", "logtide.spark", "logtide.spark.lakehouse_job",
+    "logtide.spark.lakehouse_cli", "logtide.spark.pipeline_cli",
 })
-
 
 @dataclass(frozen=True)
 class Arrow:
@@ -237,7 +232,7 @@ def test_a_circle_inside_a_folder_is_one_idea_split_for_size(graph):
             if m in PENDING_SPLIT:
                 continue
             doc = ast.get_docstring(ast.parse(known[m].read_text())) or ""
-            if SPLIT_FOR_SIZE not in " ".join(doc.split()):
+            if SPLIT_FOR_SIZE not in " ".join(doc.split()).lower():
                 unsaid.append(f"{m} (in a circle with {', '.join(c for c in comp if c != m)})")
     assert unsaid == [], (f"modules of an import circle whose docstring does not say they are "
                           f"'{SPLIT_FOR_SIZE}': " + "; ".join(unsaid))
@@ -245,7 +240,7 @@ def test_a_circle_inside_a_folder_is_one_idea_split_for_size(graph):
 
 def test_the_layer_table_of_the_architecture_doc_is_the_one_checked():
     """docs/architecture.md's "Layers" table lists LAYERS, bottom to top, with the same units."""
-    text = (ROOT / "docs" / "architecture.md").read_text()
+    text = (ROOT / "docs" / "architecture.md").read_text().split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r"^\| (\d+) \| ([^|]+?) \| ([^|]+?) \|", text, re.M)
     documented = [(int(n), name, tuple(re.findall(r"`([^`]+)`", units))) for n, name, units in rows]
     assert documented == [(i, name, members) for i, (name, members) in enumerate(LAYERS)]

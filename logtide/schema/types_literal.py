@@ -3,6 +3,8 @@ bound Python value validation (implementation of logtide.schema.types).
 
 ``value_from_string(ctype, text)`` mirrors ``AbstractType.fromString`` of the native types,
 raising InvalidRequest with the MarshalException messages Cassandra uses.
+
+One idea split for size with ``types.py`` and ``types_json.py``: the CQL types (their literals here).
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@
   the commit returns, written to ``logtide.commits``.  A database whose
   sequence is behind that file lost acknowledged commits (its write-ahead log
   was deleted or truncated) and is refused.
+
+One idea split for size with ``migrate.py``: opening a data directory, migrating a 0.1 one on the way.
 """
 
 from __future__ import annotations
