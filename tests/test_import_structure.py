@@ -47,12 +47,7 @@ SPLIT_FOR_SIZE = "one idea split for size"
 # so that the list only shrinks.  An arrow listed here is left out of the graph the circles are found in.
 PENDING: frozenset[tuple[str, str]] = frozenset()
 # Modules of a same-folder circle whose docstring does not yet say it is one idea split for size.
-PENDING_SPLIT: frozenset[str] = frozenset({
-    "logtide.kafka.admin", "logtide.kafka.broker", "logtide.kafka.connection", "logtide.kafka.handlers",
-    "logtide.spark.changefeed_kafka", "logtide.spark.changefeed_topic", "logtide.spark", "logtide.spark.lakehouse_job",
-    "logtide.spark.lakehouse_cli", "logtide.spark.pipeline_cli",
-})
-
+PENDING_SPLIT: frozenset[str] = frozenset()
 @dataclass(frozen=True)
 class Arrow:
     """``source`` imports ``target`` (both dotted module names) at ``line`` of the source's file."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from logtide.changefeed.api import TopicDescription
 from logtide.errors import InvalidRequest
@@ -21,8 +21,7 @@ from .admin import (CLUSTER_ID, CLUSTER_OPERATIONS, TOPIC_OPERATIONS, UNKNOWN_OP
 from .codec import ZERO_UUID
 from .messages import APIS
 
-if TYPE_CHECKING:
-    from .connection import KafkaConnection
+KafkaConnection = Any  # the connection.KafkaConnection a request came on (it imports this module, not back)
 
 log = logging.getLogger("logtide.kafka")
 

@@ -11,6 +11,8 @@ The source is ``kafka://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...]/ks/t/name`` (th
 ``ks/t/name`` with ``data_dir`` (a local logtide data directory). The query reads from the earliest
 record unless ``startingOffsets`` says otherwise, and keeps its offsets in ``checkpoint`` (by default
 ``<target>/_checkpoint``, which Delta and Spark readers skip as a hidden directory).
+
+One idea split for size with the package's ``__init__.py``: its entry points (the lakehouse job here).
 """
 
 from __future__ import annotations
