@@ -43,11 +43,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 COMMAND = re.compile(r"(^|/|_)cli\.py$")  # cli.py or *_cli.py, in any folder
 SPLIT_FOR_SIZE = "one idea split for size"
-# Arrows still to remove (issue #23, step by step): each is allowed for now, and the test fails when one is gone
-# so that the list only shrinks.  An arrow listed here is left out of the graph the circles are found in.
-PENDING: frozenset[tuple[str, str]] = frozenset()
-# Modules of a same-folder circle whose docstring does not yet say it is one idea split for size.
-PENDING_SPLIT: frozenset[str] = frozenset()
 @dataclass(frozen=True)
 class Arrow:
     """``source`` imports ``target`` (both dotted module names) at ``line`` of the source's file."""
@@ -167,12 +162,7 @@ def circles(known: dict[str, Path], found: list[Arrow]) -> list[list[str]]:
 @pytest.fixture(scope="module")
 def graph() -> tuple[dict[str, Path], list[Arrow]]:
     known = modules()
-    return known, [a for a in arrows(known) if (a.source, a.target) not in PENDING]
-
-
-def test_every_pending_arrow_is_still_there():
-    found = {(a.source, a.target) for a in arrows(modules())}
-    assert sorted(PENDING - found) == [], "arrows gone: remove them from PENDING"
+    return known, arrows(known)
 
 
 def _name(layer: int) -> str:
@@ -224,8 +214,6 @@ def test_a_circle_inside_a_folder_is_one_idea_split_for_size(graph):
     unsaid = []
     for comp in circles(known, found):
         for m in comp:
-            if m in PENDING_SPLIT:
-                continue
             doc = ast.get_docstring(ast.parse(known[m].read_text())) or ""
             if SPLIT_FOR_SIZE not in " ".join(doc.split()).lower():
                 unsaid.append(f"{m} (in a circle with {', '.join(c for c in comp if c != m)})")
