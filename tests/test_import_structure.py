@@ -221,6 +221,15 @@ def test_a_circle_inside_a_folder_is_one_idea_split_for_size(graph):
                           f"'{SPLIT_FOR_SIZE}': " + "; ".join(unsaid))
 
 
+def test_only_the_package_imports_the_embedded_api_module(graph):
+    """``logtide.session`` is what users call (``logtide.open``): the server, Kafka, auth and the changefeeds get
+    what they need from the engine or are given the database and session objects (issue #23)."""
+    known, found = graph
+    importers = sorted({f"{_where(a, known)}: {a.source}" for a in found
+                        if a.target == "logtide.session" and a.source != "logtide"})
+    assert importers == [], "\n".join(importers)
+
+
 def test_the_layer_table_of_the_architecture_doc_is_the_one_checked():
     """docs/architecture.md's "Layers" table lists LAYERS, bottom to top, with the same units."""
     text = (ROOT / "docs" / "architecture.md").read_text().split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
