@@ -22,7 +22,7 @@ from .engine.commit import (STATEMENT_FAILURES, WriteJob, check_params, committe
                             engine_error, statement_error)
 from .engine.database import Engine
 from .engine.ddl import describe, drop_time_bound, execute_ddl, truncate
-from .engine.prepare import PreparedStatement, check_timeouts, prepare, shortened  # noqa: F401 - PreparedStatement re-exported
+from .engine.prepare import PreparedStatement, check_timeouts, prepare, result_columns_of, shortened  # noqa: F401 - PreparedStatement re-exported
 from .engine.plan import DDL, DML, ROLE_STATEMENTS, WRITES, check_batch, is_write, write_job  # noqa: F401
 from .schema.system_schema import is_system_keyspace
 from .engine.select import select
@@ -175,6 +175,9 @@ class Session:
             parsed = query
         check_params(params)
         if parsed.bind_markers:
+            if params is None and isinstance(parsed.statement, ast.Select):
+                # a selector's own error first (``SELECT ?``: its type cannot be inferred), as a prepare finds it
+                result_columns_of(self, parsed.statement, self._table(parsed.statement.table))
             if params is None:
                 raise InvalidRequest(f"Statement has {len(parsed.bind_markers)} bind markers but no values were given")
             if (type(params) in (list, tuple) or not isinstance(params, Mapping)) and len(params) != len(parsed.bind_markers):

@@ -68,7 +68,8 @@ _TOKEN_RE = re.compile(
     r"""
     (?:\s+|(?:--|//)[^\n]*|/\*.*?\*/)*   # whitespace and comments before the token
     (?:
-      (?P<ident>(?!""" + _UUID + r"""(?![\w]))(?!(?i:""" + _ISO_DURATION + r""")(?![\w]))[a-zA-Z][a-zA-Z0-9_]*)
+      (?P<ident>(?!""" + _UUID + r"""(?![\w]))(?!""" + _ISO_DURATION + r"""(?![\w]))[a-zA-Z][a-zA-Z0-9_]*)
+    | (?P<negduration>-(?:(?i:(?:\d+""" + _DURATION_UNIT + r""")+)|""" + _ISO_DURATION + r""")(?![\w]))
     | (?P<punct>!=|<=|>=|\+=|-=|[(){}\[\],;.*=<>+\-?:])
     | (?P<string>'(?:[^']|'')*')
     | (?P<eof>\Z)
@@ -77,7 +78,7 @@ _TOKEN_RE = re.compile(
     | (?P<uuid>""" + _UUID + r"""(?![\w]))
     | (?P<hex>0[xX][0-9a-fA-F]*(?![\w]))
     | (?P<float>\d+(?:\.\d*(?:[eE][+-]?\d+)?|[eE][+-]?\d+)(?![\w.]))
-    | (?P<duration>(?i:(?:\d+""" + _DURATION_UNIT + r""")+|""" + _ISO_DURATION + r""")(?![\w]))
+    | (?P<duration>(?:(?i:(?:\d+""" + _DURATION_UNIT + r""")+)|""" + _ISO_DURATION + r""")(?![\w]))
     | (?P<integer>\d+(?![\w]))
     | (?P<dollar>\$\$.*?\$\$)
     )
@@ -94,6 +95,7 @@ _KIND_OF_GROUP = {
     "hex": HEX,
     "float": FLOAT,
     "duration": DURATION,
+    "negduration": DURATION,
     "integer": INTEGER,
     "ident": IDENT,
     "punct": PUNCT,

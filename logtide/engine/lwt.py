@@ -30,12 +30,12 @@ def _row_key(stmt: Any, table: Table, ctx: WriteContext) -> tuple[tuple[bytes, .
         for c in table.partition_key:
             if c.name not in values:
                 raise InvalidRequest(f"Some partition key parts are missing: {c.name}")
-            key.append(c.type.serialize(ctx.ev.value(values[c.name], c.type, c.name)))
+            key.append(_key_value(c, ctx.ev.value(values[c.name], c.type, c.name)))
         clustering = []
         for c in table.clustering_key:
             if c.name not in values:
                 return tuple(key), serialize_partition_key(key), partition_token(table, serialize_partition_key(key)), None
-            clustering.append(c.type.serialize(ctx.ev.value(values[c.name], c.type, c.name)))
+            clustering.append(_key_value(c, ctx.ev.value(values[c.name], c.type, c.name)))
         pk = serialize_partition_key(key)
         return tuple(key), pk, partition_token(table, pk), tuple(clustering)
     kr = analyse(table, stmt.where, ctx.ev)
@@ -148,6 +148,13 @@ def _condition_holds(cond: ast.Condition, table: Table, cur: _CurrentRow, ctx: W
     else:
         expected = ctx.ev.value(cond.rhs, t, name)
     return _compare(t, value, cond.op, expected)
+
+
+def _key_value(col: Any, value: Any) -> bytes:
+    """A primary key value of a conditional INSERT, serialized; null and unset are refused."""
+    if value is None or value is T.UNSET:
+        raise InvalidRequest(f"Invalid {'null' if value is None else 'unset'} value in condition for column {col.name}")
+    return col.type.serialize(value)
 
 
 def check_conditions(stmts: Sequence[Any], tables: Sequence[Table], contexts: Sequence[WriteContext],

@@ -25,7 +25,7 @@ from .touched import TxnRowReader
 
 DDL = (ast.CreateKeyspace, ast.AlterKeyspace, ast.DropKeyspace, ast.CreateTable, ast.AlterTableAdd,
        ast.AlterTableDrop, ast.AlterTableRename, ast.AlterTableWith, ast.AlterTableAlterType, ast.DropTable,
-       ast.CreateType, ast.AlterTypeAdd, ast.AlterTypeRename, ast.DropType)
+       ast.CreateType, ast.AlterTypeAdd, ast.AlterTypeRename, ast.DropType, ast.CreateFunction, ast.CreateAggregate)
 DML = (ast.Insert, ast.Update, ast.Delete)
 WRITES = (*DML, ast.Batch)
 ROLE_STATEMENTS = (ast.CreateRole, ast.AlterRole, ast.DropRole, ast.ListRoles, ast.Grant, ast.Revoke,
@@ -84,6 +84,7 @@ def write_job(session: Any, stmts: Sequence[Any], evs: Sequence[TermEvaluator], 
             if result is not None:
                 return result
         for s, t, ctx in zip(stmts, current, contexts):
+            ctx.ev.table = t  # token(...) in a written value is the token of this table's partition key
             build(s, t, ctx, mutation)
         if trace is not None:
             trace.event(f"Mutation built: {len(mutation.partitions)} partition(s) of "

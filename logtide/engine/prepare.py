@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..cql import ast
-from ..errors import CqlError
 from ..query.bind import BindCollector
+from ..query.evaluate import TermEvaluator
 from ..query.select import SelectContext, VirtualSource
 from ..query.timeout import check_timeout
 from ..result import ColumnSpec
@@ -51,24 +51,33 @@ def prepare(session: Any, query: str) -> PreparedStatement:
     collector = BindCollector(session._table, lambda fc: _infer_call(session, fc))
     collector.statement(stmt)
     table = session._table(stmt.table) if isinstance(stmt, (ast.Insert, ast.Update, ast.Delete, ast.Select)) else None
+    result_columns = None
+    if isinstance(stmt, ast.Select):
+        markers: dict[int, tuple[str, Any]] = {}  # the markers the selectors type (f(?), m[?])
+        result_columns = result_columns_of(session, stmt, table, markers)
+        for index, (name, ctype) in markers.items():
+            if index not in collector.specs and table is not None:
+                collector.specs[index] = ColumnSpec(table.keyspace, table.name, name, ctype)
     specs, pk_indexes = collector.result(len(parsed.bind_markers), table)
-    result_columns = _result_columns(session, stmt, table) if isinstance(stmt, ast.Select) else None
     digest = hashlib.md5(((session.keyspace or "") + "\x00" + query).encode()).digest()
     return PreparedStatement(query, parsed, session.keyspace, digest, specs, pk_indexes, result_columns)
 
+
 def _infer_call(session: Any, fc: ast.FunctionCall) -> Any:
     ev = session._evaluator(None)
-    return session.db.functions.resolve(fc.name, [ev.infer_type(a) for a in fc.args])
+    return session.db.functions.resolve(fc.name, [ev.infer_type(a) for a in fc.args], fc.args)
 
-def _result_columns(session: Any, stmt: ast.Select, table: Table | None) -> tuple[ColumnSpec, ...] | None:
+
+def result_columns_of(session: Any, stmt: ast.Select, table: Table | None,
+                      markers: dict[int, tuple[str, Any]] | None = None) -> tuple[ColumnSpec, ...] | None:
+    """The result columns of a SELECT, its selectors compiled as its execution will (their errors are the
+    statement's, as in ScyllaDB's prepare); ``markers`` receives the bind markers the selectors type."""
     from ..query.select import result_columns
     if table is None:
         return None
-    try:
-        ctx = SelectContext(table, session._evaluator(None), session.db.now_seconds(), VirtualSource([]))
-        return result_columns(stmt, table, ctx)
-    except CqlError:
-        return None
+    ev = TermEvaluator(session.db.functions, None, {} if markers is None else markers)
+    ctx = SelectContext(table, ev, session.db.now_seconds(), VirtualSource([]))
+    return result_columns(stmt, table, ctx)
 
 
 def check_timeouts(session: Any, stmt: Any, params: Any) -> None:

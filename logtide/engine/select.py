@@ -49,7 +49,7 @@ def _catalog_for(session: Any, table: Table, stmt: ast.Select, params: Any) -> C
     if len(pk) != 1 or pk[0].name != "keyspace_name":
         return cat
     from ..query.restrictions import analyse
-    kr = analyse(table, stmt.where, session._evaluator(params))
+    kr = analyse(table, stmt.where, session._evaluator(params), select=True, allow_filtering=stmt.allow_filtering)
     if kr.partition_keys is None:
         return cat
     names = {pk[0].type.deserialize(k[0]) for k in kr.partition_keys}

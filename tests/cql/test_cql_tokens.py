@@ -76,3 +76,15 @@ def test_unterminated_string_reports_eof_position():
 def test_unknown_character_reports_token_recognition_error():
     with pytest.raises(SyntaxException, match=r"line 1:2 token recognition error at: '@'"):
         tokenize("a @")
+
+
+def test_a_minus_sign_before_a_duration_belongs_to_it():
+    assert kinds_values("1y-2mo") == [("DURATION", "1y"), ("DURATION", "-2mo")]
+    assert kinds_values("-P1D") == [("DURATION", "-P1D")]
+    assert kinds_values("c -= 1") == [("IDENT", "c"), ("PUNCT", "-="), ("INTEGER", "1")]
+
+
+def test_iso_8601_durations_are_upper_case_and_unit_durations_any_case():
+    assert kinds_values("P1Y2D PT2H P0001-03-00T02:10:00 1Y2MO") == [
+        ("DURATION", "P1Y2D"), ("DURATION", "PT2H"), ("DURATION", "P0001-03-00T02:10:00"), ("DURATION", "1Y2MO")]
+    assert kinds_values("P1y2D p1Y2D") == [("IDENT", "p1y2d"), ("IDENT", "p1y2d")]
