@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from .cql import ast
 from .errors import InvalidRequest
-from .mutation.builder import WriteContext
+from .mutation.builder import WriteContext, key_bytes
 from .query.read import LiveRow, column_bytes
 from .query.restrictions import analyse
 from .result import ColumnSpec, ResultSet, Row
@@ -30,12 +30,12 @@ def _row_key(stmt: Any, table: Table, ctx: WriteContext) -> tuple[tuple[bytes, .
         for c in table.partition_key:
             if c.name not in values:
                 raise InvalidRequest(f"Some partition key parts are missing: {c.name}")
-            key.append(c.type.serialize(ctx.ev.value(values[c.name], c.type, c.name)))
+            key.append(key_bytes(c, ctx.ev.value(values[c.name], c.type, c.name)))
         clustering = []
         for c in table.clustering_key:
             if c.name not in values:
                 return tuple(key), serialize_partition_key(key), partition_token(table, serialize_partition_key(key)), None
-            clustering.append(c.type.serialize(ctx.ev.value(values[c.name], c.type, c.name)))
+            clustering.append(key_bytes(c, ctx.ev.value(values[c.name], c.type, c.name)))
         pk = serialize_partition_key(key)
         return tuple(key), pk, partition_token(table, pk), tuple(clustering)
     kr = analyse(table, stmt.where, ctx.ev)

@@ -406,13 +406,13 @@ def build_insert(stmt: ast.Insert, table: Table, ctx: WriteContext, mutation: Mu
         v = values.get(c.name, T.UNSET)
         if v is T.UNSET and c.name not in values:
             raise InvalidRequest(f"Some partition key parts are missing: {c.name}")
-        key_values.append(_key_bytes(c, v))
+        key_values.append(key_bytes(c, v))
     clustering: list[bytes] = []
     if not static_only:
         for c in table.clustering_key:
             if c.name not in values:
                 raise InvalidRequest(f"Some clustering keys are missing: {c.name}")
-            clustering.append(_key_bytes(c, values[c.name]))
+            clustering.append(key_bytes(c, values[c.name]))
     pk = serialize_partition_key(key_values)
     token = partition_token(table, pk)
     pu = mutation.partition(table, tuple(key_values), pk, token)
@@ -460,7 +460,7 @@ def _build_bound_insert(plan: _InsertPlan, bound: list | tuple, table: Table, ct
     keys: list[bytes] = []
     for c in table.primary_key:  # _key_bytes of each, inline
         v = values[c.name]
-        data = _key_bytes(c, v) if v is None or v is unset else c.type.serialize(v)
+        data = key_bytes(c, v) if v is None or v is unset else c.type.serialize(v)
         if len(data) > 0xFFFF:
             _check_value_size(c, data)
         keys.append(data)
@@ -485,7 +485,8 @@ def _build_bound_insert(plan: _InsertPlan, bound: list | tuple, table: Table, ct
     return [Target(key, pk, token, clustering, target_ck)]
 
 
-def _key_bytes(col: Column, value: Any) -> bytes:
+def key_bytes(col: Column, value: Any) -> bytes:
+    """A primary-key column's value serialized; null, unset and oversized values refused as ScyllaDB does."""
     if value is None:
         raise InvalidRequest(f"Invalid null value in condition for column {col.name}")
     if value is T.UNSET:
@@ -822,11 +823,15 @@ def _delete_target(tgt: Any, col: Column, w: RowWriter, tg: Target) -> None:
         k = ctx.ev.value(tgt.key, t.key, f"key({col.name})")
         if k is None:
             raise InvalidRequest("Invalid null value for map key")
+        if k is T.UNSET:
+            raise InvalidRequest(f"Invalid unset value for map key of column {col.name}")
         w.put_element(col.name, t.key.serialize(k), Cell(ts, None, NO_TTL, ctx.now))
     elif isinstance(t, T.SetType):
         k = ctx.ev.value(tgt.key, t.element, col.name)
         if k is None:
             raise InvalidRequest("Invalid null value for set element")
+        if k is T.UNSET:
+            raise InvalidRequest(f"Invalid unset value for set element of column {col.name}")
         w.put_element(col.name, t.element.serialize(k), Cell(ts, None, NO_TTL, ctx.now))
     else:
         if isinstance(tgt.key, ast.TimeuuidListIndex):
@@ -834,6 +839,8 @@ def _delete_target(tgt: Any, col: Column, w: RowWriter, tg: Target) -> None:
             key = T.TIMEUUID.serialize(k)
         else:
             idx = ctx.ev.value(tgt.key, T.INT, f"idx({col.name})")
+            if idx is T.UNSET:
+                return  # an unset index deletes nothing, as in Cassandra and ScyllaDB
             key = _list_key_at(col, w, tg, idx)
         w.put_element(col.name, key, Cell(ts, None, NO_TTL, ctx.now))
 
