@@ -2,12 +2,15 @@
 
 Conditions are checked against the current row inside the same write
 transaction that applies the statement, so check and write are atomic (the
-single-node equivalent of Paxos).  A failed check writes nothing and returns
-Cassandra's result: ``[applied] = False`` with the current values.
+single-node equivalent of Paxos).  A failed check writes nothing.  The result
+is ScyllaDB's, applied or not: ``[applied]`` and the values the row had before
+the statement (docs/compatibility.md "Writes, lightweight transactions, JSON,
+validation and types").
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .cql import ast
@@ -17,7 +20,7 @@ from .query.read import LiveRow, column_bytes
 from .query.restrictions import analyse
 from .result import ColumnSpec, ResultSet, Row
 from .schema import types as T
-from .schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table
+from .schema.model import CLUSTERING, PARTITION_KEY, REGULAR, STATIC, Column, Table
 from .storage.keys import clustering_key, partition_token, serialize_partition_key
 
 
@@ -93,6 +96,8 @@ class _CurrentRow:
 def _compare(t: Any, current: Any, op: str, expected: Any) -> bool:
     if op == "IN":
         return any(_compare(t, current, "=", e) for e in expected)
+    if op == "NOT IN":
+        return not any(_compare(t, current, "=", e) for e in expected)
     if op in ("=", "!="):
         if current is None or expected is None:
             eq = current is None and expected is None
@@ -141,7 +146,7 @@ def _condition_holds(cond: ast.Condition, table: Table, cur: _CurrentRow, ctx: W
             return False
         items = value.keys() if cond.op == "CONTAINS KEY" else (value.values() if isinstance(t, T.MapType) else value)
         return any(et.compare(et.serialize(x), et.serialize(needle)) == 0 for x in items)
-    if cond.op == "IN":
+    if cond.op in ("IN", "NOT IN"):
         items = cond.rhs.items if isinstance(cond.rhs, ast.InValues) else None
         expected = ([ctx.ev.value(i, t, name) for i in items] if items is not None
                     else list(ctx.ev.value(cond.rhs, T.ListType(t, True), name) or []))
@@ -150,15 +155,26 @@ def _condition_holds(cond: ast.Condition, table: Table, cur: _CurrentRow, ctx: W
     return _compare(t, value, cond.op, expected)
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """A conditional statement's or batch's check: ``applied`` and the result the client gets either way."""
+
+    applied: bool
+    result: ResultSet
+
+
 def check_conditions(stmts: Sequence[Any], tables: Sequence[Table], contexts: Sequence[WriteContext],
-                     in_batch: bool) -> ResultSet | None:
-    """None when every condition holds; otherwise the ``[applied] = False`` result."""
+                     in_batch: bool) -> Outcome:
+    """Check the conditions of a conditional statement or batch against the rows as they are now.
+
+    The result is ScyllaDB's (cql3 CAS result set): ``[applied]`` and, for each
+    statement, the previous values of the columns its conditions name (every
+    column for ``IF [NOT] EXISTS``; in a batch, the union of them with the
+    primary key), null where the row did not exist."""
     keys = set()
-    failed: list[tuple[Any, Table, _CurrentRow]] = []
+    olds: list[tuple[Any, Table, _CurrentRow, bool]] = []
+    ok_all = True
     for stmt, table, ctx in zip(stmts, tables, contexts):
-        if not (getattr(stmt, "if_not_exists", False) or getattr(stmt, "if_exists", False)
-                or getattr(stmt, "conditions", ())):
-            continue
         key, pk, token, clustering = _row_key(stmt, table, ctx)
         keys.add(pk)
         ck = clustering_key(table.clustering_key, clustering) if clustering is not None else None
@@ -166,38 +182,44 @@ def check_conditions(stmts: Sequence[Any], tables: Sequence[Table], contexts: Se
         static = ctx.reader.row(table, pk, token, b"", True) if table.static_columns else None
         cur = _CurrentRow(key, row, static)
         static_only = clustering is None
-        ok: bool
+        exists_check = getattr(stmt, "if_not_exists", False) or getattr(stmt, "if_exists", False)
         if getattr(stmt, "if_not_exists", False):
             ok = not cur.exists(static_only)
         elif getattr(stmt, "if_exists", False):
             ok = cur.exists(static_only)
         else:
-            ok = all(_condition_holds(c, table, cur, ctx) for c in stmt.conditions)
-        if not ok:
-            failed.append((stmt, table, cur))
+            ok = all(_condition_holds(c, table, cur, ctx) for c in getattr(stmt, "conditions", ()))
+        ok_all = ok_all and ok
+        # the old row shown: the clustering row (with its partition's static values), else for a
+        # condition on columns the static row alone, else nothing
+        use_row = row is not None
+        shown = use_row or (static is not None and (static_only or not exists_check))
+        olds.append((stmt, table, cur, use_row if shown else None))
     if len(keys) > 1:
         raise InvalidRequest("Batch with conditions cannot span multiple partitions")
-    if not failed:
-        return None
-    return _not_applied(failed, in_batch)
+    return Outcome(ok_all, _result(olds, ok_all, in_batch))
 
 
-def _not_applied(failed: list[tuple[Any, Table, _CurrentRow]], in_batch: bool) -> ResultSet:
-    stmt, table, cur = failed[0]
-    applied = ColumnSpec(table.keyspace, table.name, "[applied]", T.BOOLEAN)
-    if getattr(stmt, "if_exists", False) and not cur.exists(False) and not in_batch:
-        return ResultSet("rows", (applied,), [Row(("[applied]",), [False])])
-    if getattr(stmt, "if_not_exists", False) or in_batch:
-        if cur.row is None and cur.static is None:
-            return ResultSet("rows", (applied,), [Row(("[applied]",), [False])])
-        cols = list(table.columns)
-    else:
-        names = []
-        for c in stmt.conditions:
-            n = c.lhs.name if isinstance(c.lhs, ast.ColumnRef) else c.lhs.column
-            if n not in names:
-                names.append(n)
-        cols = [c for c in table.columns if c.name in names]
-    specs = (applied,) + tuple(ColumnSpec(table.keyspace, table.name, c.name, c.type) for c in cols)
+def _shown_columns(stmt: Any, table: Table) -> set[str]:
+    if getattr(stmt, "if_not_exists", False) or getattr(stmt, "if_exists", False):
+        return {c.name for c in table.columns}
+    return {c.lhs.name if isinstance(c.lhs, ast.ColumnRef) else c.lhs.column for c in getattr(stmt, "conditions", ())}
+
+
+def _result(olds: list[tuple[Any, Table, _CurrentRow, bool | None]], applied: bool, in_batch: bool) -> ResultSet:
+    table = olds[0][1]
+    names: set[str] = {c.name for c in table.primary_key} if in_batch else set()
+    for stmt, _t, _cur, _use in olds:
+        names |= _shown_columns(stmt, table)
+    cols = [c for c in table.columns if c.name in names]
+    specs = (ColumnSpec(table.keyspace, table.name, "[applied]", T.BOOLEAN),) + tuple(
+        ColumnSpec(table.keyspace, table.name, c.name, c.type) for c in cols)
     names_t = tuple(s.name for s in specs)
-    return ResultSet("rows", specs, [Row(names_t, [False] + [cur.value(c) for c in cols])])
+    out = []
+    for _stmt, _t, cur, use_row in olds:
+        if use_row is None:
+            values: list[Any] = [None] * len(cols)
+        else:
+            values = [None if (not use_row and c.kind in (CLUSTERING, REGULAR)) else cur.value(c) for c in cols]
+        out.append(Row(names_t, [applied] + values))
+    return ResultSet("rows", specs, out)

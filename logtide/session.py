@@ -617,20 +617,21 @@ class Session:
             mutation = Mutation()
             if trace is not None:
                 trace.event(f"Write transaction started: write timestamp {ts}")
+            outcome = None
             if conditional:
                 from .lwt import check_conditions
-                result = check_conditions(stmts, current, contexts, batch is not None)
+                outcome = check_conditions(stmts, current, contexts, batch is not None)
                 if trace is not None:
-                    trace.event("Conditions checked: " + ("not applied" if result is not None else "applied"))
-                if result is not None:
-                    return result
+                    trace.event("Conditions checked: " + ("applied" if outcome.applied else "not applied"))
+                if not outcome.applied:
+                    return outcome.result
             for s, t, ctx in zip(stmts, current, contexts):
                 build(s, t, ctx, mutation)
             if trace is not None:
                 trace.event(f"Mutation built: {len(mutation.partitions)} partition(s) of "
                             + ", ".join(sorted({f"{t.keyspace}.{t.name}" for t in current})))
             db.commit_mutation(mutation, txn, now, reader, trace)
-            return None
+            return None if outcome is None else outcome.result
 
         return WriteJob(work, tables[0] if conditional else None)
 
@@ -901,8 +902,8 @@ class WriteJob:
     """A write statement or batch checked and bound, waiting for its commit (docs/architecture.md "A write").
 
     ``work(txn)`` builds and applies its mutation inside a write transaction
-    (a group commit's savepoint) and returns the "not applied" result of a
-    lightweight transaction whose conditions failed, else None; ``result`` is
+    (a group commit's savepoint) and returns a lightweight transaction's
+    result (its ``[applied]`` row with the previous values), else None; ``result`` is
     the statement's result from that, ``failure`` the error it raises for an
     exception of ``work`` or of its commit, both as ``Session.execute`` would.
     """

@@ -16,6 +16,8 @@ statement kinds, ``002`` for collections):
 
 from __future__ import annotations
 
+import decimal
+
 import json
 import struct
 import threading
@@ -581,14 +583,88 @@ def build_update(stmt: ast.Update, table: Table, ctx: WriteContext, mutation: Mu
     kr = analyse(table, stmt.where, ctx.ev)
     static_only = bool(cols) and all(c.kind == STATIC for c in cols)
     targets = _addressed_rows(table, kr, static_only and table.clustering_key != ())
+    conditional = is_conditional(stmt)
     for tg in targets:
         pu = mutation.partition(table, tg.key, tg.pk, tg.token)
         for a, col in zip(stmt.assignments, cols):
             static = col.kind == STATIC
             row, ck = _row_for(pu, table, () if static else tg.clustering, static)
             w = RowWriter(pu, row, attrs, ctx, ck)
-            _assign(a, col, w, tg)
+            if conditional and isinstance(a, (ast.AddTo, ast.SubtractFrom)) and col.type in ARITHMETIC_TYPES:
+                _arithmetic(a, col, w, tg)
+            else:
+                _assign(a, col, w, tg)
     return targets
+
+
+def is_conditional(stmt: Any) -> bool:
+    """Whether a statement is a lightweight transaction (IF EXISTS, IF NOT EXISTS or IF conditions)."""
+    return bool(getattr(stmt, "if_not_exists", False) or getattr(stmt, "if_exists", False)
+                or getattr(stmt, "conditions", ()))
+
+
+ARITHMETIC_TYPES = (T.TINYINT, T.SMALLINT, T.INT, T.BIGINT, T.VARINT, T.FLOAT, T.DOUBLE, T.DECIMAL)
+_INT_BITS = {T.TINYINT: 8, T.SMALLINT: 16, T.INT: 32, T.BIGINT: 64}
+
+
+def check_assignments(stmt: ast.Update, table: Table) -> None:
+    """The checks of an UPDATE's assignments made when it is prepared (ScyllaDB refuses them at PREPARE):
+    ``c = c + x`` / ``c = c - x`` needs a counter, collection or UDT column, or a numeric column in a
+    lightweight transaction (ScyllaDB's extension)."""
+    conditional = is_conditional(stmt)
+    for a in stmt.assignments:
+        col = table.column(a.column)
+        if col is None or not isinstance(a, (ast.AddTo, ast.SubtractFrom)):
+            continue
+        t = col.type
+        if col.is_primary_key:
+            raise InvalidRequest(f"PRIMARY KEY part {col.name} found in SET part")
+        if t.is_counter or t.is_collection or isinstance(t, T.UserType):
+            continue
+        if not (conditional and t in ARITHMETIC_TYPES):
+            raise InvalidRequest(f"Invalid operation ({_op_text(a)}) for non counter column {col.name}")
+        if isinstance(a.value, ast.Constant):
+            T.term_to_value(a.value, t, col.name, None)  # a literal of the wrong type is refused now
+
+
+def _arithmetic(a: Any, col: Column, w: RowWriter, tg: Target) -> None:
+    """ScyllaDB's ``SET c = c + x`` / ``c - x`` on a numeric column of a lightweight transaction: the
+    old value (read in the same write transaction as the condition) plus or minus ``x``; null when
+    the old value is null; fixed-width integers refuse to overflow."""
+    t = col.type
+    ctx = w.ctx
+    delta = ctx.ev.value(a.value, t, col.name)
+    if delta is T.UNSET:
+        return
+    pending = w.row.cells.get(col.name)
+    if pending is not None:
+        old = None if pending.value is None else t.deserialize(pending.value)
+    else:
+        current = ctx.reader.live_cell(w.pu.table, tg.pk, tg.token, w.ck, col)
+        old = None if current is None or current.value is None else t.deserialize(current.value)
+    if old is None or delta is None:
+        return  # null plus anything is null: the column stays as it is
+    if t == T.DECIMAL:
+        new = _decimal_sum(old, delta if isinstance(a, ast.AddTo) else -delta)
+    else:
+        new = old + delta if isinstance(a, ast.AddTo) else old - delta
+    bits = _INT_BITS.get(t)
+    if bits is not None and not -(2 ** (bits - 1)) <= new < 2 ** (bits - 1):
+        raise InvalidRequest(f"Arithmetic {'ADD' if isinstance(a, ast.AddTo) else 'SUB'} overflow")
+    w.set_value(col, new)
+
+
+def _decimal_sum(a: Any, b: Any) -> Any:
+    """``a + b`` exactly, refused when aligning the two scales would take more than 10,000 digits."""
+    if not (a.is_finite() and b.is_finite()):
+        raise InvalidRequest("Arithmetic on a non-finite decimal value")
+    ea, eb = a.as_tuple(), b.as_tuple()
+    width = max(len(ea.digits) + ea.exponent, len(eb.digits) + eb.exponent) - min(ea.exponent, eb.exponent) + 1
+    if width > 10_000:
+        raise InvalidRequest("Arithmetic ADD on decimal values of too different magnitudes")
+    with decimal.localcontext() as dc:
+        dc.prec = max(width, 28)
+        return a + b
 
 
 def _assign(a: Any, col: Column, w: RowWriter, tg: Target) -> None:
