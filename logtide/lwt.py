@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from .cql import ast
 from .errors import InvalidRequest
-from .mutation.builder import WriteContext, key_bytes
+from .mutation.builder import WriteContext, check_assignments, key_bytes
 from .query.read import LiveRow, column_bytes
 from .query.restrictions import analyse
 from .result import ColumnSpec, ResultSet, Row
@@ -95,9 +95,9 @@ class _CurrentRow:
 
 def _compare(t: Any, current: Any, op: str, expected: Any) -> bool:
     if op == "IN":
-        return any(_compare(t, current, "=", e) for e in expected)
+        return expected is not None and any(_compare(t, current, "=", e) for e in expected)
     if op == "NOT IN":
-        return not any(_compare(t, current, "=", e) for e in expected)
+        return expected is None or not any(_compare(t, current, "=", e) for e in expected)
     if op in ("=", "!="):
         if current is None or expected is None:
             eq = current is None and expected is None
@@ -149,7 +149,7 @@ def _condition_holds(cond: ast.Condition, table: Table, cur: _CurrentRow, ctx: W
     if cond.op in ("IN", "NOT IN"):
         items = cond.rhs.items if isinstance(cond.rhs, ast.InValues) else None
         expected = ([ctx.ev.value(i, t, name) for i in items] if items is not None
-                    else list(ctx.ev.value(cond.rhs, T.ListType(t, True), name) or []))
+                    else _in_list(cond.rhs, t, name, ctx))
     else:
         expected = ctx.ev.value(cond.rhs, t, name)
     return _compare(t, value, cond.op, expected)
@@ -161,6 +161,20 @@ class Outcome:
 
     applied: bool
     result: ResultSet
+
+
+def _in_list(rhs: Any, t: Any, name: str, ctx: WriteContext) -> list[Any] | None:
+    """The values of ``IF c IN ?``: a bound list may hold nulls (ScyllaDB compares them as values)."""
+    if isinstance(rhs, ast.BindMarker):
+        raw = ctx.ev.bound_value(rhs)
+        if raw is T.UNSET:
+            raise InvalidRequest(f"Invalid unset value for IN condition on column {name}")
+        if raw is None:
+            return None  # ScyllaDB: nothing is IN null, everything is NOT IN null
+        if isinstance(raw, (str, bytes, bytearray)) or not hasattr(raw, "__iter__"):
+            raise InvalidRequest(f"Invalid IN condition value for column {name}: expected a list")
+        return [None if x is None else T.python_to_value(t, x, name) for x in raw]
+    return list(ctx.ev.value(rhs, T.ListType(t, True), name) or [])
 
 
 def check_conditions(stmts: Sequence[Any], tables: Sequence[Table], contexts: Sequence[WriteContext],
@@ -175,6 +189,8 @@ def check_conditions(stmts: Sequence[Any], tables: Sequence[Table], contexts: Se
     olds: list[tuple[Any, Table, _CurrentRow, bool]] = []
     ok_all = True
     for stmt, table, ctx in zip(stmts, tables, contexts):
+        if isinstance(stmt, ast.Update):
+            check_assignments(stmt, table)  # refused whether or not the conditions hold
         key, pk, token, clustering = _row_key(stmt, table, ctx)
         keys.add(pk)
         ck = clustering_key(table.clustering_key, clustering) if clustering is not None else None

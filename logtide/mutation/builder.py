@@ -614,11 +614,11 @@ def check_assignments(stmt: ast.Update, table: Table) -> None:
     conditional = is_conditional(stmt)
     for a in stmt.assignments:
         col = table.column(a.column)
+        if col is not None and col.is_primary_key:
+            raise InvalidRequest(f"PRIMARY KEY part {col.name} found in SET part")
         if col is None or not isinstance(a, (ast.AddTo, ast.SubtractFrom)):
             continue
         t = col.type
-        if col.is_primary_key:
-            raise InvalidRequest(f"PRIMARY KEY part {col.name} found in SET part")
         if t.is_counter or t.is_collection or isinstance(t, T.UserType):
             continue
         if not (conditional and t in ARITHMETIC_TYPES):

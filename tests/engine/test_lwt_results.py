@@ -61,8 +61,13 @@ def test_not_in_condition_and_null_inside_in(t):
     # null is an ordinary value in a condition: a null column is IN (null, ...), not NOT IN (null, ...)
     assert rows(t.execute("UPDATE t SET r = 5 WHERE p = 1 AND c = 1 IF r NOT IN (null, 7)")) == [(False, None)]
     assert rows(t.execute("UPDATE t SET r = 5 WHERE p = 1 AND c = 1 IF r IN (null, 7)")) == [(True, None)]
-    stmt = t.prepare("UPDATE t SET r = 6 WHERE p = 1 AND c = 1 IF r NOT IN ?")
-    assert rows(t.execute(stmt, [[5, 8]])) == [(False, 5)]
+    not_in = t.prepare("UPDATE t SET r = 6 WHERE p = 1 AND c = 1 IF r NOT IN ?")
+    assert rows(t.execute(not_in, [[5, 8]])) == [(False, 5)]
+    in_ = t.prepare("UPDATE t SET r = null WHERE p = 1 AND c = 1 IF r IN ?")
+    assert rows(t.execute(in_, [None])) == [(False, 5)]  # nothing is IN a null list
+    assert rows(t.execute(not_in, [None])) == [(True, 5)]  # and everything is NOT IN it
+    assert rows(t.execute(in_, [[None, 6]])) == [(True, 6)]  # a bound list may hold a null
+    assert rows(t.execute(in_, [[None, 6]])) == [(True, None)]
 
 
 def test_arithmetic_on_numeric_columns_in_a_conditional_update(session):
