@@ -142,6 +142,8 @@ def _condition_holds(cond: ast.Condition, table: Table, cur: _CurrentRow, ctx: W
     if cond.op in ("CONTAINS", "CONTAINS KEY"):
         et = t.key if cond.op == "CONTAINS KEY" else (t.value if isinstance(t, T.MapType) else t.element)
         needle = ctx.ev.value(cond.rhs, et, name)
+        if needle is T.UNSET:
+            raise InvalidRequest(f"Invalid unset value in the condition on column {name}")
         if value is None:
             return False
         items = value.keys() if cond.op == "CONTAINS KEY" else (value.values() if isinstance(t, T.MapType) else value)
@@ -152,6 +154,8 @@ def _condition_holds(cond: ast.Condition, table: Table, cur: _CurrentRow, ctx: W
                     else _in_list(cond.rhs, t, name, ctx))
     else:
         expected = ctx.ev.value(cond.rhs, t, name)
+    if expected is T.UNSET or (isinstance(expected, list) and any(e is T.UNSET for e in expected)):
+        raise InvalidRequest(f"Invalid unset value in the condition on column {name}")
     return _compare(t, value, cond.op, expected)
 
 

@@ -95,3 +95,13 @@ def test_arithmetic_on_a_non_counter_column_without_a_condition_is_refused_at_pr
         session.prepare("UPDATE n SET i = i + 3.5 WHERE p = ? IF EXISTS")
     with pytest.raises(InvalidRequest, match="PRIMARY KEY"):
         session.prepare("UPDATE n SET p = p + 1 WHERE p = ? IF EXISTS")
+
+
+def test_an_unset_value_in_a_condition_is_refused(t):
+    from logtide.schema import types as T
+    t.execute("INSERT INTO t (p, c, r) VALUES (1, 1, 1)")
+    for query in ("UPDATE t SET r = 2 WHERE p = 1 AND c = 1 IF r = ?",
+                  "UPDATE t SET r = 2 WHERE p = 1 AND c = 1 IF r IN (?, 1)"):
+        with pytest.raises(InvalidRequest, match="unset value"):
+            t.execute(t.prepare(query), [T.UNSET])
+    assert rows(t.execute("SELECT r FROM t")) == [(1,)]
