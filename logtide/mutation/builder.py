@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 from ..cql import ast
 from ..errors import InvalidRequest
 from ..schema import types as T
-from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table
+from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table, check_key_length
 from ..storage.keys import clustering_key, partition_token, serialize_partition_key
 from ..query.restrictions import Evaluator, KeyRestrictions, analyse
 from .cells import (NO_TTL, Cell, ComplexColumn, Deletion, Liveness, RowData, reconcile, reconcile_deletion,
@@ -194,6 +194,9 @@ def _full_clusterings(table: Table, kr: KeyRestrictions) -> list[tuple[bytes, ..
         have = len(prefixes[0]) if prefixes else 0
         missing = [c.name for c in ck_cols[have:]]
         raise InvalidRequest("Some clustering keys are missing: " + ", ".join(missing))
+    for p in prefixes:
+        if p:
+            check_key_length(p)
     return prefixes
 
 
@@ -415,6 +418,9 @@ def build_insert(stmt: ast.Insert, table: Table, ctx: WriteContext, mutation: Mu
             if c.name not in values:
                 raise InvalidRequest(f"Some clustering keys are missing: {c.name}")
             clustering.append(key_bytes(c, values[c.name]))
+    check_key_length(key_values)
+    if clustering:
+        check_key_length(clustering)
     pk = serialize_partition_key(key_values)
     token = partition_token(table, pk)
     pu = mutation.partition(table, tuple(key_values), pk, token)
@@ -469,6 +475,10 @@ def _build_bound_insert(plan: _InsertPlan, bound: list | tuple, table: Table, ct
     n = len(table.partition_key)
     key_values = keys[:n]
     clustering = tuple(keys[n:])
+    if n > 1 or clustering:
+        check_key_length(key_values)
+        if clustering:
+            check_key_length(clustering)
     pk = serialize_partition_key(key_values)
     token = partition_token(table, pk)
     key = tuple(key_values)
