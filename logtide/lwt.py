@@ -20,7 +20,7 @@ from .query.read import LiveRow, column_bytes
 from .query.restrictions import analyse
 from .result import ColumnSpec, ResultSet, Row
 from .schema import types as T
-from .schema.model import CLUSTERING, PARTITION_KEY, REGULAR, STATIC, Column, Table
+from .schema.model import CLUSTERING, PARTITION_KEY, REGULAR, STATIC, Column, Table, check_partition_key
 from .storage.keys import clustering_key, partition_token, serialize_partition_key
 
 
@@ -196,6 +196,7 @@ def check_conditions(stmts: Sequence[Any], tables: Sequence[Table], contexts: Se
         if isinstance(stmt, ast.Update):
             check_assignments(stmt, table)  # refused whether or not the conditions hold
         key, pk, token, clustering = _row_key(stmt, table, ctx)
+        check_partition_key(key)
         keys.add(pk)
         ck = clustering_key(table.clustering_key, clustering) if clustering is not None else None
         row = ctx.reader.row(table, pk, token, ck, False) if ck is not None else None

@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 from ..cql import ast
 from ..errors import InvalidRequest
 from ..schema import types as T
-from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table, check_key_length
+from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table, check_key_length, check_partition_key
 from ..storage.keys import clustering_key, partition_token, serialize_partition_key
 from ..query.restrictions import Evaluator, KeyRestrictions, analyse
 from .cells import (NO_TTL, Cell, ComplexColumn, Deletion, Liveness, RowData, reconcile, reconcile_deletion,
@@ -171,8 +171,7 @@ def _partition_targets(table: Table, kr: KeyRestrictions) -> list[tuple[tuple[by
         if pk in seen:
             continue
         seen.add(pk)
-        if len(pk) > 0xFFFF:
-            raise InvalidRequest(f"Key length of {len(pk)} is longer than maximum of 65535")
+        check_partition_key(key)
         out.append((key, pk, partition_token(table, pk)))
     return out
 
@@ -194,9 +193,6 @@ def _full_clusterings(table: Table, kr: KeyRestrictions) -> list[tuple[bytes, ..
         have = len(prefixes[0]) if prefixes else 0
         missing = [c.name for c in ck_cols[have:]]
         raise InvalidRequest("Some clustering keys are missing: " + ", ".join(missing))
-    for p in prefixes:
-        if p:
-            check_key_length(p)
     return prefixes
 
 
@@ -310,6 +306,8 @@ def _row_for(pu: PartitionUpdate, table: Table, clustering: tuple[bytes, ...], s
     ck = clustering_key(table.clustering_key, clustering)
     row = pu.rows.get(ck)
     if row is None:
+        if clustering:
+            check_key_length(clustering)
         row = pu.rows[ck] = RowData(clustering)
     return row, ck
 
@@ -418,9 +416,7 @@ def build_insert(stmt: ast.Insert, table: Table, ctx: WriteContext, mutation: Mu
             if c.name not in values:
                 raise InvalidRequest(f"Some clustering keys are missing: {c.name}")
             clustering.append(key_bytes(c, values[c.name]))
-    check_key_length(key_values)
-    if clustering:
-        check_key_length(clustering)
+    check_partition_key(key_values)
     pk = serialize_partition_key(key_values)
     token = partition_token(table, pk)
     pu = mutation.partition(table, tuple(key_values), pk, token)
@@ -475,10 +471,7 @@ def _build_bound_insert(plan: _InsertPlan, bound: list | tuple, table: Table, ct
     n = len(table.partition_key)
     key_values = keys[:n]
     clustering = tuple(keys[n:])
-    if n > 1 or clustering:
-        check_key_length(key_values)
-        if clustering:
-            check_key_length(clustering)
+    check_partition_key(key_values)
     pk = serialize_partition_key(key_values)
     token = partition_token(table, pk)
     key = tuple(key_values)

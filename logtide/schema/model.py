@@ -153,3 +153,11 @@ def check_key_length(parts: Sequence[bytes]) -> None:
     total = len(parts[0]) if len(parts) == 1 else sum(2 + len(p) for p in parts)
     if total > MAX_KEY_LENGTH:
         raise InvalidRequest(f"Key length of {total} is longer than maximum of {MAX_KEY_LENGTH}")
+
+
+def check_partition_key(parts: Sequence[bytes]) -> None:
+    """A partition key a write may use: not over 64 KiB, and not empty (a single-column key of an empty
+    value, e.g. ``''``, is refused by Cassandra and ScyllaDB alike; an empty clustering key is fine)."""
+    if len(parts) == 1 and not parts[0]:
+        raise InvalidRequest("Key may not be empty")
+    check_key_length(parts)

@@ -47,3 +47,47 @@ def test_deleting_an_unset_map_key_or_set_element_is_refused(t, target):
     with pytest.raises(InvalidRequest, match="unset value"):
         t.execute(t.prepare(f"DELETE {target}[?] FROM t WHERE p = 'a' AND c = 'b'"), [T.UNSET])
     assert collections(t) == [(["x", "y"], {"k": "v"}, {"e"})]
+
+
+@pytest.fixture
+def compound(session):
+    session.execute("CREATE TABLE k (p1 text, p2 text, c1 text, c2 text, PRIMARY KEY ((p1, p2), c1, c2))")
+    return session
+
+
+def test_a_compound_key_over_64_kib_in_total_is_refused(compound):
+    insert = compound.prepare("INSERT INTO k (p1, p2, c1, c2) VALUES (?, ?, ?, ?)")
+    half = "x" * (65536 // 2)
+    with pytest.raises(InvalidRequest, match="Key length of 65540 is longer than maximum of 65535"):
+        compound.execute(insert, [half, half, "a", "b"])
+    with pytest.raises(InvalidRequest, match="Key length of 65540 is longer than maximum of 65535"):
+        compound.execute(insert, ["a", "b", half, half])
+    with pytest.raises(InvalidRequest, match="Key length"):
+        compound.execute("DELETE FROM k WHERE p1 = 'a' AND p2 = 'b' AND c1 = ? AND c2 = ?", [half, half])
+    # each component with its 2-byte length: two components reach 65531 bytes
+    fits = "y" * (65531 - 100)
+    compound.execute(insert, ["p" * 100, fits, "a", "b"])
+    assert rows(compound.execute("SELECT count(*) FROM k")) == [(1,)]
+
+
+def test_selecting_a_partition_key_over_64_kib_is_refused(t):
+    with pytest.raises(InvalidRequest, match="Key length of 65536 is longer than maximum of 65535"):
+        t.execute(t.prepare("SELECT * FROM t WHERE p = ?"), ["x" * 65536])
+
+
+@pytest.mark.parametrize("query", [
+    "INSERT INTO t (p, c, v) VALUES ('', 'b', 1)",
+    "INSERT INTO t (p, c, v) VALUES ('', 'b', 1) IF NOT EXISTS",
+    "UPDATE t SET v = 1 WHERE p = '' AND c = 'b'",
+    "DELETE FROM t WHERE p = ''",
+    """INSERT INTO t JSON '{"p": "", "c": "b", "v": 1}'""",
+])
+def test_an_empty_partition_key_is_refused(t, query):
+    with pytest.raises(InvalidRequest, match="Key may not be empty"):
+        t.execute(query)
+    assert rows(t.execute("SELECT p FROM t")) == [("a",)]
+
+
+def test_an_empty_clustering_key_is_a_value(t):
+    t.execute("INSERT INTO t (p, c, v) VALUES ('a', '', 7)")
+    assert rows(t.execute("SELECT v FROM t WHERE p = 'a' AND c = ''")) == [(7,)]
