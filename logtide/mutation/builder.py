@@ -116,6 +116,9 @@ class Attributes:
         return Cell(self.timestamp, value)
 
 
+MIN_TIMESTAMP = -(2 ** 63) + 1
+
+
 def resolve_attributes(using: ast.Using, table: Table, ctx: WriteContext, allow_ttl: bool = True) -> Attributes:
     """Timestamp and TTL of a statement (``USING``, else the batch timestamp and the table's default TTL)."""
     ts = ctx.timestamp
@@ -125,6 +128,8 @@ def resolve_attributes(using: ast.Using, table: Table, ctx: WriteContext, allow_
             raise InvalidRequest("Invalid null value of timestamp")
         if v is not T.UNSET:
             ts = int(v)
+    if ts < MIN_TIMESTAMP:  # -2**63 marks "not deleted" (ScyllaDB's api::min_timestamp is one above it)
+        raise InvalidRequest(f"Out of bound timestamp, must be in [{MIN_TIMESTAMP}, {2 ** 63 - 1}]")
     ttl = table.default_ttl
     if using.ttl is not None:
         if not allow_ttl:

@@ -91,3 +91,13 @@ def test_an_empty_partition_key_is_refused(t, query):
 def test_an_empty_clustering_key_is_a_value(t):
     t.execute("INSERT INTO t (p, c, v) VALUES ('a', '', 7)")
     assert rows(t.execute("SELECT v FROM t WHERE p = 'a' AND c = ''")) == [(7,)]
+
+
+def test_the_lowest_bigint_is_refused_as_a_write_timestamp(t):
+    insert = t.prepare("INSERT INTO t (p, c, v) VALUES ('a', 'b', ?) USING TIMESTAMP ?")
+    with pytest.raises(InvalidRequest, match=r"Out of bound timestamp, must be in \[-9223372036854775807, "):
+        t.execute(insert, [5, -2**63])
+    with pytest.raises(InvalidRequest, match="Out of bound timestamp"):
+        t.execute_batch("UNLOGGED", [(insert, [5, -2**63])])
+    t.execute(insert, [6, -2**63 + 1])  # the lowest allowed
+    assert rows(t.execute("SELECT v, writetime(v) FROM t WHERE p = 'a' AND c = 'b'")) == [(6, -2**63 + 1)]
