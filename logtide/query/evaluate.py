@@ -6,7 +6,7 @@ import json
 from typing import Any, Mapping, Sequence
 
 from ..cql import ast
-from ..errors import InvalidRequest
+from ..errors import FunctionFailure, InvalidRequest
 from ..schema import types as T
 from .functions import FunctionRegistry
 
@@ -111,9 +111,11 @@ class TermEvaluator:
                 return None
             try:
                 obj = json.loads(text)
-            except ValueError as e:
-                raise InvalidRequest(f"Could not decode JSON string '{text}': {e}") from None
-            return None if obj is None else T.from_json(expected, obj, receiver)
+                return None if obj is None else T.from_json(expected, obj, receiver)
+            except (ValueError, InvalidRequest) as e:  # ScyllaDB: a function failure, not an invalid request
+                detail = f"Could not decode JSON string '{text}': {e}" if isinstance(e, ValueError) else str(e)
+                raise FunctionFailure(f"Failed parsing fromJson parameter: {detail}", "system", "fromjson",
+                                      (expected.cql() if expected is not None else "text",)) from None
         if name in ("token", "writetime", "ttl", "count", "tojson", "min", "max", "sum", "avg"):
             raise InvalidRequest(f"Function system.{name} cannot be used here")
         if name == "cast":
