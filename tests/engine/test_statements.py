@@ -37,6 +37,12 @@ def test_select_json(t):
     assert rows(t.execute("SELECT JSON pk, v, s FROM t")) == [('{"pk": 0, "v": 1, "s": "x"}',)]
 
 
+def test_select_json_names_a_function_call_by_its_text_unquoted(t):
+    t.execute("INSERT INTO t (pk, ck, v) VALUES (0, 0, 1) USING TIMESTAMP 1234")
+    assert rows(t.execute("SELECT JSON ttl(v), writetime(v), v AS \"V\" FROM t")) == [
+        ('{"ttl(v)": null, "writetime(v)": 1234, "\\"V\\"": 1}',)]
+
+
 def test_insert_if_not_exists(t):
     r = t.execute("INSERT INTO t (pk, ck, v) VALUES (0, 0, 1) IF NOT EXISTS")
     # ScyllaDB's result: the row's previous values (all null: there was none), applied or not
