@@ -15,7 +15,7 @@ import sqlite3
 import threading
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -30,7 +30,7 @@ from .cdc.capture import CdcTimeuuids, LogTargets, capture
 from .query.timeout import check_timeout
 from .cdc.streams import FIRST_GENERATION_START, Generation, Generations, Topology, build_generation, node_tokens
 from .mutation.apply import apply_mutation, read_partition, read_row
-from .mutation.builder import ListKeys, RowReader, WriteContext, build
+from .mutation.builder import ListKeys, RowReader, WriteContext, build, check_batch_size
 from .mutation.cells import Cell
 from .mutation.model import Mutation
 from .query.bind import BindCollector
@@ -602,6 +602,8 @@ class Session:
         if batch is not None and conditional and batch.using.timestamp is not None:
             raise InvalidRequest("Cannot provide custom timestamp for conditional BATCH")
 
+        warnings: list[str] = []
+
         def work(txn: Txn) -> ResultSet | None:
             # the tables as of this commit: a DDL may have committed while this write waited for the lock
             current = tables if db.catalog is catalog else self._tables(stmts)
@@ -627,13 +629,17 @@ class Session:
                     return outcome.result
             for s, t, ctx in zip(stmts, current, contexts):
                 build(s, t, ctx, mutation)
+            if batch is not None:
+                warning = check_batch_size(mutation, batch.kind == "LOGGED")
+                if warning is not None:
+                    warnings.append(warning)
             if trace is not None:
                 trace.event(f"Mutation built: {len(mutation.partitions)} partition(s) of "
                             + ", ".join(sorted({f"{t.keyspace}.{t.name}" for t in current})))
             db.commit_mutation(mutation, txn, now, reader, trace)
             return None if outcome is None else outcome.result
 
-        return WriteJob(work, tables[0] if conditional else None)
+        return WriteJob(work, tables[0] if conditional else None, warnings)
 
     def execute_batch(self, kind: str, statements: Sequence[tuple[str | PreparedStatement, Any]],
                       timestamp: int | None = None, now_in_seconds: int | None = None,
@@ -910,15 +916,19 @@ class WriteJob:
 
     work: Callable[[Txn], ResultSet | None]
     conditional: Table | None = None  # a lightweight transaction's table: its result is the [applied] row
+    warnings: list[str] = field(default_factory=list)  # filled by work: a batch's size warning
 
     def result(self, not_applied: ResultSet | None) -> ResultSet:
         if not_applied is not None:
-            return not_applied
-        if self.conditional is not None:
+            result = not_applied
+        elif self.conditional is not None:
             t = self.conditional
-            return ResultSet("rows", (ColumnSpec(t.keyspace, t.name, "[applied]", T.BOOLEAN),),
-                             [Row(("[applied]",), [True])])
-        return ResultSet("void")
+            result = ResultSet("rows", (ColumnSpec(t.keyspace, t.name, "[applied]", T.BOOLEAN),),
+                               [Row(("[applied]",), [True])])
+        else:
+            result = ResultSet("void")
+        result.warnings.extend(self.warnings)
+        return result
 
     @staticmethod
     def failure(exc: BaseException) -> BaseException:

@@ -57,3 +57,11 @@ def test_an_applied_conditional_update_returns_the_previous_value(session):
     session.execute("INSERT INTO t (p, c, v) VALUES ('w', 'b', 1)")
     rs = session.execute("UPDATE t SET v = 2 WHERE p = 'w' AND c = 'b' IF v = 1")
     assert rs.was_applied and rs.one().v == 1
+
+
+def test_a_batch_over_the_warn_threshold_warns_the_client(session):
+    session.execute("CREATE TABLE IF NOT EXISTS big (k int PRIMARY KEY, t text)")
+    inserts = "\n".join(f"INSERT INTO big (k, t) VALUES ({i}, '{'x' * 743}');" for i in range(129))
+    future = session.execute_async(f"BEGIN UNLOGGED BATCH\n{inserts}\nAPPLY BATCH")
+    future.result()
+    assert future.warnings and "exceeding specified WARN threshold" in future.warnings[0]
