@@ -53,7 +53,7 @@ class Token:
         return f"Token({self.kind}, {self.value!r}, {self.start})"
 
 
-_DURATION_UNIT = r"(?:y|mo|w|d|h|ms|us|µs|μs|ns|m|s)"
+_DURATION_UNIT = r"(?:y|mo|w|d|h|ms|us|µs|μs|ns|m|s)"  # any case; ISO 8601 durations are upper case only
 _ISO_DURATION = (
     r"P(?:\d+W"
     r"|(?=\d|T\d)(?:\d+Y)?(?:\d+M)?(?:\d+D)?(?:T(?=\d)(?:\d+H)?(?:\d+M)?(?:\d+S)?)?"
@@ -68,7 +68,7 @@ _TOKEN_RE = re.compile(
     r"""
     (?:\s+|(?:--|//)[^\n]*|/\*.*?\*/)*   # whitespace and comments before the token
     (?:
-      (?P<ident>(?!""" + _UUID + r"""(?![\w]))(?!(?i:""" + _ISO_DURATION + r""")(?![\w]))[a-zA-Z][a-zA-Z0-9_]*)
+      (?P<ident>(?!""" + _UUID + r"""(?![\w]))(?!""" + _ISO_DURATION + r"""(?![\w]))[a-zA-Z][a-zA-Z0-9_]*)
     | (?P<punct>!=|<=|>=|\+=|-=|[(){}\[\],;.*=<>+\-?:])
     | (?P<string>'(?:[^']|'')*')
     | (?P<eof>\Z)
@@ -77,7 +77,7 @@ _TOKEN_RE = re.compile(
     | (?P<uuid>""" + _UUID + r"""(?![\w]))
     | (?P<hex>0[xX][0-9a-fA-F]*(?![\w]))
     | (?P<float>\d+(?:\.\d*(?:[eE][+-]?\d+)?|[eE][+-]?\d+)(?![\w.]))
-    | (?P<duration>(?i:(?:\d+""" + _DURATION_UNIT + r""")+|""" + _ISO_DURATION + r""")(?![\w]))
+    | (?P<duration>(?:(?i:(?:\d+""" + _DURATION_UNIT + r""")+)|""" + _ISO_DURATION + r""")(?![\w]))
     | (?P<integer>\d+(?![\w]))
     | (?P<dollar>\$\$.*?\$\$)
     )

@@ -3,6 +3,7 @@
 import pytest
 
 from logtide.cql import tokenize
+from logtide.cql.tokens import DURATION
 from logtide.errors import SyntaxException
 
 
@@ -76,3 +77,17 @@ def test_unterminated_string_reports_eof_position():
 def test_unknown_character_reports_token_recognition_error():
     with pytest.raises(SyntaxException, match=r"line 1:2 token recognition error at: '@'"):
         tokenize("a @")
+
+
+@pytest.mark.parametrize("text", ["P1y2D", "p1Y2D", "P0001-03-00t02:10:00"])
+def test_an_iso_8601_duration_is_upper_case_only(text):
+    kinds = []
+    try:
+        kinds = [t.kind for t in tokenize(text)]
+    except SyntaxException:
+        return
+    assert kinds[0] != DURATION
+
+
+def test_human_readable_duration_units_are_any_case():
+    assert [t.kind for t in tokenize("1Y2MO 3ms P1Y2D")][:3] == [DURATION, DURATION, DURATION]
