@@ -343,7 +343,11 @@ def make_deserializer(t) -> Callable[[bytes], Any]:
         name = t.name
         if name in ("text", "ascii"):
             def des_text(data):
-                return bytes(data).decode("utf-8")
+                try:
+                    return bytes(data).decode("utf-8")
+                except UnicodeDecodeError as e:  # ScyllaDB's message for a malformed bound or stored string
+                    raise InvalidRequest(f"Validation failed - non-UTF8 character in a UTF8 string, "
+                                         f"at byte offset {e.start}") from None
             return des_text
         if name == "blob":
             def des_blob(data):

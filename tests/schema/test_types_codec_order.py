@@ -430,3 +430,8 @@ def test_serialize_deserialize_round_trip_is_stable(tv):
     for v in values:
         d = t.serialize(v)
         assert t.compare(t.serialize(t.deserialize(d)), d) == 0
+
+
+def test_a_text_value_that_is_not_utf8_fails_validation():
+    with pytest.raises(InvalidRequest, match="Validation failed - non-UTF8 character in a UTF8 string, at byte offset 1"):
+        T.TEXT.deserialize(b"a\xc0")
