@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from .cql import ast
 from .errors import InvalidRequest
-from .mutation.builder import WriteContext, check_assignments, key_bytes
+from .mutation.builder import WriteContext, check_assignments, json_values, key_bytes
 from .query.read import LiveRow, column_bytes
 from .query.restrictions import analyse
 from .result import ColumnSpec, ResultSet, Row
@@ -27,18 +27,20 @@ from .storage.keys import clustering_key, partition_token, serialize_partition_k
 def _row_key(stmt: Any, table: Table, ctx: WriteContext) -> tuple[tuple[bytes, ...], bytes, int, tuple[bytes, ...] | None]:
     if isinstance(stmt, ast.Insert):
         if stmt.json is not None:
-            raise InvalidRequest("INSERT JSON with IF NOT EXISTS is not supported by logtide")
-        values = dict(zip(stmt.columns, stmt.values))
+            values = json_values(stmt, table, ctx)
+        else:
+            values = {n: ctx.ev.value(v, table.column(n).type, n) for n, v in zip(stmt.columns, stmt.values)
+                      if table.column(n) is not None and table.column(n).is_primary_key}
         key = []
         for c in table.partition_key:
             if c.name not in values:
                 raise InvalidRequest(f"Some partition key parts are missing: {c.name}")
-            key.append(key_bytes(c, ctx.ev.value(values[c.name], c.type, c.name)))
+            key.append(key_bytes(c, values[c.name]))
         clustering = []
         for c in table.clustering_key:
             if c.name not in values:
                 return tuple(key), serialize_partition_key(key), partition_token(table, serialize_partition_key(key)), None
-            clustering.append(key_bytes(c, ctx.ev.value(values[c.name], c.type, c.name)))
+            clustering.append(key_bytes(c, values[c.name]))
         pk = serialize_partition_key(key)
         return tuple(key), pk, partition_token(table, pk), tuple(clustering)
     kr = analyse(table, stmt.where, ctx.ev)

@@ -508,7 +508,7 @@ def key_bytes(col: Column, value: Any) -> bytes:
 
 def _insert_values(stmt: ast.Insert, table: Table, ctx: WriteContext) -> dict[str, Any]:
     if stmt.json is not None:
-        return _json_values(stmt, table, ctx)
+        return json_values(stmt, table, ctx)
     if len(stmt.columns) != len(stmt.values):
         raise InvalidRequest("Unmatched column names/values")
     values: dict[str, Any] = {}
@@ -524,7 +524,8 @@ def _insert_values(stmt: ast.Insert, table: Table, ctx: WriteContext) -> dict[st
     return values
 
 
-def _json_values(stmt: ast.Insert, table: Table, ctx: WriteContext) -> dict[str, Any]:
+def json_values(stmt: ast.Insert, table: Table, ctx: WriteContext) -> dict[str, Any]:
+    """The column values of an INSERT JSON (columns it omits: null, or unset with DEFAULT UNSET)."""
     text = ctx.ev.value(stmt.json, T.TEXT, "[json]")
     if text is None:
         raise InvalidRequest("Got null for INSERT JSON values")

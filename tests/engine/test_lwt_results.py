@@ -105,3 +105,10 @@ def test_an_unset_value_in_a_condition_is_refused(t):
         with pytest.raises(InvalidRequest, match="unset value"):
             t.execute(t.prepare(query), [T.UNSET])
     assert rows(t.execute("SELECT r FROM t")) == [(1,)]
+
+
+def test_insert_json_if_not_exists(t):
+    insert = """INSERT INTO t JSON '{"p": 1, "c": 1, "r": %d}' IF NOT EXISTS"""
+    assert rows(t.execute(insert % 1)) == [(True, None, None, None, None)]
+    assert rows(t.execute(insert % 2)) == [(False, 1, 1, None, 1)]
+    assert rows(t.execute("SELECT r FROM t")) == [(1,)]
