@@ -119,6 +119,8 @@ def _in_values(ev: Evaluator, rhs: Any, ctype: Any, receiver: str) -> list[Any]:
     values = ev.value(rhs, T.ListType(ctype, True), f"in({receiver})")
     if values is None:
         raise InvalidRequest("Invalid null value for IN restriction")
+    if values is T.UNSET:
+        raise InvalidRequest(f"Invalid unset value for IN restriction on column {receiver}")
     return list(values)
 
 

@@ -45,35 +45,32 @@ def contains_set_or_map(t) -> bool:
 # ---------------------------------------------------------------------------
 
 
-def split_collection(data: bytes) -> List[Optional[bytes]]:
-    """Elements of a serialized list/set (or the flattened k, v, k, v ... of a map)."""
-    n = _int32_unpack_from(data, 0)[0]
-    p = 4
-    out = []
-    for _ in range(n):
-        ln = _int32_unpack_from(data, p)[0]
-        p += 4
-        if ln < 0:
-            out.append(None)
-        else:
-            out.append(data[p:p + ln])
-            p += ln
+def split_collection(data: bytes, per_item: int = 1) -> List[Optional[bytes]]:
+    """Elements of a serialized list/set (or, with ``per_item`` 2, the flattened k, v, k, v ... of a map);
+    a value too short for what it announces is refused ("Not enough bytes ...", as ScyllaDB says)."""
+    try:
+        n = _int32_unpack_from(data, 0)[0]
+        p = 4
+        out = []
+        for _ in range(per_item * n):
+            ln = _int32_unpack_from(data, p)[0]
+            p += 4
+            if ln < 0:
+                out.append(None)
+            else:
+                if p + ln > len(data):
+                    raise struct.error("short")
+                out.append(data[p:p + ln])
+                p += ln
+    except struct.error:
+        raise InvalidRequest(f"Not enough bytes to read a {'map' if per_item == 2 else 'list or set'} "
+                             f"({len(data)} bytes)") from None
     return out
 
 
 def split_map(data: bytes) -> List[Optional[bytes]]:
-    n = _int32_unpack_from(data, 0)[0]
-    p = 4
-    out = []
-    for _ in range(2 * n):
-        ln = _int32_unpack_from(data, p)[0]
-        p += 4
-        if ln < 0:
-            out.append(None)
-        else:
-            out.append(data[p:p + ln])
-            p += ln
-    return out
+    """The flattened k, v, k, v ... of a serialized map."""
+    return split_collection(data, 2)
 
 
 def split_tuple(data: bytes) -> List[Optional[bytes]]:
@@ -376,7 +373,10 @@ def make_deserializer(t) -> Callable[[bytes], Any]:
         def des_driver(data):
             if not data:
                 return EMPTY
-            return drv(data, PROTO)
+            try:
+                return drv(data, PROTO)
+            except struct.error:  # a value shorter than it announces
+                raise InvalidRequest(f"Not enough bytes to read a {t.cql()} value ({len(data)} bytes)") from None
         return des_driver
 
     if k == "list":

@@ -101,3 +101,8 @@ def test_the_lowest_bigint_is_refused_as_a_write_timestamp(t):
         t.execute_batch("UNLOGGED", [(insert, [5, -2**63])])
     t.execute(insert, [6, -2**63 + 1])  # the lowest allowed
     assert rows(t.execute("SELECT v, writetime(v) FROM t WHERE p = 'a' AND c = 'b'")) == [(6, -2**63 + 1)]
+
+
+def test_an_unset_in_list_is_refused(t):
+    with pytest.raises(InvalidRequest, match="unset value"):
+        t.execute(t.prepare("SELECT * FROM t WHERE p IN ?"), [T.UNSET])
