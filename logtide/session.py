@@ -690,6 +690,8 @@ class Session:
         tables = self._tables(stmt.statements)
         if stmt.using.timestamp is not None and any(s.using.timestamp is not None for s in stmt.statements):
             raise InvalidRequest("Timestamp must be set either on BATCH or individual statements")
+        if stmt.using.timestamp is not None and stmt.kind == "COUNTER":
+            raise InvalidRequest("Cannot provide custom timestamp for counter BATCH")  # ScyllaDB
         for s in stmt.statements:
             if s.using.ttl is not None and stmt.kind == "COUNTER":
                 raise InvalidRequest("Cannot provide custom TTL for counter updates")

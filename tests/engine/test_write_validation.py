@@ -106,3 +106,10 @@ def test_the_lowest_bigint_is_refused_as_a_write_timestamp(t):
 def test_an_unset_in_list_is_refused(t):
     with pytest.raises(InvalidRequest, match="unset value"):
         t.execute(t.prepare("SELECT * FROM t WHERE p IN ?"), [T.UNSET])
+
+
+def test_a_counter_batch_refuses_a_custom_timestamp(session):
+    session.execute("CREATE TABLE cnt (k int PRIMARY KEY, c counter)")
+    with pytest.raises(InvalidRequest, match="Cannot provide custom timestamp for counter BATCH"):
+        session.execute("BEGIN COUNTER BATCH USING TIMESTAMP 3 UPDATE cnt SET c = c + 1 WHERE k = 0; APPLY BATCH")
+    assert rows(session.execute("SELECT * FROM cnt")) == []
