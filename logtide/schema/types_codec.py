@@ -50,6 +50,9 @@ def split_collection(data: bytes, per_item: int = 1) -> List[Optional[bytes]]:
     a value too short for what it announces is refused ("Not enough bytes ...", as ScyllaDB says)."""
     try:
         n = _int32_unpack_from(data, 0)[0]
+        if n < 0:
+            raise InvalidRequest(f"The data cannot be deserialized as a {'map' if per_item == 2 else 'list or set'}: "
+                                 f"not enough bytes for {n} elements")
         p = 4
         out = []
         for _ in range(per_item * n):
@@ -372,8 +375,12 @@ def make_deserializer(t) -> Callable[[bytes], Any]:
 
         def des_driver(data):
             if not data:
+                if t.kind == "list":  # an empty value is no list (ScyllaDB)
+                    raise InvalidRequest("Not enough bytes to read a list (0 bytes)")
                 return EMPTY
             try:
+                if t.kind == "list" and _int32_unpack_from(data, 0)[0] < 0:
+                    raise struct.error("negative count")
                 return drv(data, PROTO)
             except struct.error:  # a value shorter than it announces
                 raise InvalidRequest(f"Not enough bytes to read a {t.cql()} value ({len(data)} bytes)") from None
@@ -383,8 +390,8 @@ def make_deserializer(t) -> Callable[[bytes], Any]:
         el = t.element
 
         def des_list(data):
-            if not data:
-                return EMPTY
+            if not data:  # an empty value is no collection (ScyllaDB)
+                raise InvalidRequest("Not enough bytes to read a list or set (0 bytes)")
             d = el._deserializer
             return [None if b is None else d(b) for b in split_collection(data)]
         return des_list
@@ -393,8 +400,8 @@ def make_deserializer(t) -> Callable[[bytes], Any]:
         el = t.element
 
         def des_set(data):
-            if not data:
-                return EMPTY
+            if not data:  # an empty value is no collection (ScyllaDB)
+                raise InvalidRequest("Not enough bytes to read a list or set (0 bytes)")
             d = el._deserializer
             return make_sorted_set([None if b is None else d(b) for b in split_collection(data)])
         return des_set
@@ -403,8 +410,8 @@ def make_deserializer(t) -> Callable[[bytes], Any]:
         kt, vt = t.key, t.value
 
         def des_map(data):
-            if not data:
-                return EMPTY
+            if not data:  # an empty value is no collection (ScyllaDB)
+                raise InvalidRequest("Not enough bytes to read a map (0 bytes)")
             kd, vd = kt._deserializer, vt._deserializer
             flat = split_map(data)
             return make_map(

@@ -441,3 +441,7 @@ def test_a_text_value_that_is_not_utf8_fails_validation():
 def test_a_collection_value_shorter_than_it_announces_is_refused(ctype):
     with pytest.raises(InvalidRequest, match="Not enough bytes to read a"):
         ctype.deserialize(b"\x00\x00\x00\x01")
+    with pytest.raises(InvalidRequest, match="Not enough bytes to read a"):
+        ctype.deserialize(b"")
+    with pytest.raises(InvalidRequest, match="(?i)not enough bytes"):
+        ctype.deserialize(struct.pack(">i", -1))
