@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from .cql import ast
 from .errors import InvalidRequest
-from .mutation.builder import WriteContext, check_assignments, json_values, key_bytes
+from .mutation.builder import WriteContext, check_assignments, is_conditional, json_values, key_bytes
 from .query.read import LiveRow, column_bytes
 from .query.restrictions import analyse
 from .result import ColumnSpec, ResultSet, Row
@@ -197,7 +197,13 @@ def check_conditions(stmts: Sequence[Any], tables: Sequence[Table], contexts: Se
     for stmt, table, ctx in zip(stmts, tables, contexts):
         if isinstance(stmt, ast.Update):
             check_assignments(stmt, table)  # refused whether or not the conditions hold
-        key, pk, token, clustering = _row_key(stmt, table, ctx)
+        if not is_conditional(stmt):
+            try:
+                key, pk, token, clustering = _row_key(stmt, table, ctx)
+            except InvalidRequest:  # e.g. a range deletion beside the conditions: no one row to show
+                continue
+        else:
+            key, pk, token, clustering = _row_key(stmt, table, ctx)
         check_partition_key(key)
         keys.add(pk)
         ck = clustering_key(table.clustering_key, clustering) if clustering is not None else None
