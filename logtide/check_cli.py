@@ -53,10 +53,11 @@ def add_migrate(subparsers: "argparse._SubParsersAction", parent: argparse.Argum
     """Register ``logtide migrate``."""
     p = subparsers.add_parser(
         "migrate", parents=[parent],
-        description="Rewrites every record of --data-dir in the current storage format in one transaction "
-                    "(opening a directory for writing does the same). Records of logtide 0.1 are read "
-                    "without running any code they might hold; one that is not plain data stops the "
-                    "migration with nothing changed.")
+        description="Rewrites every record of --data-dir in the current storage format (3) in one transaction "
+                    "(opening a directory for writing does the same): records of logtide 0.1 are read "
+                    "without running any code they might hold, and the changefeed records and consumer offsets "
+                    "of formats 0-2 are sealed with checksums (a progress bar on a terminal). A record that is "
+                    "not plain data stops the migration with nothing changed; so does an interruption.")
     p.set_defaults(run=run_migrate)
     return p
 

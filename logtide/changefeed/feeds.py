@@ -26,7 +26,9 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple
 
+from ..errors import CorruptRecord
 from ..mutation.model import Mutation
+from ..ratelog import RateLimitedLog
 from ..query.read import stored_partitions
 from ..schema.model import Table
 from ..storage.sqlite import Txn
@@ -84,8 +86,10 @@ class Feeds:
         with db.store.snapshot() as txn:
             clock = txn.get_meta(CLOCK_KEY)
             barriers = txn.get_meta(BARRIERS_KEY)
-            scans = {fid: ScanPosition.from_doc(json.loads(st)) for fid, st in txn.sql(
-                "SELECT feed_id, state FROM feed_scans")}
+            try:
+                scans = {fid: ScanPosition.from_doc(st) for fid, st in S.scan_states(txn).items()}
+            except S.DamagedFeed as e:
+                raise self.named(e) from None
         c = json.loads(clock) if clock else {}
         # the stored values are reservations: every txId and sequence number used is below them
         self._step = int(c.get("step", 0))
@@ -108,6 +112,8 @@ class Feeds:
         self._plans: dict[int, WritePlan] = {}  # by store id (of the table they were made for)
         # by store id: (catalog, the table a statement resolved, its WritePlan as of that catalog or None)
         self._resolved: dict[int, tuple[Any, Table, WritePlan | None]] = {}
+        # damaged changefeed records met by the background worker: one line a minute per partition and task
+        self._damage_log = RateLimitedLog(logging.getLogger("logtide.changefeed"))
 
     # -- catalog views ---------------------------------------------------------------------
     def all(self) -> list[tuple[Table, Changefeed]]:
@@ -118,6 +124,13 @@ class Feeds:
                 out.extend((t, f) for f in t.changefeeds)
         out.sort(key=lambda tf: topic_path(tf[0].keyspace, tf[0].name, tf[1].name))
         return out
+
+    def named(self, e: "S.DamagedFeed") -> "S.DamagedFeed":
+        """``e`` naming its changefeed by path (as the catalog has it now; by id when it is gone)."""
+        for t, f in self.all():
+            if f.feed_id == e.feed_id:
+                return e.at(topic_path(t.keyspace, t.name, f.name))
+        return e
 
     def state(self, feed: Changefeed) -> str:
         """DISABLED, INITIAL_SCAN or ENABLED."""
@@ -232,12 +245,15 @@ class Feeds:
             return
         step, tx = self.next_vts()
         next_offsets = dict(self._offsets)
-        for wp, fcs, fast in changes:
-            if fast:
-                self._append_rows(txn, wp, fcs, step, tx, next_offsets)
-            else:
-                for feed in wp.feeds:
-                    self._append(txn, wp.table, feed, fcs, step, tx, next_offsets)
+        try:
+            for wp, fcs, fast in changes:
+                if fast:
+                    self._append_rows(txn, wp, fcs, step, tx, next_offsets)
+                else:
+                    for feed in wp.feeds:
+                        self._append(txn, wp.table, feed, fcs, step, tx, next_offsets)
+        except S.DamagedFeed as e:  # the last record of a partition written to does not verify: the write fails
+            raise self.named(e) from None
         self.save_clock(txn)
         self._offsets = next_offsets
 
@@ -337,8 +353,11 @@ class Feeds:
         for t, feeds in todo:
             for f in feeds:
                 value = render_schema_change(t, f.options, tx, step, tx)
-                for part in range(f.options.partitions):
-                    S.append(txn, f.feed_id, part, step, [(None, value)], nxt)
+                try:
+                    for part in range(f.options.partitions):
+                        S.append(txn, f.feed_id, part, step, [(None, value)], nxt)
+                except S.DamagedFeed as e:
+                    raise e.at(topic_path(t.keyspace, t.name, f.name)) from None
         self.save_clock(txn, force=True)
         return True
 
@@ -423,9 +442,12 @@ class Feeds:
                 if not self._paused:
                     busy = self.scan_step()
                 self.tick(retention=time.monotonic() - self._last_retention >= self.retention_every)
-            except Exception:  # noqa: BLE001 - a failed pass is retried on the next one; the server keeps serving
+            except Exception as e:  # noqa: BLE001 - a failed pass is retried on the next one; the server keeps serving
                 if self._stop.is_set():
                     return
+                if isinstance(e, CorruptRecord):  # an initial scan met damage: it waits, and says so
+                    self._damage_log.log(logging.ERROR, f"scan {getattr(e, 'feed_id', '')}",
+                                         "changefeed initial scan stopped: %s", e)
                 busy = False
             if not busy:
                 self._wake.wait(self.tick_every)
@@ -453,6 +475,14 @@ class Feeds:
                 b = iv * (now // iv)
                 if b <= self._barriers.get(f.feed_id, 0) or b <= f.created_ms:
                     continue
+                try:  # every partition's last record verified before any barrier is written
+                    for part in range(f.options.partitions):
+                        if (f.feed_id, part) not in nxt:
+                            nxt[(f.feed_id, part)] = S.next_offset(txn, f.feed_id, part)
+                except S.DamagedFeed as e:
+                    self._damaged(e, "barriers")
+                    self._barriers[f.feed_id] = b  # not written: tried again at the next interval, not every tick
+                    continue
                 # every later record gets a step >= b and a txId > 0: nothing smaller than [b, 0] can follow
                 self._step = max(self._step, b)
                 for part in range(f.options.partitions):
@@ -467,8 +497,17 @@ class Feeds:
                 for _, f in feeds:
                     cutoff = now - f.options.retention_seconds * 1000
                     for part in range(f.options.partitions):
-                        S.expire(txn, f.feed_id, part, cutoff, S.important_floor(txn, f.feed_id, part))
+                        try:  # reads only, then deletes: a damaged record stops this partition's retention
+                            S.expire(txn, f.feed_id, part, cutoff, S.important_floor(txn, f.feed_id, part))
+                        except S.DamagedFeed as e:
+                            self._damaged(e, "retention")
         self.db.committer.run(work)
+
+    def _damaged(self, e: "S.DamagedFeed", task: str) -> None:
+        """Background work (barriers, retention) skipped a partition whose records do not verify: logged once a
+        minute; the damaged record stays for readers and ``logtide check`` to report."""
+        self._damage_log.log(logging.ERROR, f"{task} {e.feed_id}/{e.partition}", "changefeed %s skipped: %s", task,
+                             self.named(e))
 
     def _barrier_due(self, feeds: list[tuple[Table, Changefeed]]) -> bool:
         now = self.now_ms()
@@ -506,6 +545,9 @@ class Feeds:
             saved = ScanPosition(**vars(pos))
             try:
                 self.db.committer.run(lambda txn: self._scan_chunk(txn, table, feed, pos, partitions))
+            except S.DamagedFeed as e:
+                self.scans[feed.feed_id] = saved
+                raise e.at(topic_path(table.keyspace, table.name, feed.name)) from None
             except BaseException:
                 self.scans[feed.feed_id] = saved
                 raise

@@ -41,8 +41,20 @@ def _record(partition: int, offset: int, write_time_ms: int, key: bytes | None, 
     return r
 
 
+@contextlib.contextmanager
+def _naming(table: Any, feed: Changefeed) -> Iterator[None]:
+    """Damage met inside is reported by the changefeed's path (``ks/t/name``)."""
+    try:
+        yield
+    except S.DamagedFeed as e:
+        raise e.at(topic_path(table.keyspace, table.name, feed.name)) from None
+
+
 class _Reader:
-    """The reads, consumers and commits of YDB's topic model over one store."""
+    """The reads, consumers and commits of YDB's topic model over one store.
+
+    Every record, committed offset and scan state read here is verified (``changefeed.storage``); damage
+    raises ``DamagedFeed``, a ``CorruptRecord`` naming the changefeed by path, partition and offset."""
 
     # -- what a subclass provides ----------------------------------------------------------
     def _catalog(self) -> Catalog: ...
@@ -54,7 +66,7 @@ class _Reader:
     def _state(self, txn: Txn, feed: Changefeed) -> str:
         if feed.disabled:
             return DISABLED
-        st = S.scan_state(txn, feed.feed_id)
+        st = S.scan_state(txn, feed.feed_id)  # DamagedFeed: _describe names the changefeed
         return INITIAL_SCAN if st is not None and not st.get("done") else ENABLED
 
     def wait(self, path: str, positions: Mapping[int, int], timeout: float) -> bool: ...
@@ -72,9 +84,11 @@ class _Reader:
 
     def _describe(self, txn: Txn, table: Any, feed: Changefeed) -> TopicDescription:
         o = feed.options
+        with _naming(table, feed):
+            state = self._state(txn, feed)
         return TopicDescription(topic_path(table.keyspace, table.name, feed.name), table.keyspace, table.name,
-                                feed.name, o.partitions, o.mode, o.format, self._state(txn, feed),
-                                o.retention_seconds, feed.feed_id, feed.created_ms)
+                                feed.name, o.partitions, o.mode, o.format, state, o.retention_seconds,
+                                feed.feed_id, feed.created_ms)
 
     def topics(self) -> Sequence[TopicDescription]:
         cat = self._catalog()
@@ -94,15 +108,15 @@ class _Reader:
 
     def scan_progress(self, path: str) -> tuple[int, int] | None:
         """(partitions scanned, partitions total) of the initial scan, or None without one."""
-        _, f = self._find(path)
-        with self._snapshot() as txn:
+        t, f = self._find(path)
+        with self._snapshot() as txn, _naming(t, f):
             st = S.scan_state(txn, f.feed_id)
         return None if st is None else (int(st.get("scanned", 0)), int(st.get("total", 0)))
 
     # -- reading ----------------------------------------------------------------------------
     def partitions(self, path: str) -> Sequence[TopicPartition]:
-        _, f = self._find(path)
-        with self._snapshot() as txn:
+        t, f = self._find(path)
+        with self._snapshot() as txn, _naming(t, f):
             return [TopicPartition(p, S.start_offset(txn, f.feed_id, p), S.end_offset(txn, f.feed_id, p))
                     for p in range(f.options.partitions)]
 
@@ -117,30 +131,33 @@ class _Reader:
 
     def read_rows(self, path: str, partition: int, offset: int, max_records: int = 1000,
                   max_bytes: int = 1 << 20) -> Sequence[tuple[int, int, bytes | None, bytes]]:
-        _, f = self._find(path)
+        t, f = self._find(path)
         self._check_partition(f, partition, path)
         with self._snapshot() as txn:
-            return S.read(txn, f.feed_id, partition, max(0, offset), max_records, max_bytes)
+            try:
+                return S.read(txn, f.feed_id, partition, max(0, offset), max_records, max_bytes)
+            except S.DamagedFeed as e:
+                raise e.at(topic_path(t.keyspace, t.name, f.name)) from None
 
     def offset_for_time(self, path: str, partition: int, time_ms: int) -> int:
-        _, f = self._find(path)
+        t, f = self._find(path)
         self._check_partition(f, partition, path)
-        with self._snapshot() as txn:
+        with self._snapshot() as txn, _naming(t, f):
             return S.offset_for_time(txn, f.feed_id, partition, time_ms)
 
-    def _ready(self, f: Changefeed, positions: Mapping[int, int]) -> bool:
-        with self._snapshot() as txn:
+    def _ready(self, t: Any, f: Changefeed, positions: Mapping[int, int]) -> bool:
+        with self._snapshot() as txn, _naming(t, f):
             return any(S.end_offset(txn, f.feed_id, p) > o for p, o in positions.items())
 
     # -- consumers --------------------------------------------------------------------------
     def consumers(self, path: str) -> Sequence[ConsumerInfo]:
-        _, f = self._find(path)
-        with self._snapshot() as txn:
+        t, f = self._find(path)
+        with self._snapshot() as txn, _naming(t, f):
             return [ConsumerInfo(n, imp, rf, S.committed(txn, f.feed_id, n)) for n, imp, rf in
                     S.consumers(txn, f.feed_id)]
 
     def add_consumer(self, path: str, name: str, important: bool = False, read_from_ms: int = 0) -> None:
-        _, f = self._find(path)
+        t, f = self._find(path)
         if not name or "/" in name:
             raise InvalidRequest(f"Invalid consumer name '{name}' (a consumer name is not empty and has no '/')")
 
@@ -151,35 +168,38 @@ class _Reader:
             if read_from_ms:  # start at the first record written at or after read_from
                 S.commit(txn, f.feed_id, name, {p: S.offset_for_time(txn, f.feed_id, p, read_from_ms)
                                                 for p in range(f.options.partitions)})
-        self._write(work)
+        with _naming(t, f):
+            self._write(work)
 
     def _consumer_feed(self, txn: Txn, path: str, f: Changefeed, name: str) -> None:
         if not S.has_consumer(txn, f.feed_id, name):
             raise UnknownConsumer(f"Consumer '{name}' does not exist in topic '{path}'")
 
     def drop_consumer(self, path: str, name: str) -> None:
-        _, f = self._find(path)
+        t, f = self._find(path)
 
         def work(txn: Txn) -> None:
             self._consumer_feed(txn, path, f, name)
             S.drop_consumer(txn, f.feed_id, name)
-        self._write(work)
+        with _naming(t, f):
+            self._write(work)
 
     def committed(self, path: str, name: str) -> Mapping[int, int]:
-        _, f = self._find(path)
-        with self._snapshot() as txn:
+        t, f = self._find(path)
+        with self._snapshot() as txn, _naming(t, f):
             self._consumer_feed(txn, path, f, name)
             return S.committed(txn, f.feed_id, name)
 
     def commit(self, path: str, name: str, offsets: Mapping[int, int]) -> None:
-        _, f = self._find(path)
+        t, f = self._find(path)
         for p in offsets:
             self._check_partition(f, p, path)
 
         def work(txn: Txn) -> None:
             self._consumer_feed(txn, path, f, name)
             S.commit(txn, f.feed_id, name, offsets)
-        self._write(work)
+        with _naming(t, f):
+            self._write(work)
 
 
 class DatabaseTopicReader(_Reader):
@@ -198,13 +218,13 @@ class DatabaseTopicReader(_Reader):
         return self.db.committer.run(fn)
 
     def wait(self, path: str, positions: Mapping[int, int], timeout: float) -> bool:
-        _, f = self._find(path)
+        t, f = self._find(path)
         feeds = self.db.feeds
         deadline = time.monotonic() + timeout
         while True:
             with feeds.changed:
                 version = feeds._version
-            if self._ready(f, positions):
+            if self._ready(t, f, positions):
                 return True
             left = deadline - time.monotonic()
             if left <= 0 or self.db._closed:
@@ -259,10 +279,10 @@ class DirectoryTopicReader(_Reader):
             return fn(txn)
 
     def wait(self, path: str, positions: Mapping[int, int], timeout: float) -> bool:
-        _, f = self._find(path)
+        t, f = self._find(path)
         deadline = time.monotonic() + timeout
         while True:
-            if self._ready(f, positions):
+            if self._ready(t, f, positions):
                 return True
             left = deadline - time.monotonic()
             if left <= 0:

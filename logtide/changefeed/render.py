@@ -19,7 +19,7 @@ from typing import Any, Mapping, NamedTuple
 from ..query.read import column_bytes
 from .json_format import JsonRecords
 from .options import ChangefeedOptions
-from .values import dumps, json_of, to_attribute_value
+from .values import dumps, json_bytes, json_of, to_attribute_value
 
 _HASH_SPACE_MAX = (1 << 128) - 1
 
@@ -71,10 +71,9 @@ def render(table: Any, opts: ChangefeedOptions, change: RowChange, step: int, tx
     if opts.format == "DEBEZIUM_JSON":
         key_obj = _debezium_key(table, change.key)
         value = _debezium_record(table, opts, change, key_obj, step, tx_id, write_time_ms)
-        return Rendered(dumps({"payload": key_obj}).encode(), value.encode(), partition)
+        return Rendered(json_bytes({"payload": key_obj}), value, partition)
     if opts.format == "DYNAMODB_STREAMS_JSON":
-        value = _dynamodb_record(table, opts, change, write_time_ms, seq_no)
-        return Rendered(None, value.encode(), partition)
+        return Rendered(None, _dynamodb_record(table, opts, change, write_time_ms, seq_no), partition)
     raise ValueError(f"unknown changefeed format {opts.format}")
 
 
@@ -170,7 +169,7 @@ def debezium_op(mode: str, change: RowChange) -> str:
 
 
 def _debezium_record(table: Any, opts: ChangefeedOptions, change: RowChange, key_obj: dict,
-                     step: int, tx_id: int, write_time_ms: int) -> str:
+                     step: int, tx_id: int, write_time_ms: int) -> bytes:
     payload: dict[str, object] = {"op": debezium_op(opts.mode, change)}
     if opts.mode in ("OLD_IMAGE", "NEW_AND_OLD_IMAGES") and change.old is not None:
         payload["before"] = {**key_obj, **_json_columns(table, change.old)}
@@ -183,7 +182,7 @@ def _debezium_record(table: Any, opts: ChangefeedOptions, change: RowChange, key
         "txId": tx_id,
         "snapshot": change.snapshot,
     }
-    return dumps({"payload": payload})
+    return json_bytes({"payload": payload})
 
 
 # ---------------------------------------------------------------------------
@@ -211,7 +210,7 @@ def _attributes(columns: list[tuple[Any, object]]) -> dict[str, object]:
 
 
 def _dynamodb_record(table: Any, opts: ChangefeedOptions, change: RowChange, write_time_ms: int,
-                     seq_no: int) -> str:
+                     seq_no: int) -> bytes:
     keys = _attributes(list(zip(table.primary_key, change.key)))
     record: dict[str, object] = {"ApproximateCreationDateTime": write_time_ms, "Keys": keys}
     if opts.mode in ("NEW_IMAGE", "NEW_AND_OLD_IMAGES") and change.new is not None:
@@ -220,7 +219,7 @@ def _dynamodb_record(table: Any, opts: ChangefeedOptions, change: RowChange, wri
         record["OldImage"] = {**keys, **_attributes(_non_key_columns(table, change.old))}
     record["SequenceNumber"] = "%021d" % seq_no
     record["StreamViewType"] = opts.mode
-    return dumps({
+    return json_bytes({
         "awsRegion": opts.aws_region,
         "dynamodb": record,
         "eventID": f"{table.store_id}-{seq_no}",

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from .options import ChangefeedOptions
-from .values import dumps
+from .values import json_bytes
 
 
 def column_signature(table: Any) -> tuple:
@@ -45,4 +45,4 @@ def render_schema_change(table: Any, opts: ChangefeedOptions, schema_version: in
     }}]}
     if opts.virtual_timestamps:
         body["ts"] = [step, tx_id]
-    return dumps(body).encode()
+    return json_bytes(body)

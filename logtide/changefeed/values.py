@@ -10,9 +10,11 @@ Two renderings of a Python value of a CQL type (what the type's
   AttributeValue (``{"N": "1"}``, ``{"S": "a"}``, ``{"L": [...]}``, ...).
 
 Floating-point numbers are written as YDB's JSON writer writes them (17
-significant digits for double, 9 for float), which ``json.dumps`` cannot do;
-they are wrapped in :class:`JsonNumber`, a marked ``str`` that
-:func:`dumps` (the C JSON encoder plus one substitution) writes without quotes.
+significant digits for double, 9 for float), which a JSON encoder's own float
+form is not; they are formatted here and handed to the encoder as
+``msgspec.Raw`` (:func:`json_number`), which msgspec writes as they are.
+:func:`json_bytes` and :func:`dumps` are msgspec's JSON encoder: compact, UTF-8
+kept, the same escapes as Python's ``json`` module with ``ensure_ascii=False``.
 """
 
 from __future__ import annotations
@@ -21,11 +23,10 @@ import base64
 import datetime
 import decimal
 import functools
-import json
 import math
-import secrets
 from typing import Any
 
+import msgspec
 from cassandra.util import Date, Duration, Time
 
 from ..schema.types import EMPTY
@@ -36,32 +37,17 @@ _NUMBERS = _INTEGERS | {"decimal", "float", "double"}
 _TEXT = frozenset({"text", "ascii", "varchar"})
 
 
-# A JsonNumber's string value is its text between two markers (NUL / SOH and a per-process random
-# nonce), which json.dumps writes as "\u0000<nonce>0.5\u0001<nonce>": dumps() drops the markers
-# together with the quotes around them.
-_NONCE = secrets.token_hex(8)
-_OPEN, _CLOSE = "\x00" + _NONCE, "\x01" + _NONCE
-_QUOTED_OPEN, _QUOTED_CLOSE = '"\\u0000' + _NONCE, "\\u0001" + _NONCE + '"'
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-class JsonNumber(str):
-    """A JSON number already formatted (``0.10000000000000001``) that :func:`dumps` writes bare; ``.text`` is it."""
-
-    text: str
-
-    def __new__(cls, text: str) -> "JsonNumber":
-        obj = super().__new__(cls, _OPEN + text + _CLOSE)
-        obj.text = text
-        return obj
+json_bytes = msgspec.json.Encoder().encode  # compact JSON bytes of a value made of dicts, lists, str, int, Raw
 
 
 def dumps(obj: Any) -> str:
-    """Compact JSON (no spaces, UTF-8 kept) with :class:`JsonNumber` written as numbers."""
-    out = _ENCODER.encode(obj)
-    if _QUOTED_OPEN in out:
-        out = out.replace(_QUOTED_OPEN, "").replace(_QUOTED_CLOSE, "")
-    return out
+    """Compact JSON text (no spaces, UTF-8 kept) with :func:`json_number` values written as numbers."""
+    return json_bytes(obj).decode()
+
+
+def json_number(text: str) -> msgspec.Raw:
+    """A JSON number already formatted (``0.10000000000000001``), written bare by :func:`json_bytes`."""
+    return msgspec.Raw(text.encode())
 
 
 # ---------------------------------------------------------------------------
@@ -203,8 +189,8 @@ def to_json_value(ctype: Any, value: Any) -> Any:
 def map_key_text(ctype: Any, key: Any) -> str:
     """A map key as a JSON object member name: text as itself, any other key as its compact JSON."""
     rendered = to_json_value(ctype, key)
-    if isinstance(rendered, JsonNumber):
-        return rendered.text
+    if isinstance(rendered, msgspec.Raw):
+        return bytes(rendered).decode()
     return rendered if isinstance(rendered, str) else dumps(rendered)
 
 
@@ -217,7 +203,7 @@ def _native_json(name: str, value: Any) -> Any:
         bad = nonfinite_text(value)
         if bad is not None:
             return bad
-        return JsonNumber(float_text(value, 17 if name == "double" else 9))
+        return json_number(float_text(value, 17 if name == "double" else 9))
     if name == "decimal":
         return decimal_text(value)
     if name == "blob":

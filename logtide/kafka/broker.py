@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logtide.changefeed.api import TopicReader
+from logtide.ratelog import RateLimitedLog
 from logtide.server.server import _primary_address, no_delay
 
 from .batches import BatchCache
@@ -56,6 +57,8 @@ class KafkaBroker:
         self.auth_required = self.topics.auth is not None
         self.coordinator = Coordinator()
         self.batches = BatchCache(reader, self.config.batch_cache_bytes)
+        # damaged changefeed records answered CORRUPT_MESSAGE (clients retry at once): a line a minute per partition
+        self.damage_log = RateLimitedLog(log)
         self.pool = concurrent.futures.ThreadPoolExecutor(self.config.threads, thread_name_prefix="logtide-kafka")
         self.wait_pool = concurrent.futures.ThreadPoolExecutor(self.config.wait_threads,
                                                                thread_name_prefix="logtide-kafka-wait")

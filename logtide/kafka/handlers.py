@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from logtide.changefeed.api import TopicDescription
-from logtide.errors import InvalidRequest
+from logtide.errors import CorruptRecord, InvalidRequest
 
 from . import errors as E
 from .admin import (CLUSTER_ID, CLUSTER_OPERATIONS, TOPIC_OPERATIONS, UNKNOWN_OPERATIONS, describe_cluster,
@@ -115,7 +115,13 @@ async def list_offsets(conn: "KafkaConnection", req: dict, version: int) -> dict
                 if desc is None or idx not in bounds:
                     parts.append({"partition_index": idx, "error_code": err or E.UNKNOWN_TOPIC_OR_PARTITION})
                     continue
-                offset, ts = _offset_for(conn, desc.path, bounds[idx], p["timestamp"])
+                try:
+                    offset, ts = _offset_for(conn, desc.path, bounds[idx], p["timestamp"])
+                except CorruptRecord as e:  # the records the answer rests on do not verify
+                    conn.broker.damage_log.error(f"{desc.path}/{idx}", "ListOffsets of %s partition %d answered "
+                                                 "CORRUPT_MESSAGE: %s", desc.path, idx, e)
+                    parts.append({"partition_index": idx, "error_code": E.CORRUPT_MESSAGE})
+                    continue
                 parts.append({"partition_index": idx, "error_code": E.NONE, "timestamp": ts, "offset": offset,
                               "old_style_offsets": [offset] if offset >= 0 else []})
             topics.append({"name": t["name"], "partitions": parts})
@@ -231,7 +237,14 @@ def _fetch_once(conn: "KafkaConnection", req: dict, version: int) -> "FetchResul
             limit = max(1, min(p["partition_max_bytes"], budget - size)) if size < budget else 0
             if limit == 0:
                 continue
-            batch = conn.broker.batches.read(desc.path, idx, offset, limit, b.end_offset, desc.format)
+            try:
+                batch = conn.broker.batches.read(desc.path, idx, offset, limit, b.end_offset, desc.format)
+            except CorruptRecord as e:  # never altered data: this partition's error, the others still answered
+                conn.broker.damage_log.error(f"{desc.path}/{idx}", "Fetch of %s partition %d at offset %d answered "
+                                             "CORRUPT_MESSAGE: %s", desc.path, idx, offset, e)
+                answer["error_code"] = E.CORRUPT_MESSAGE
+                errors = True
+                continue
             if not batch:
                 waits.setdefault(desc.path, {})[idx] = offset
                 continue
@@ -356,10 +369,17 @@ def _group_offsets(conn: "KafkaConnection", group: str, wanted: list[dict] | Non
     if wanted is None:  # every topic the group has offsets on
         out = []
         for d in conn.topics.visible(conn.role):
-            if any(c.name == group for c in conn.topics.reader.consumers(d.path)):
-                committed = conn.topics.committed(d.path, group)
-                out.append({"name": d.kafka_name, "partitions": [
-                    {"partition_index": p, "committed_offset": o} for p, o in sorted(committed.items())]})
+            try:
+                if not conn.topics.is_consumer(d.path, group):
+                    continue
+                parts = [{"partition_index": p, "committed_offset": o}
+                         for p, o in sorted(conn.topics.committed(d.path, group).items())]
+            except CorruptRecord as e:  # the group's offsets there do not verify: every partition says so
+                conn.broker.damage_log.error(f"{d.path} {group}", "OffsetFetch of group %s on %s answered "
+                                             "CORRUPT_MESSAGE: %s", group, d.path, e)
+                parts = [{"partition_index": p, "committed_offset": -1, "error_code": E.CORRUPT_MESSAGE}
+                         for p in range(d.partitions)]
+            out.append({"name": d.kafka_name, "partitions": parts})
         return out
     out = []
     looked: dict[str, tuple[dict[int, int], int]] = {}  # each topic a request names is read once
@@ -373,6 +393,10 @@ def _group_offsets(conn: "KafkaConnection", group: str, wanted: list[dict] | Non
                 except InvalidRequest as e:
                     log.info("offsets of group %s on %s: %s", group, desc.path, e)
                     err = E.INVALID_GROUP_ID
+                except CorruptRecord as e:  # a committed offset that does not verify is never answered
+                    conn.broker.damage_log.error(f"{desc.path} {group}", "OffsetFetch of group %s on %s answered "
+                                                 "CORRUPT_MESSAGE: %s", group, desc.path, e)
+                    err = E.CORRUPT_MESSAGE
             looked[t["name"]] = committed, err
         committed, err = looked[t["name"]]
         out.append({"name": t["name"], "partitions": [

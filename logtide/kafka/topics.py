@@ -87,15 +87,24 @@ class Topics:
         """Make the group a consumer of the topic (created on first use: YDB reads need one to exist)."""
         if (path, group) in self._consumers:
             return
-        if any(c.name == group for c in self.reader.consumers(path)):
+        if self.is_consumer(path, group):
             self._consumers.add((path, group))
             return
         try:
             self.reader.add_consumer(path, group)
         except InvalidRequest:
-            if not any(c.name == group for c in self.reader.consumers(path)):
+            if not self.is_consumer(path, group):
                 raise
         self._consumers.add((path, group))
+
+    def is_consumer(self, path: str, group: str) -> bool:
+        """Whether the group is a consumer of the topic; reads only its own stored state, so that another
+        consumer's damaged offsets (``docs/durability.md``, format 3) never fail this group."""
+        try:
+            self.reader.committed(path, group)
+        except UnknownConsumer:
+            return False
+        return True
 
     def committed(self, path: str, group: str) -> dict[int, int]:
         try:

@@ -11,21 +11,35 @@ from typing import Any
 
 
 def register(spark: Any) -> None:
-    """Register the ``logtide``, ``logtide-cdc`` and ``logtide-changefeed`` sources with a SparkSession."""
+    """Register the ``logtide``, ``logtide-cdc`` and ``logtide-changefeed`` sources with a SparkSession.
+
+    Their Python workers run :func:`~.session.worker_python`: the Python chosen with ``PYSPARK_PYTHON`` (or
+    ``spark.pyspark.python``), else, on a local master, this interpreter, so that a virtualenv's Python works
+    without the virtualenv activated (docs/spark.md "The workers' Python"); a chosen Python that cannot import
+    logtide raises :class:`~.session.WorkerPythonError` saying what to set."""
     from .cdc_source import LogtideCdcDataSource
     from .changefeed_source import LogtideChangefeedDataSource
+    from .session import worker_python
     from .table_source import LogtideDataSource
 
-    spark.dataSource.register(LogtideDataSource)
-    spark.dataSource.register(LogtideCdcDataSource)
-    spark.dataSource.register(LogtideChangefeedDataSource)
+    sc = spark.sparkContext
+    python, default = worker_python(sc), sc.pythonExec
+    sc.pythonExec = python  # what PySpark serializes with each source: its planner and readers run it
+    try:
+        spark.dataSource.register(LogtideDataSource)
+        spark.dataSource.register(LogtideCdcDataSource)
+        spark.dataSource.register(LogtideChangefeedDataSource)
+    finally:
+        sc.pythonExec = default  # the session's other Python functions keep PySpark's choice
 
 
 def lakehouse(spark: Any, source: str, target: Any, format: str = "delta", **kwargs: Any) -> Any:
     """Stream a changefeed into a Delta replica or a parquet change table; returns the StreamingQuery.
 
-    See :func:`logtide.spark.lakehouse_job.lakehouse` for the keyword arguments (``checkpoint``,
-    ``until_caught_up``, ``data_dir``, ``trigger_interval``, ``max_records_per_trigger``, ``options``)."""
+    A new Delta replica begins whole (the rows written before the changefeed included: docs/spark.md "The
+    rows written before the changefeed").  See :func:`logtide.spark.lakehouse_job.lakehouse` for the keyword
+    arguments (``checkpoint``, ``until_caught_up``, ``data_dir``, ``trigger_interval``,
+    ``max_records_per_trigger``, ``options``, ``progress``)."""
     from .lakehouse_job import lakehouse as start
 
     return start(spark, source, target, format, **kwargs)

@@ -34,9 +34,9 @@ CDC_KEYS = Connection.KEYS | {"startingoffsets", "startingtimestamp", "endingtim
 DEFAULT_CONFIDENCE_WINDOW = "30s"
 DEFAULT_SPLITS = 16  # at most this many input partitions per generation (the table source's default splits)
 CHANGE_COLUMNS = "`_change_type` string, `_commit_version` bigint, `_commit_timestamp` timestamp"
-# cdc$operation -> Delta's _change_type
-CHANGE_TYPES = {0: "update_preimage", 1: "update_postimage", 2: "insert", 3: "delete", 4: "delete", 5: "delete",
-                6: "delete", 7: "delete", 8: "delete", 9: "update_postimage"}
+# cdc$operation values (docs/cdc.md "Log rows")
+PREIMAGE, UPDATE, INSERT, ROW_DELETE, PARTITION_DELETE, POSTIMAGE = 0, 1, 2, 3, 4, 9
+LEFT_BOUNDS = (5, 6)
 
 
 def offset(micros: int) -> dict:
@@ -101,35 +101,44 @@ class LogtideCdcDataSource(DataSource):
     def name(cls) -> str:
         return "logtide-cdc"
 
-    def _setup(self) -> tuple[CdcSettings, TableInfo]:
+    def _setup(self) -> tuple[CdcSettings, "LogShape"]:
         cached = getattr(self, "_cached", None)
         if cached is None:
             settings = CdcSettings.parse(self.options)
             conn = settings.conn
             with open_client(conn) as client:
-                load_table(client, conn.keyspace, conn.table)
+                base = load_table(client, conn.keyspace, conn.table)
                 try:
                     log = load_table(client, conn.keyspace, L.log_name(conn.table))
                 except OptionError:
                     raise OptionError(f"option table: {conn.keyspace}.{conn.table} has no CDC log "
                                       f"(ALTER TABLE ... WITH cdc = {{'enabled': true}})") from None
-            cached = self._cached = (settings, log)
+            keys = tuple(c.name for c in base.partition_key + base.clustering)
+            cached = self._cached = (settings, LogShape(log, keys))
         return cached
 
     @user_errors
     def schema(self) -> str:
-        return log_schema_ddl(self._setup()[1])
+        return log_schema_ddl(self._setup()[1].log)
 
     @user_errors
     def reader(self, schema: Any) -> "CdcBatchReader":
-        settings, log = self._setup()
-        return CdcBatchReader(settings, log, [f.name for f in schema.fields])
+        settings, shape = self._setup()
+        return CdcBatchReader(settings, shape, [f.name for f in schema.fields])
 
     @user_errors
     def streamReader(self, schema: Any) -> "CdcStreamReader":
-        settings, log = self._setup()
+        settings, shape = self._setup()
         check_stream_limit("maxRowsPerTrigger", settings.max_rows)
-        return make_stream_reader(settings, log, [f.name for f in schema.fields])
+        return make_stream_reader(settings, shape, [f.name for f in schema.fields])
+
+
+@dataclass(frozen=True)
+class LogShape:
+    """The log table's columns and the names of the base table's primary-key columns (which the log repeats)."""
+
+    log: TableInfo
+    keys: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -144,9 +153,10 @@ class VnodeGroupPartition(InputPartition):
 class LogReading:
     """Shared by the batch and the stream reader: planning windows, and reading them in executors."""
 
-    def __init__(self, settings: CdcSettings, log: TableInfo, names: list[str]) -> None:
+    def __init__(self, settings: CdcSettings, shape: LogShape, names: list[str]) -> None:
         self.settings = settings
-        self.log = log
+        self.log = log = shape.log
+        self.keys = shape.keys
         self.names = names
         for n in names:
             if log.column(n) is None and n not in ("_change_type", "_commit_version", "_commit_timestamp"):
@@ -174,9 +184,12 @@ class LogReading:
 
         log = self.log
         cols = {c.name: c for c in log.columns if c.name in self.names}
-        need = list(dict.fromkeys([n for n in self.names if n in cols] + [L.TIME, L.OPERATION]))
+        labelled = "_change_type" in self.names
+        need = list(dict.fromkeys([n for n in self.names if n in cols] + [L.TIME, L.OPERATION] +
+                                  ([L.STREAM_ID, *self.keys] if labelled else [])))
         idx = {n: i for i, n in enumerate(need)}
         t_i, op_i = idx[L.TIME], idx[L.OPERATION]
+        label_i = len(need)  # with_change_types appends each row's _change_type
         utc = pa.timestamp("us", tz="UTC")
 
         memo: dict = {}
@@ -188,8 +201,7 @@ class LogReading:
             return memo["micros"]
 
         derived = {
-            "_change_type": (pa.string(), lambda columns: pa.array(
-                [CHANGE_TYPES.get(o, "unknown") for o in columns[op_i]], type=pa.string())),
+            "_change_type": (pa.string(), lambda columns: pa.array(columns[label_i], type=pa.string())),
             "_commit_version": (pa.int64(), commit_versions),
             "_commit_timestamp": (utc, lambda columns: commit_versions(columns).cast(utc)),
         }
@@ -206,13 +218,68 @@ class LogReading:
                  f'WHERE "{L.STREAM_ID}" = ? AND "{L.TIME}" > ? AND "{L.TIME}" <= ?')
         lo, hi = time_bound(partition.lo), time_bound(partition.hi)
         with shared_client(self.settings.conn) as client:
-            for page in client.pages_of_each(query, [(stream, lo, hi) for stream in partition.streams]):
+            pages = client.pages_of_each(query, [(stream, lo, hi) for stream in partition.streams])
+            if labelled:
+                pages = with_change_types(pages, idx[L.STREAM_ID], t_i, op_i, [idx[k] for k in self.keys])
+            for page in pages:
                 batch = batcher.add(page)
                 if batch is not None:
                     yield batch
         batch = batcher.flush()
         if batch is not None:
             yield batch
+
+
+def with_change_types(pages: Iterator[list], stream_i: int, time_i: int, op_i: int, key_i: list[int]) -> Iterator[list]:
+    """The pages of one input partition (each stream's rows in ``cdc$time``, ``cdc$batch_seq_no`` order) with each
+    row's ``_change_type`` appended: a write's rows (one stream, one ``cdc$time``) are held until the write is
+    whole, since a change's label depends on its other rows (:func:`change_types`)."""
+    held: list = []
+    for page in pages:
+        out: list = []
+        for row in page:
+            if held and (row[time_i] != held[0][time_i] or row[stream_i] != held[0][stream_i]):
+                out.extend(change_types(held, op_i, key_i))
+                held = []
+            held.append(row)
+        if out:
+            yield out
+    if held:
+        yield change_types(held, op_i, key_i)
+
+
+def change_types(rows: list, op_i: int, key_i: list[int]) -> list[tuple]:
+    """The rows of one write with Delta's ``_change_type`` appended (docs/spark.md "Delta's change data feed").
+
+    A change is what the write did to one row of the base table (its rows sharing the primary key): exactly one
+    of its rows says ``insert``, ``update_postimage`` or ``delete``, its preimage says ``update_preimage``, and
+    its other rows (the deltas when a postimage shows the row after the change, further deltas of a change the
+    log splits) have none.  The postimage is the change's row when there is one, a delete's is its preimage (the
+    deleted values, as in Delta) when there is one, else the first delta.  A range delete is its left bound."""
+    labels: list[str | None] = [None] * len(rows)
+    changes: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        op = r[op_i]
+        if op in LEFT_BOUNDS:
+            labels[i] = "delete"
+        elif op in (PREIMAGE, UPDATE, INSERT, ROW_DELETE, PARTITION_DELETE, POSTIMAGE):
+            changes.setdefault(repr(tuple(r[k] for k in key_i)), []).append(i)
+    for members in changes.values():
+        ops = [rows[i][op_i] for i in members]
+        pre = [i for i, op in zip(members, ops) if op == PREIMAGE]
+        post = [i for i, op in zip(members, ops) if op == POSTIMAGE]
+        deletes = [i for i, op in zip(members, ops) if op in (ROW_DELETE, PARTITION_DELETE)]
+        upserts = [i for i, op in zip(members, ops) if op in (UPDATE, INSERT)]
+        if deletes:
+            labels[pre[0] if pre else deletes[0]] = "delete"
+            continue
+        if pre:
+            labels[pre[0]] = "update_preimage"
+        carrier = post[0] if post else upserts[0] if upserts else None
+        if carrier is not None:
+            inserted = not pre and any(rows[i][op_i] == INSERT for i in upserts)
+            labels[carrier] = "insert" if inserted else "update_postimage"
+    return [(*r, label) for r, label in zip(rows, labels)]
 
 
 def _micros(u: Any) -> int:
@@ -225,8 +292,8 @@ class CdcBatchReader(DataSourceReader):
     """A batch read of the log between startingTimestamp/startingOffsets (default: earliest) and
     endingTimestamp (default: now minus the confidence window)."""
 
-    def __init__(self, settings: CdcSettings, log: TableInfo, names: list[str]) -> None:
-        self.reading = LogReading(settings, log, names)
+    def __init__(self, settings: CdcSettings, shape: LogShape, names: list[str]) -> None:
+        self.reading = LogReading(settings, shape, names)
         with open_client(settings.conn) as client:
             self.gens = load_generations(client)
         hi = settings.ending_time if settings.ending_time is not None else self.reading.now_bound()
@@ -250,13 +317,14 @@ class CdcBatchReader(DataSourceReader):
 class CdcStreamReader(*STREAM_BASES):  # type: ignore[misc]
     """The streaming reader (micro-batches between offsets; admission control on Spark 4.2+)."""
 
-    def __init__(self, settings: CdcSettings, log: TableInfo, names: list[str]) -> None:
-        self.reading = LogReading(settings, log, names)
+    def __init__(self, settings: CdcSettings, shape: LogShape, names: list[str]) -> None:
+        self.reading = LogReading(settings, shape, names)
         self.settings = settings
         self._client: Client | None = None
         self.gens: list = []
         self.available_now: int | None = None
         self.last: int | None = None
+        self.latest: dict | None = None  # what reportLatestOffset tells the query's progress
 
     def __getstate__(self) -> dict:  # executors get a copy without the driver's connection
         state = dict(self.__dict__)
@@ -307,29 +375,45 @@ class CdcStreamReader(*STREAM_BASES):  # type: ignore[misc]
             target = min(target, self.available_now)
         max_rows = getattr(limit, "max_rows", None)  # ReadMaxRows (from the option) or ReadAllAvailable
         gens = self.refresh()
+        latest, behind, exact = target, 0, True
         if max_rows and target > begin:
-            target = self._cap(gens, begin, target, max_rows)
+            target, behind, exact = self._cap(gens, begin, target, max_rows)
+        self.latest = {**offset(latest), ("rowsBehind" if exact else "rowsBehindAtLeast"): behind}
         end = max(begin, target)
         if start is None:
             self.last = end
         return offset(end) if end != begin or start is None else start
 
-    def _cap(self, gens: list, begin: int, target: int, max_rows: int) -> int:
-        """The largest time <= target such that (begin, time] holds at most max_rows rows (at least one write)."""
+    def _cap(self, gens: list, begin: int, target: int, max_rows: int) -> tuple[int, int, bool]:
+        """The largest time <= target such that (begin, time] holds at most max_rows rows (at least one write),
+        the rows of (time, target] and whether that count is exact (no stream had more than max_rows + 1 rows,
+        the most read of each: else it is a lower bound)."""
         log = self.reading.log
         query = (f'SELECT "{L.TIME}" FROM {quote(log.keyspace)}.{quote(log.name)} WHERE "{L.STREAM_ID}" = ? '
                  f'AND "{L.TIME}" > ? AND "{L.TIME}" <= ? LIMIT {max_rows + 1}')
         times: list[int] = []
+        exact = True
         for part in self.reading.plan(gens, begin, target):
             for stream in part.streams:
-                times.extend(cdc_time_micros(r[0]) for r in self.client().rows(
-                    query, (stream, time_bound(part.lo), time_bound(part.hi))))
+                got = [cdc_time_micros(r[0]) for r in self.client().rows(
+                    query, (stream, time_bound(part.lo), time_bound(part.hi)))]
+                exact = exact and len(got) <= max_rows
+                times.extend(got)
         if len(times) <= max_rows:
-            return target
+            return target, 0, True
         times.sort()
         cut = times[max_rows]  # the first time that does not fit
         fitting = [t for t in times[:max_rows] if t < cut]
-        return fitting[-1] if fitting else cut
+        end = fitting[-1] if fitting else cut
+        return end, sum(1 for t in times if t > end), exact
+
+    def reportLatestOffset(self) -> dict | None:
+        """The end the last micro-batch would have had without ``maxRowsPerTrigger`` (now minus the confidence
+        window, or the AvailableNow end) with the log rows between the batch's end and it: ``rowsBehind``, or
+        ``rowsBehindAtLeast`` when a stream held more than the rows read to cut the batch.  Spark 4.2+ puts it in
+        the query's progress as ``sources[0].latestOffset`` (the replication job's status line); 4.0/4.1 never
+        ask."""
+        return self.latest
 
     @user_errors
     def partitions(self, start: dict, end: dict) -> list:
@@ -354,6 +438,6 @@ class CdcStreamReader(*STREAM_BASES):  # type: ignore[misc]
         return self.reading.read(partition)
 
 
-def make_stream_reader(settings: CdcSettings, log: TableInfo, names: list[str]) -> CdcStreamReader:
+def make_stream_reader(settings: CdcSettings, shape: LogShape, names: list[str]) -> CdcStreamReader:
     """A stream reader (on Spark 4.2+ it also supports Trigger.AvailableNow)."""
-    return CdcStreamReader(settings, log, names)
+    return CdcStreamReader(settings, shape, names)

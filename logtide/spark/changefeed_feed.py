@@ -20,11 +20,19 @@ _KIND_ORDER = {"partition_key": 0, "clustering": 1}
 
 @dataclass(frozen=True)
 class FeedInfo:
-    """The feed's shape, and whether its records carry virtual timestamps and barriers (None: unknown)."""
+    """The feed's shape, whether its records carry virtual timestamps and barriers, whether it was created WITH
+    INITIAL_SCAN = TRUE and its scan is still running (None: unknown, for a topic known by ``tableSchema`` only)."""
 
     shape: FeedShape
     virtual_timestamps: bool | None
     barriers: bool | None
+    initial_scan: bool | None = None
+    scanning: bool | None = None
+
+    @property
+    def table_readable(self) -> bool:
+        """Whether the feed's table can be read (its schema came from a catalog: a data directory or CQL)."""
+        return self.initial_scan is not None
 
 
 def table_info(keyspace: str, name: str, columns: list[ColumnInfo]) -> TableInfo:
@@ -43,8 +51,8 @@ def load_feed(s: ChangefeedSettings) -> FeedInfo:
 
 
 def _with_overrides(s: ChangefeedSettings, table: TableInfo, mode: str, fmt: str, vts: bool | None,
-                    barriers: bool | None) -> FeedInfo:
-    return FeedInfo(FeedShape(table, s.mode or mode, s.format or fmt), vts, barriers)
+                    barriers: bool | None, initial_scan: bool, scanning: bool) -> FeedInfo:
+    return FeedInfo(FeedShape(table, s.mode or mode, s.format or fmt), vts, barriers, initial_scan, scanning)
 
 
 def _local(s: ChangefeedSettings) -> FeedInfo:
@@ -57,6 +65,7 @@ def _local(s: ChangefeedSettings) -> FeedInfo:
         raise OptionError(f"option path: cannot open the logtide data directory {s.address.path}: {e}") from None
     try:
         table, feed = reader.feed(s.address.topic)
+        state = reader.describe(s.address.topic).state
     except UnknownTopic as e:
         raise OptionError(f"option topic: {e}") from None
     finally:
@@ -64,7 +73,8 @@ def _local(s: ChangefeedSettings) -> FeedInfo:
     cols = [ColumnInfo(c.name, c.kind, c.position, c.type) for c in table.columns]
     o = feed.options
     return _with_overrides(s, table_info(table.keyspace, table.name, cols), o.mode, o.format,
-                           bool(o.virtual_timestamps), bool(o.barriers_interval_ms))
+                           bool(o.virtual_timestamps), bool(o.barriers_interval_ms), bool(o.initial_scan),
+                           state == "INITIAL_SCAN")
 
 
 def _given(s: ChangefeedSettings) -> FeedInfo:
@@ -93,14 +103,38 @@ def _given(s: ChangefeedSettings) -> FeedInfo:
     return FeedInfo(FeedShape(table_info(s.keyspace, s.table, cols), s.mode, s.format), None, None)
 
 
+def table_connection(s: ChangefeedSettings) -> Connection:
+    """Where the feed's table is read: the data directory (``path``), else CQL on ``cqlHost:cqlPort`` with the
+    Kafka login and TLS settings."""
+    if s.address.path is not None:
+        return Connection(s.keyspace, s.table, path=s.address.path)
+    kafka = s.address.kafka
+    assert kafka is not None and s.cql_host is not None
+    return Connection(s.keyspace, s.table, (s.cql_host,), s.cql_port, None, kafka.username, kafka.password,
+                      kafka.ssl, kafka.ssl_ca_file, timeout=kafka.timeout)
+
+
+def table_options(s: ChangefeedSettings) -> dict[str, str]:
+    """The ``logtide`` (table) source options that read the feed's table (:func:`table_connection`)."""
+    conn = table_connection(s)
+    opts = {"table": conn.qualified}
+    if conn.path is not None:
+        return {**opts, "path": conn.path}
+    opts.update(host=",".join(conn.hosts), port=str(conn.port), timeout=str(conn.timeout))
+    if conn.username is not None:
+        opts.update(username=conn.username, password=conn.password or "")
+    if conn.ssl:
+        opts["ssl"] = "true"
+    if conn.ssl_ca_file:
+        opts["sslCaFile"] = conn.ssl_ca_file
+    return opts
+
+
 def _over_cql(s: ChangefeedSettings) -> FeedInfo:
     from .client import ConnectionRefused, open_client
     from .table_info import load_table
 
-    kafka = s.address.kafka
-    assert kafka is not None and s.cql_host is not None
-    conn = Connection(s.keyspace, s.table, (s.cql_host,), s.cql_port, None, kafka.username, kafka.password,
-                      kafka.ssl, kafka.ssl_ca_file, timeout=kafka.timeout)
+    conn = table_connection(s)
     try:
         client = open_client(conn)
     except ConnectionRefused:  # reached, and the login or TLS settings are wrong: the message says which
@@ -110,10 +144,11 @@ def _over_cql(s: ChangefeedSettings) -> FeedInfo:
                           f"cqlPort, or tableSchema, mode and format for a topic without a CQL endpoint") from None
     with client:
         table = load_table(client, s.keyspace, s.table)
-        rows = list(client.rows("SELECT mode, format, virtual_timestamps, barriers_interval_ms "
+        rows = list(client.rows("SELECT mode, format, virtual_timestamps, barriers_interval_ms, initial_scan, state "
                                 "FROM system_logtide.changefeeds WHERE keyspace_name = ? AND table_name = ? "
                                 "AND changefeed_name = ?", (s.keyspace, s.table, s.feed)))
     if not rows:
         raise OptionError(f"option topic: table {s.keyspace}.{s.table} has no changefeed {s.feed!r}")
-    mode, fmt, vts, barriers = rows[0]
-    return _with_overrides(s, table, mode, fmt, bool(vts), bool(barriers))
+    mode, fmt, vts, barriers, initial_scan, state = rows[0]
+    return _with_overrides(s, table, mode, fmt, bool(vts), bool(barriers), bool(initial_scan),
+                           state == "INITIAL_SCAN")

@@ -1,11 +1,14 @@
 """Changefeed records as typed Spark rows (docs/spark.md "Source 3: logtide-changefeed", output schema).
 
 One :class:`RowParser` per read turns each topic message (JSON, DEBEZIUM_JSON or
-DYNAMODB_STREAMS_JSON, in any MODE; docs/changefeeds.md "Record shapes") into one row of the
-contract's schema: the primary-key columns, the non-key columns holding the new values, ``_old``,
-``_changed_columns``, ``_change_type``, ``_commit_timestamp``, ``_virtual_timestamp``,
-``_partition``, ``_offset`` and, with ``raw``, ``_raw``.  Barrier and schema-change records give
-no row.  Nothing here imports pyspark; pyarrow only for the Arrow types.
+DYNAMODB_STREAMS_JSON, in any MODE; docs/changefeeds.md "Record shapes") into the rows of Delta
+Lake's change data feed: one ``insert``, ``update_postimage`` or ``delete`` row per record, preceded
+by an ``update_preimage`` row when the record is an update that carries the old image.  A row has
+the primary-key columns, the non-key columns (the values of the row in that role), ``_old``,
+``_changed_columns``, ``_operation`` (the record's own kind), ``_change_type``, ``_commit_version``
+(the commit's txId), ``_commit_timestamp``, ``_virtual_timestamp``, ``_partition``, ``_offset`` and,
+with ``raw``, ``_raw``.  The same rules for every FORMAT and MODE.  Barrier and schema-change records
+give no row.  Nothing here imports pyspark; pyarrow only for the Arrow types.
 """
 
 from __future__ import annotations
@@ -23,10 +26,13 @@ FORMATS = ("JSON", "DEBEZIUM_JSON", "DYNAMODB_STREAMS_JSON")
 MODES = ("KEYS_ONLY", "UPDATES", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES")
 NEW_IMAGE_MODES = ("NEW_IMAGE", "NEW_AND_OLD_IMAGES")
 OLD_IMAGE_MODES = ("OLD_IMAGE", "NEW_AND_OLD_IMAGES")
-META_DDL = ("`_changed_columns` array<string>, `_change_type` string, `_commit_timestamp` timestamp, "
-            "`_virtual_timestamp` struct<step:bigint,tx_id:bigint>, `_partition` int, `_offset` bigint")
-DEBEZIUM_OPS = {"c": "insert", "r": "insert", "u": "update", "d": "delete"}
-DYNAMODB_EVENTS = {"INSERT": "insert", "MODIFY": "update", "REMOVE": "delete"}
+META_DDL = ("`_changed_columns` array<string>, `_operation` string, `_change_type` string, `_commit_version` bigint, "
+            "`_commit_timestamp` timestamp, `_virtual_timestamp` struct<step:bigint,tx_id:bigint>, `_partition` int, "
+            "`_offset` bigint")
+META_NAMES = ("_old", "_changed_columns", "_operation", "_change_type", "_commit_version", "_commit_timestamp",
+              "_virtual_timestamp", "_partition", "_offset")
+# Delta's change data feed (docs/spark.md "Delta's change data feed")
+INSERT, UPDATE_PREIMAGE, UPDATE_POSTIMAGE, DELETE = "insert", "update_preimage", "update_postimage", "delete"
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
@@ -48,7 +54,7 @@ class FeedShape:
 
 
 def output_ddl(shape: FeedShape, raw: bool) -> str:
-    """The Spark DDL schema of the source's rows (the contract's 9 groups of columns)."""
+    """The Spark DDL schema of the source's rows."""
     cols = [f"{ST.quote_ident(c.name)} {ST.spark_ddl(c.type)}" for c in shape.key_columns + shape.value_columns]
     old = ",".join(f"{ST.quote_ident(c.name)}:{ST.spark_ddl(c.type)}" for c in shape.value_columns)
     cols.append(f"`_old` struct<{old}>" if old else "`_old` struct<`_none`:boolean>")
@@ -59,9 +65,7 @@ def output_ddl(shape: FeedShape, raw: bool) -> str:
 
 
 def output_names(shape: FeedShape, raw: bool) -> list[str]:
-    names = [c.name for c in shape.key_columns + shape.value_columns]
-    names += ["_old", "_changed_columns", "_change_type", "_commit_timestamp", "_virtual_timestamp",
-              "_partition", "_offset"]
+    names = [c.name for c in shape.key_columns + shape.value_columns] + list(META_NAMES)
     return names + (["_raw"] if raw else [])
 
 
@@ -71,9 +75,24 @@ def arrow_types(shape: FeedShape, raw: bool) -> list[Any]:
 
     types = [ST.arrow_type(c.type) for c in shape.key_columns + shape.value_columns]
     old = [pa.field(c.name, ST.arrow_type(c.type)) for c in shape.value_columns] or [pa.field("_none", pa.bool_())]
-    types += [pa.struct(old), pa.list_(pa.string()), pa.string(), pa.timestamp("us", tz="UTC"),
-              pa.struct([pa.field("step", pa.int64()), pa.field("tx_id", pa.int64())]), pa.int32(), pa.int64()]
+    types += [pa.struct(old), pa.list_(pa.string()), pa.string(), pa.string(), pa.int64(),
+              pa.timestamp("us", tz="UTC"), pa.struct([pa.field("step", pa.int64()), pa.field("tx_id", pa.int64())]),
+              pa.int32(), pa.int64()]
     return types + ([pa.string()] if raw else [])
+
+
+@dataclass(frozen=True)
+class Record:
+    """One data record, parsed whatever its FORMAT: ``new`` and ``old`` are the non-key values of its images
+    (None when the record has no such image), ``deleted`` says the row is gone after it."""
+
+    keys: list
+    new: list | None
+    old: list | None
+    changed: list
+    operation: str
+    deleted: bool
+    vts: dict | None
 
 
 class RowParser:
@@ -86,6 +105,8 @@ class RowParser:
         self.values = [c.name for c in shape.value_columns]
         self.static = {c.name for c in shape.value_columns if c.kind == "static"}
         self.clustering = [c.name for c in shape.table.clustering]
+        self.new_images = shape.mode in NEW_IMAGE_MODES
+        self.old_images = shape.mode in OLD_IMAGE_MODES
         dynamo = shape.format == "DYNAMODB_STREAMS_JSON"
         make = from_attribute if dynamo else from_json
         self.key_convs = [make(c.type) for c in shape.key_columns]
@@ -95,11 +116,11 @@ class RowParser:
                        "DYNAMODB_STREAMS_JSON": self._dynamodb}[shape.format]
 
     # -- shared pieces -------------------------------------------------------------------------
-    def _image(self, image: dict | None) -> tuple[list, bool]:
-        """The non-key values of an image (absent members are null), and whether there was one."""
+    def _image(self, image: dict | None) -> list | None:
+        """The non-key values of an image (absent members are null), None without an image."""
         if image is None:
-            return [None] * len(self.values), False
-        return [conv(image.get(name)) for name, conv in self.value_convs], True
+            return None
+        return [conv(image.get(name)) for name, conv in self.value_convs]
 
     def _all_changed(self, key: list) -> list[str]:
         """Every non-key column of the row: the static columns for a static row (null clustering key)."""
@@ -107,53 +128,53 @@ class RowParser:
             return [n for n in self.values if n in self.static]
         return [n for n in self.values if n not in self.static or not self.clustering]
 
-    def parse(self, partition: int, offset: int, write_time_ms: int, key: bytes | None, value: bytes) -> tuple | None:
-        """The row of one message, or None for a barrier or schema-change record."""
-        rec = json.loads(value)
-        body = self._parse(rec, key)
-        if body is None:
-            return None
-        keys, new, old, changed, change_type, vts = body
-        row = (*keys, *new, old, changed, change_type,
-               _EPOCH + datetime.timedelta(milliseconds=write_time_ms), vts, partition, offset)
-        if self.raw:
-            row += (value.decode("utf-8"),)
-        return row
+    def parse(self, partition: int, offset: int, write_time_ms: int, key: bytes | None, value: bytes) -> list[tuple]:
+        """The rows of one message (Delta's change data feed): none for a barrier or schema-change record, an
+        ``update_preimage`` row and an ``update_postimage`` row for an update carrying its old image, else one
+        ``insert``, ``update_postimage`` or ``delete`` row."""
+        rec = self._parse(json.loads(value), key)
+        if rec is None:
+            return []
+        commit_ts = _EPOCH + datetime.timedelta(milliseconds=write_time_ms)
+        version = rec.vts["tx_id"] if rec.vts is not None else write_time_ms
+        old = None if rec.old is None else (dict(zip(self.values, rec.old)) if self.values else {"_none": None})
+        tail = (rec.vts, partition, offset) + ((value.decode("utf-8"),) if self.raw else ())
 
-    def _old_struct(self, image: dict | None, conv_image: Callable[[dict | None], tuple[list, bool]]) -> Any:
-        vals, present = conv_image(image)
-        if not present:
-            return None
-        return dict(zip(self.values, vals)) if self.values else {"_none": None}
+        def row(values: list | None, change_type: str) -> tuple:
+            vals = values if values is not None else [None] * len(self.values)
+            return (*rec.keys, *vals, old, rec.changed, rec.operation, change_type, version, commit_ts, *tail)
+
+        if rec.deleted:  # Delta's delete row holds the deleted values: the old image, when there is one
+            return [row(rec.old, DELETE)]
+        if not self.old_images:  # whether the row existed before is unknown: a CQL write is an upsert
+            return [row(rec.new, UPDATE_POSTIMAGE)]
+        if rec.old is None:  # an old-image mode without an old image: the row did not exist
+            return [row(rec.new, INSERT)]
+        return [row(rec.old, UPDATE_PREIMAGE), row(rec.new, UPDATE_POSTIMAGE)]
 
     # -- JSON ----------------------------------------------------------------------------------
-    def _json(self, rec: dict, _key: bytes | None) -> tuple | None:
+    def _json(self, rec: dict, _key: bytes | None) -> Record | None:
         if "key" not in rec:  # {"resolved": ...} barriers and {"tableChanges": ...} schema changes
             return None
         keys = [c(v) for c, v in zip(self.key_convs, rec["key"])]
-        mode = self.shape.mode
         new_image, old_image = rec.get("newImage"), rec.get("oldImage")
-        old = self._old_struct(old_image, self._image)
+        old = self._image(old_image)
+        vts = _vts(rec.get("ts"))
         if "erase" in rec:
-            return keys, [None] * len(self.values), old, [], "delete", _vts(rec.get("ts"))
-        if mode == "UPDATES":
+            return Record(keys, None, old, [], "erase", True, vts)
+        if self.shape.mode == "UPDATES":
             upd = rec.get("update") or {}
             new = [conv(upd.get(n)) for n, conv in self.value_convs]
-            changed = [n for n in self.values if n in upd]
-            return keys, new, old, changed, "upsert", _vts(rec.get("ts"))
-        if mode in NEW_IMAGE_MODES:
-            new, present = self._image(new_image)
-            changed = [n for n in self.values if n in new_image] if present else []
-            if mode == "NEW_IMAGE":
-                kind = "upsert" if present else "delete"
-            else:
-                kind = "delete" if not present else ("update" if old_image is not None else "insert")
-            return keys, new, old, changed, kind, _vts(rec.get("ts"))
-        kind = "upsert" if mode == "KEYS_ONLY" else ("update" if old_image is not None else "insert")
-        return keys, [None] * len(self.values), old, [], kind, _vts(rec.get("ts"))
+            return Record(keys, new, old, [n for n in self.values if n in upd], "update", False, vts)
+        if self.new_images:
+            new = self._image(new_image)
+            if new is None:  # the statement left no row (docs/changefeeds.md "Replaying a feed")
+                return Record(keys, None, old, [], "update", True, vts)
+            return Record(keys, new, old, [n for n in self.values if n in new_image], "update", False, vts)
+        return Record(keys, None, old, [], "update", False, vts)
 
     # -- DEBEZIUM_JSON ---------------------------------------------------------------------------
-    def _debezium(self, rec: dict, key: bytes | None) -> tuple | None:
+    def _debezium(self, rec: dict, key: bytes | None) -> Record | None:
         payload = rec.get("payload")
         if not isinstance(payload, dict) or "op" not in payload:
             return None
@@ -162,32 +183,28 @@ class RowParser:
         if key_obj is None:
             key_obj = json.loads(key)["payload"] if key else {}
         keys = [c(key_obj.get(n)) for c, n in zip(self.key_convs, self.keys)]
-        kind = DEBEZIUM_OPS.get(payload["op"], "update")
-        if kind != "delete" and self.shape.mode in NEW_IMAGE_MODES and after is None:
-            kind = "delete"  # the statement left no row (as a JSON update without newImage)
-        new, present = self._image(after) if kind != "delete" else self._image(None)
-        changed = [n for n in self.values if n in after] if present else []
+        op = str(payload["op"])
+        # a `u` without `after` in a new-image mode: the statement left no row (as a JSON update without newImage)
+        deleted = op == "d" or (self.new_images and after is None)
+        new = None if deleted else self._image(after)
+        changed = [n for n in self.values if n in after] if new is not None else []
         src = payload.get("source") or {}
         vts = {"step": src["step"], "tx_id": src["txId"]} if "step" in src and "txId" in src else None
-        return keys, new, self._old_struct(before, self._image), changed, kind, vts
+        return Record(keys, new, self._image(before), changed, op, deleted, vts)
 
     # -- DYNAMODB_STREAMS_JSON -------------------------------------------------------------------
-    def _dynamodb(self, rec: dict, _key: bytes | None) -> tuple | None:
+    def _dynamodb(self, rec: dict, _key: bytes | None) -> Record | None:
         d = rec.get("dynamodb")
         if not isinstance(d, dict):
             return None
         ks = d.get("Keys") or {}
         keys = [c(ks.get(n)) for c, n in zip(self.key_convs, self.keys)]
-        kind = DYNAMODB_EVENTS.get(rec.get("eventName", ""), "update")
+        event = str(rec.get("eventName", ""))
         new_image = d.get("NewImage")
-        if kind != "delete" and self.shape.mode in NEW_IMAGE_MODES and new_image is None:
-            kind = "delete"
-        if kind == "delete" or new_image is None:
-            new, changed = [None] * len(self.values), []
-        else:
-            new, _ = self._image(new_image)
-            changed = self._all_changed(keys)
-        return keys, new, self._old_struct(d.get("OldImage"), self._image), changed, kind, None
+        deleted = event == "REMOVE" or (self.new_images and new_image is None)
+        new = None if deleted else self._image(new_image)
+        changed = self._all_changed(keys) if new is not None else []
+        return Record(keys, new, self._image(d.get("OldImage")), changed, event, deleted, None)
 
 
 def _vts(ts: Any) -> dict | None:

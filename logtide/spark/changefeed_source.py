@@ -3,9 +3,9 @@
 Read over the Kafka protocol (``bootstrap``; confluent-kafka inside the executors) or from a local
 data directory (``path``; logtide's DirectoryTopicReader).  One input partition per topic partition
 and offset range; an offset is ``{"0": 12, "1": 0}`` (partition -> next offset, keys in partition
-order, so that equal offsets are equal JSON).  Records become typed rows (:mod:`.changefeed_rows`);
-with ``consistent=true`` every micro-batch ends at a global barrier (:mod:`.changefeed_consistent`).
-Options, schema and guarantees: docs/spark.md "Source 3".
+order, so that equal offsets are equal JSON).  Records become typed rows of Delta's change data feed
+(:mod:`.changefeed_rows`); with ``consistent=true`` every micro-batch ends at a global barrier
+(:mod:`.changefeed_consistent`).  Options, schema and guarantees: docs/spark.md "Source 3".
 """
 
 from __future__ import annotations
@@ -116,12 +116,10 @@ class Reading:
         access = self.settings.address.open()
         try:
             for off, ms, key, value in access.read(part.partition, part.start, part.end):
-                row = parser.parse(part.partition, off, ms, key, value)
-                if row is None:
-                    continue
-                batch = batcher.add([row[i] for i in index])
-                if batch is not None:
-                    yield batch
+                for row in parser.parse(part.partition, off, ms, key, value):
+                    batch = batcher.add([row[i] for i in index])
+                    if batch is not None:
+                        yield batch
         finally:
             access.close()
         batch = batcher.flush()

@@ -4,9 +4,10 @@ docs/spark.md, "The lakehouse job", follows issue 11 ("Lakehouse sinks and the j
 conventions (an application transaction per writer, the table's change data feed):
 
 * :func:`fold` reduces one micro-batch to one row per primary key, applying the key's records in
-  (partition, offset) order (a key lives in one partition): a delete forgets everything before it; an
-  upsert sets the columns it names (``_changed_columns``), so a partial update (UPDATES mode) keeps the
-  other columns of the target row, and a key's first upsert after a delete starts from an empty row.
+  (partition, offset) order (a key lives in one partition): a ``delete`` forgets everything before it;
+  an ``insert`` or ``update_postimage`` sets the columns it names (``_changed_columns``), so a partial
+  update (UPDATES mode) keeps the other columns of the target row, and a key's first upsert after a
+  delete starts from an empty row; ``update_preimage`` rows (the values before) are skipped.
 * :class:`DeltaReplica` writes the folded rows with ONE MERGE by primary key through ``deltalake``
   (delta-rs): delete -> delete; otherwise update of the set columns of a matched row, or insert of the
   row with the other columns null (as CQL's UPDATE of a missing row creates it). The MERGE commit carries
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .options import OptionError
 
@@ -53,9 +54,7 @@ class ReplicaShape:
         keys = tuple(n for n in top if n not in values)
         if not keys:
             raise OptionError("the source has no primary-key columns")
-        if mode.upper() in ("KEYS_ONLY", "OLD_IMAGE"):
-            raise OptionError(f"a {mode.upper()} changefeed carries no new values: the delta sink needs MODE "
-                              "NEW_IMAGE, NEW_AND_OLD_IMAGES or UPDATES (use --format parquet for a change table)")
+        check_mode(mode)
         return cls(keys, values, mode.upper() in FULL_IMAGE_MODES)
 
     @property
@@ -69,6 +68,31 @@ class ReplicaShape:
 
         return pa.schema([pa.field(n, to_arrow_type(spark_schema[n].dataType, timezone="UTC"))
                           for n in self.columns])
+
+
+def check_mode(mode: str) -> None:
+    """A replica needs the new values: KEYS_ONLY and OLD_IMAGE changefeeds are refused."""
+    if mode.upper() in ("KEYS_ONLY", "OLD_IMAGE"):
+        raise OptionError(f"a {mode.upper()} changefeed carries no new values: the delta sink needs MODE "
+                          "NEW_IMAGE, NEW_AND_OLD_IMAGES or UPDATES (use --format parquet for a change table)")
+
+
+def check_target(path: str, columns: Sequence[str]) -> bool:
+    """Whether ``path`` holds the replica's Delta table already (with these ``columns``, in this order), False when
+    there is none yet; a Delta table with other columns, or a directory of other files, is refused."""
+    from deltalake import DeltaTable
+
+    if DeltaTable.is_deltatable(path):
+        got = [f.name for f in _arrow(DeltaTable(path).schema().to_arrow())]
+        if got != list(columns):
+            raise OptionError(f"--target: {path} holds a Delta table with columns {', '.join(got)}, not the "
+                              f"changefeed table's {', '.join(columns)}")
+        return True
+    if os.path.isdir(path) and any(not n.startswith("_") for n in os.listdir(path)):
+        raise OptionError(f"--target: {path} exists and is not a Delta table")
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise OptionError(f"--target: {path} is a file, not a directory for a Delta table")
+    return False
 
 
 def fold(batch: Any, shape: ReplicaShape) -> Any:
@@ -89,6 +113,8 @@ def fold(batch: Any, shape: ReplicaShape) -> Any:
     # per key: [first row (for the key values), deleted, source row per value column, set per value column]
     states: dict[Any, list] = {}
     for i in order:
+        if kinds[i] == "update_preimage":  # the values before an update: the postimage row that follows applies it
+            continue
         key = _hashable(tuple(kl[i] for kl in key_lists))
         st = states.get(key)
         names = changed[i] or []
@@ -146,17 +172,8 @@ class DeltaReplica:
         with the same columns; a table with other columns is refused and left alone."""
         from deltalake import DeltaTable
 
-        if DeltaTable.is_deltatable(self.path):
-            have = DeltaTable(self.path).schema().to_arrow()
-            got = [(f.name, str(f.type)) for f in _arrow(have)]
-            want = [(f.name, str(f.type)) for f in schema]
-            if [n for n, _ in got] != [n for n, _ in want]:
-                raise OptionError(f"--target: {self.path} holds a Delta table with columns "
-                                  f"{', '.join(n for n, _ in got)}, not the changefeed table's "
-                                  f"{', '.join(n for n, _ in want)}")
+        if check_target(self.path, [f.name for f in schema]):
             return
-        if os.path.isdir(self.path) and any(not n.startswith("_") for n in os.listdir(self.path)):
-            raise OptionError(f"--target: {self.path} exists and is not a Delta table")
         DeltaTable.create(self.path, schema, configuration={"delta.enableChangeDataFeed": "true"},
                           name=os.path.basename(os.path.abspath(self.path)))
 
@@ -192,6 +209,54 @@ class DeltaReplica:
         if update:
             merger = merger.when_matched_update(update, f"NOT s.{DELETE}")
         return merger.when_not_matched_insert(insert, f"NOT s.{DELETE}").execute()
+
+
+    def overwrite(self, tables: Iterable[Any], metadata: Mapping[str, str]) -> None:
+        """Replace the table's rows with ``tables`` (pyarrow Tables with the replica's columns, read one after
+        another while delta-rs writes them) in ONE commit, carrying ``metadata``: the snapshot of a new replica."""
+        import pyarrow as pa
+        from deltalake import CommitProperties, DeltaTable, write_deltalake
+
+        schema = _arrow(DeltaTable(self.path).schema().to_arrow())
+
+        def batches() -> Iterator[Any]:
+            for t in tables:
+                yield from t.select(schema.names).cast(schema).to_batches()
+
+        write_deltalake(self.path, pa.RecordBatchReader.from_batches(schema, batches()), mode="overwrite",
+                        commit_properties=CommitProperties(custom_metadata=dict(metadata)))
+
+
+def snapshot_rows(rows: Any, partition_key: Sequence[str], clustering: Sequence[str], statics: Sequence[str]) -> Any:
+    """A table's rows as ``SELECT *`` gives them (a pyarrow Table) in the replica's form, where a partition's
+    static columns are a row of their own (its partition key, null clustering columns, the static values), as
+    the changefeed has them: the clustered rows with null static columns, and one static row per partition whose
+    static columns hold a value."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not statics or not clustering or rows.num_rows == 0:
+        return rows
+
+    def nulled(t: Any, names: Iterable[str]) -> Any:
+        for name in names:
+            i = t.schema.get_field_index(name)
+            t = t.set_column(i, t.schema.field(i), pa.nulls(t.num_rows, t.schema.field(i).type))
+        return t
+
+    clustered = nulled(rows.filter(pc.is_valid(rows.column(clustering[0]))), statics)
+    has_static = [any(v) for v in zip(*(pc.is_valid(rows.column(c)).to_pylist() for c in statics))]
+    keys = list(zip(*(rows.column(k).to_pylist() for k in partition_key)))
+    seen: set = set()
+    first = []
+    for i, (key, present) in enumerate(zip(keys, has_static)):
+        k = _hashable(key)
+        if present and k not in seen:
+            seen.add(k)
+            first.append(i)
+    others = [n for n in rows.column_names if n not in statics and n not in partition_key]
+    static_rows = nulled(rows.take(pa.array(first, pa.int64())), others)
+    return pa.concat_tables([static_rows, clustered])
 
 
 def _arrow(schema: Any) -> Any:

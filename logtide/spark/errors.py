@@ -3,7 +3,7 @@
 Spark puts a Python data source's error into its own exception's message as the formatted Python
 traceback (pyspark's own frames are dropped, the source's kept).  For logtide's expected errors
 (:class:`~.options.OptionError`: bad options, a missing table; ``ConnectionError``: a server that
-cannot be reached or refuses the login) the frames say nothing to the user and push the message
+cannot be reached or refuses the login; ``CorruptRecord``: stored damage a read met) the frames say nothing to the user and push the message
 far from Spark's error class, so the source's entry points re-raise them with a fresh traceback:
 what Spark shows is ``[PYTHON_DATA_SOURCE_ERROR] ...: Traceback ... one frame ... OptionError: <message>``.
 Anything else (a bug) keeps its full traceback.
@@ -15,9 +15,11 @@ import functools
 import types
 from typing import Any, Callable, Iterator, TypeVar
 
+from ..errors import CorruptRecord
 from .options import OptionError
 
-USER_ERRORS = (OptionError, ConnectionError)
+# CorruptRecord: a damaged changefeed record met by a local read (its message names changefeed, partition, offset)
+USER_ERRORS = (OptionError, ConnectionError, CorruptRecord)
 F = TypeVar("F", bound=Callable[..., Any])
 
 

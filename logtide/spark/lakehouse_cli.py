@@ -67,9 +67,9 @@ def source_extras(ns: argparse.Namespace) -> dict[str, str]:
 
 
 def run_lakehouse(ns: argparse.Namespace) -> int:
-    from .lakehouse_job import lakehouse, progress_line, source_options
-    from .options import OptionError
     from ..errors import CommandFailure
+    from .lakehouse_job import checkpoint_of, job_options, source_options
+    from .options import OptionError
     from .pipeline_cli import require_module, run_job
 
     try:
@@ -80,11 +80,24 @@ def run_lakehouse(ns: argparse.Namespace) -> int:
     if ns.format == "delta":
         require_module("deltalake", "lakehouse")
 
+    def check() -> None:
+        from .preflight import check_lakehouse
+
+        check_lakehouse(job_options(ns.source, ns.data_dir, extras, ns.max_records_per_trigger), ns.target,
+                        ns.format, checkpoint_of(ns.target, ns.checkpoint))
+
     def start(spark: Any, say: Any) -> Any:
+        from .lakehouse_job import lakehouse
+
         return lakehouse(spark, ns.source, ns.target, ns.format, checkpoint=ns.checkpoint,
                          until_caught_up=ns.until_caught_up, data_dir=ns.data_dir,
                          trigger_interval=ns.trigger_interval, max_records_per_trigger=ns.max_records_per_trigger,
-                         options=extras)
+                         options=extras, progress=say)
 
-    return run_job("lakehouse", ns.master, start, progress_line,
-                   f"streamed {ns.source} into {ns.target} ({ns.format})" + (" (caught up)" if ns.until_caught_up else ""))
+    def status(query: Any) -> str | None:
+        from .lakehouse_job import progress_line
+
+        return progress_line(query)
+
+    done = f"streamed {ns.source} into {ns.target} ({ns.format})" + (" (caught up)" if ns.until_caught_up else "")
+    return run_job("lakehouse", ns.master, check, start, status, done)

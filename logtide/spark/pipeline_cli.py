@@ -6,8 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sys
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from ..errors import CommandFailure
 
@@ -42,31 +41,8 @@ def add_pipeline(subparsers: "argparse._SubParsersAction", parent: argparse.Argu
     return p
 
 
-def spark_session(master: str, app: str = "logtide pipeline replicate", conf: Mapping[str, str] | None = None) -> Any:
-    """A SparkSession for a pipeline job (and the tests' shared session): quiet logs, no UI, no progress bars,
-    UTC, Python workers forked with logtide imported; ``conf`` adds or overrides settings."""
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    log4j = os.path.join(os.path.dirname(__file__), "log4j2.properties")
-    # the driver JVM starts before any SparkConf applies: its logging is set on spark-submit's command line
-    if " " not in log4j:
-        os.environ.setdefault("PYSPARK_SUBMIT_ARGS",
-                              f"--driver-java-options -Dlog4j2.configurationFile=file:{log4j} pyspark-shell")
-    builder = (SparkSession.builder.master(master).appName(app)
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.python.authenticate.socketTimeout", "300s")  # workers start slowly on a loaded host
-               .config("spark.python.daemon.module", "logtide.spark.daemon")  # workers fork with logtide imported
-               .config("spark.sql.session.timeZone", "UTC"))
-    for key, value in (conf or {}).items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
 Say = Callable[[str], None]
+STARTING = "starting Spark ({master}): JVM and Python workers, 10-60 s"
 
 
 def require_module(module: str, extra: str) -> None:
@@ -77,39 +53,67 @@ def require_module(module: str, extra: str) -> None:
         raise CommandFailure(f"{module} is not installed: pip install 'logtide[{extra}]'")
 
 
-def run_job(job: str, master: str, start: Callable[[Any, Say], Any], status: Callable[[Any], str | None],
-            done: str) -> int:
-    """Run a pipeline job to its end: ``start(spark, say)`` returns its StreamingQuery (raising OptionError for
-    bad input); ``status(query)`` is its progress line, shown only on a terminal; ``done`` is printed when the
-    query ends well. A failure raises CommandFailure: one line (``logtide pipeline: error: ...``), status 2."""
+def run_job(job: str, master: str, check: Callable[[], None], start: Callable[[Any, Say], Any],
+            status: Callable[[Any], str | None], done: str | Callable[[], str]) -> int:
+    """Run a pipeline job to its end.  ``check()`` runs first, before Spark starts (docs/spark.md "Before Spark
+    starts"), raising OptionError for bad input and ConnectionError for a server it cannot reach.  Then Spark
+    starts (a status line says so on a terminal), ``start(spark, say)`` returns the job's StreamingQuery and
+    ``status(query)`` is its progress line, shown only on a terminal; ``done`` is printed when the query ends
+    well.  A failure raises CommandFailure: one line (``logtide pipeline JOB: error: ...``, README "Errors"),
+    status 2, never a traceback."""
     require_module("pyspark", "spark")
     from ..progress import progress
     from .options import OptionError
 
-    name = f"logtide pipeline {job}"
-    spark = spark_session(master, name)
     try:
-        with progress(name, counter=False) as bar:  # a status line on a terminal (logtide.progress), else nothing
-            query = start(spark, bar.describe)
-            ended = False
-            while not ended:  # the status after every wait, the last one after the query's end
-                ended = bool(query.awaitTermination(2)) or not query.isActive
-                line = status(query)
-                if line is not None:
-                    bar.describe(line)
-            failure = query.exception()
-        if failure is not None:
-            raise RuntimeError(error_line(failure))
+        check()
+    except (OptionError, ConnectionError) as e:
+        raise CommandFailure(str(e)) from None
     except KeyboardInterrupt:
         return 130
+    with progress(f"logtide pipeline {job}", counter=False) as bar:  # a status line on a terminal, else nothing
+        bar.describe(STARTING.format(master=master))
+        code = _run(f"logtide pipeline {job}", master, start, status, bar.describe)
+    if code == 0:
+        print(done() if callable(done) else done)
+    return code
+
+
+def _run(name: str, master: str, start: Callable[[Any, Say], Any], status: Callable[[Any], str | None],
+         say: Say) -> int:
+    """Start Spark and the job's query, and follow it to its end: 0, or 130 when interrupted; a failure raises
+    CommandFailure with its one line."""
+    from .options import OptionError
+    from .session import spark_session
+
+    try:
+        spark = spark_session(master, name)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # noqa: BLE001 - no Java, a bad master: one line
+        raise CommandFailure(f"cannot start Spark: {error_line(e)}") from None
+    try:
+        query = start(spark, say)
+        ended = False
+        while not ended:  # the status after every wait, the last one after the query's end
+            ended = bool(query.awaitTermination(2)) or not query.isActive
+            line = status(query)
+            if line is not None:
+                say(line)
+        failure = query.exception()
+        if failure is not None:
+            raise CommandFailure(error_line(failure))
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except CommandFailure:
+        raise
     except (OptionError, ConnectionError, RuntimeError) as e:
         raise CommandFailure(str(e)) from None
-    except Exception as e:  # a Spark failure: one line, never a traceback
+    except Exception as e:  # noqa: BLE001 - a Spark failure: one line, never a traceback
         raise CommandFailure(error_line(e)) from None
     finally:
         spark.stop()
-    print(done)
-    return 0
 
 
 def error_line(e: Any) -> str:
@@ -130,21 +134,31 @@ def error_line(e: Any) -> str:
 
 def run_replicate(ns: argparse.Namespace) -> int:
     from .options import OptionError
-    from .replicate import lag_seconds, parse_url, replicate
+    from .replicate import parse_url
 
     try:
         source, target = parse_url(ns.source, "source"), parse_url(ns.target, "target")
     except OptionError as e:
         raise CommandFailure(str(e)) from None
 
+    def check() -> None:
+        from .preflight import check_replicate
+
+        check_replicate(source, target, ns.checkpoint)
+
     def start(spark: Any, say: Say) -> Any:
+        from .replicate import replicate
+
         return replicate(spark, source, target, ns.checkpoint, until_caught_up=ns.until_caught_up,
                          confidence_window=ns.confidence_window, splits=ns.splits,
                          max_rows_per_trigger=ns.max_rows_per_trigger, progress=say)
 
     def status(query: Any) -> str | None:
-        lag = lag_seconds(query)
-        return None if lag is None else f"cdc: lag {lag:.1f}s"
+        from .replicate import status_line
 
-    return run_job("replicate", ns.master, start, status,
-                   f"replicated {ns.source} into {ns.target}" + (" (caught up)" if ns.until_caught_up else ""))
+        return status_line(query.lastProgress, ns.confidence_window)
+
+    caught_up = (f" (caught up; changes younger than the confidence window, {ns.confidence_window}, are copied by "
+                 f"the next run)")
+    return run_job("replicate", ns.master, check, start, status,
+                   f"replicated {ns.source} into {ns.target}" + (caught_up if ns.until_caught_up else ""))

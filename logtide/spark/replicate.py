@@ -30,7 +30,6 @@ from .cql_writes import APPROXIMATE, ELEMENTS, EXACT, SNAPSHOT_OPTIONS
 from .client import open_client, shared_client
 from .options import Connection, OptionError, quote
 from .table_info import TableInfo, load_table
-from .table_source import token_ranges
 
 SNAPSHOT_STATE = "snapshot.json"
 HELD_STATEMENTS = 5000  # statements an executor task gathers (and groups by partition) before sending
@@ -204,6 +203,8 @@ def snapshot_mode(source: Connection, info: TableInfo) -> str:
 def snapshot(spark: Any, source: Connection, task: WriteTask, checkpoint: Path, splits: int,
              progress: Progress) -> None:
     """Copy the table range by range; ranges already done (per the checkpoint) are skipped."""
+    from .table_source import token_ranges
+
     state_path = checkpoint / SNAPSHOT_STATE
     state = _load_state(state_path)
     ranges = [tuple(r) for r in state.get("ranges", [])] or token_ranges(splits)
@@ -268,15 +269,36 @@ def replicate(spark: Any, source: str | Connection, target: str | Connection, ch
     return writer.queryName(f"logtide-replicate-{src.keyspace}.{src.table}").start()
 
 
-def lag_seconds(query: Any) -> float | None:
-    """How far behind the query's last committed offset is from now (seconds), from its progress."""
-    p = query.lastProgress
-    if not p:
+def status_line(progress: Any, confidence_window: str) -> str | None:
+    """The job's status after a micro-batch, from the query's last progress (None before the first): the log
+    rows it copied and what is still to copy, the confidence window apart, e.g. ``cdc: batch 3: 400 log rows
+    copied, 1200 still to copy`` or ``cdc: batch 4: 120 log rows copied; caught up but for the last 30s (the
+    confidence window, copied by a later batch)``.  The rows still to copy come from the source's latest offset
+    (Spark 4.2+); on 4.0/4.1 the line says up to when the log is copied instead."""
+    if not progress:
         return None
     try:
-        src = p["sources"][0] if isinstance(p, dict) else p.sources[0]
-        end = src["endOffset"] if isinstance(src, dict) else src.endOffset
-        end = json.loads(end) if isinstance(end, str) else end
-        return max(0.0, time.time() - end["time"] / 1_000_000)
+        src = progress["sources"][0]
+        line = f"cdc: batch {progress['batchId']}: {progress.get('numInputRows', 0)} log rows copied"
+        latest = _offset(src.get("latestOffset"))
+        end = _offset(src.get("endOffset"))
     except (KeyError, IndexError, TypeError, ValueError):
         return None
+    if latest is not None and "rowsBehind" in latest:
+        if latest["rowsBehind"] == 0:
+            return (f"{line}; caught up but for the last {confidence_window} (the confidence window, copied by a "
+                    f"later batch)")
+        return f"{line}, {latest['rowsBehind']} still to copy"
+    if latest is not None and "rowsBehindAtLeast" in latest:
+        return f"{line}, more than {latest['rowsBehindAtLeast']} still to copy"
+    if end is not None and "time" in end:
+        upto = time.strftime("%H:%M:%S", time.gmtime(end["time"] / 1_000_000))
+        return f"{line}, up to {upto} UTC (the last {confidence_window}, the confidence window, in a later batch)"
+    return line
+
+
+def _offset(value: Any) -> dict | None:
+    """An offset of the query's progress (JSON text or a dict), or None."""
+    if value is None:
+        return None
+    return json.loads(value) if isinstance(value, str) else dict(value)

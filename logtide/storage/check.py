@@ -8,6 +8,10 @@ through.  Reported, one finding each:
 * a partition record stored under a token its key does not hash to, and a
   row with no partition record (both invisible to reads);
 * a group of log rows in a table meta ``group_tables`` does not list;
+* every changefeed record, offset floor, consumer, committed offset and
+  initial scan state or mark whose checksum does not verify, named by
+  changefeed, partition and offset, and a record missing between two stored
+  ones (``feed_records`` and the state tables, storage format 3);
 * each problem ``PRAGMA integrity_check`` finds in the B-trees themselves;
 * acknowledged commits the database lost (``opening.lost_commits``).
 """
@@ -15,14 +19,16 @@ through.  Reported, one finding each:
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ..errors import DataDirectoryError
 from .damage import describe_record
 from .envelope import RecordDamaged
+from .feed_records import committed_value, consumer_value, floor_value, record_value, scan_value, verify_mark
 from .keys import partition_token
 from .opening import db_commit_seq, lost_commits, read_commits_file
 from .records import decode_meta, decode_partition, decode_row, group_rows, is_group
@@ -112,6 +118,68 @@ def _check_group(report: CheckReport, t: Any, tid: int, pk: bytes, key: bytes, d
     return max(len(inner), 1)
 
 
+def _feed_names(tables: dict[int, Any]) -> dict[int, str]:
+    return {f.feed_id: f"{t.keyspace}/{t.name}/{f.name}" for t in tables.values()
+            for f in getattr(t, "changefeeds", ())}
+
+
+def _name(name: Any) -> str:
+    return repr(name.decode("utf-8", "replace")) if isinstance(name, bytes) else repr(name)
+
+
+# what each state table of the changefeeds holds, where it is named, and how it is verified
+_FEED_STATE: tuple[tuple[str, str, Callable[[Callable[[Any], str], tuple], str], Callable[[tuple], Any]], ...] = (
+    ("feed_floors", "feed_id, part, CAST(data AS BLOB)",
+     lambda feed, r: f"{feed(r[0])}, partition {r[1]}, offset floor", lambda r: floor_value(*r)),
+    ("feed_consumers", "feed_id, CAST(name AS BLOB), CAST(data AS BLOB)",
+     lambda feed, r: f"{feed(r[0])}, consumer {_name(r[1])}", lambda r: consumer_value(*r)),
+    ("feed_offsets", "feed_id, CAST(name AS BLOB), part, CAST(data AS BLOB)",
+     lambda feed, r: f"{feed(r[0])}, consumer {_name(r[1])}, partition {r[2]}, committed offset",
+     lambda r: committed_value(*r)),
+    ("feed_scans", "feed_id, CAST(data AS BLOB)", lambda feed, r: f"{feed(r[0])}, initial scan state",
+     lambda r: json.loads(scan_value(*r))),
+    ("feed_scan_marks", "feed_id, token, CAST(pk AS BLOB), CAST(ck AS BLOB), CAST(data AS BLOB)",
+     lambda feed, r: f"{feed(r[0])}, initial scan mark (token {r[1]})", lambda r: verify_mark(*r)),
+)
+
+
+def _check_feeds(report: CheckReport, conn: sqlite3.Connection, tables: dict[int, Any],
+                 advance: Callable[..., None]) -> None:
+    """Verify every changefeed record (its checksum over all its columns, and no offset missing between two
+    stored ones of a partition) and every row of the changefeeds' state tables."""
+    names = _feed_names(tables)
+    feed = lambda fid: f"changefeed {names[fid]}" if fid in names else f"changefeed id {fid}"  # noqa: E731
+    with _sqlite_findings(report, "reading changefeed records"):
+        prev = None  # (feed_id, part, offset) of the previous record
+        for fid, part, off, wt, key, data in conn.execute(
+                "SELECT feed_id, part, offset, write_time_ms, CAST(key AS BLOB), CAST(value AS BLOB) "
+                "FROM feed_records"):
+            report.records += 1
+            advance()
+            where = f"{feed(fid)}, partition {part}, offset {off}"
+            try:
+                record_value(fid, part, off, wt, key, data)
+            except RecordDamaged as e:
+                report.findings.append(Finding(where, f"changefeed record: {e.reason}"))
+            if prev is not None and prev[:2] == (fid, part) and type(off) is int and off != prev[2] + 1:
+                gap = f"offset {prev[2] + 1}" if off == prev[2] + 2 else f"offsets {prev[2] + 1} to {off - 1}"
+                report.findings.append(Finding(f"{feed(fid)}, partition {part}, {gap}",
+                                               "changefeed records missing between two stored ones (a damaged "
+                                               "key, or deleted outside logtide)"))
+            prev = (fid, part, off) if type(off) is int else None
+    for table, columns, where, verify in _FEED_STATE:
+        with _sqlite_findings(report, f"reading {table}"):
+            for row in conn.execute(f"SELECT {columns} FROM {table}"):
+                report.records += 1
+                advance()
+                try:
+                    verify(row)
+                except RecordDamaged as e:
+                    report.findings.append(Finding(where(feed, row), e.reason))
+                except ValueError as e:  # JSON of a scan state that verified (written by a faulty logtide)
+                    report.findings.append(Finding(where(feed, row), f"malformed initial scan state ({e})"))
+
+
 def check(path: str | Path, progress: Any = None) -> CheckReport:
     """Verify the data directory at ``path``; raises ``DataDirectoryError`` when it cannot be opened at all.
 
@@ -187,6 +255,7 @@ def check(path: str | Path, progress: Any = None) -> CheckReport:
                 if complete and (tid, token, pk) not in partitions:
                     report.findings.append(Finding(describe_record(t, pk, ck),
                                                    "row without a partition record (invisible to reads)"))
+        _check_feeds(report, conn, tables, advance)
         with _sqlite_findings(report, "reading the commit sequence"):
             try:
                 why = lost_commits(store.path, db_commit_seq(conn), acked)

@@ -23,7 +23,7 @@ import zlib
 
 VERSION = 1
 OVERHEAD = 6  # version, kind, CRC
-_RESIDUE = 0x2144DF1C  # zlib.crc32(m + zlib.crc32(m).to_bytes(4, "little")) for every m
+RESIDUE = 0x2144DF1C  # zlib.crc32(m + zlib.crc32(m).to_bytes(4, "little")) for every m
 _OLD_PICKLE = 0x80
 _HEADS = tuple(bytes((VERSION, kind)) for kind in range(256))
 _CRC = struct.Struct("<I").pack
@@ -67,7 +67,7 @@ def record_head(kind: int) -> bytes:
 
 def unseal(data: bytes, tid: int, pk: bytes, ck: bytes) -> tuple[int, memoryview]:
     """(kind, body) of a stored record after verifying its version and checksum; RecordDamaged otherwise."""
-    if _crc32(data, _crc32(ck, _crc32(pk, tid & 0xFFFFFFFF))) != _RESIDUE or data[0] != VERSION or len(data) < OVERHEAD:
+    if _crc32(data, _crc32(ck, _crc32(pk, tid & 0xFFFFFFFF))) != RESIDUE or data[0] != VERSION or len(data) < OVERHEAD:
         raise RecordDamaged(_why(data))
     return data[1], memoryview(data)[2:-4]
 
@@ -82,7 +82,7 @@ def sealed_body(data: bytes, key_crc: int, ck: bytes, kind: int) -> memoryview |
     """The body of a stored record of ``kind`` stored under ``ck`` in the partition whose
     :func:`key_checksum` is ``key_crc``, after the same verification as :func:`unseal`; None when it
     does not verify or is of another kind (then :func:`unseal` says why, or gives the other kind)."""
-    if _crc32(data, _crc32(ck, key_crc)) != _RESIDUE or data[0] != VERSION or data[1] != kind or len(data) < OVERHEAD:
+    if _crc32(data, _crc32(ck, key_crc)) != RESIDUE or data[0] != VERSION or data[1] != kind or len(data) < OVERHEAD:
         return None
     return memoryview(data)[2:-4]
 

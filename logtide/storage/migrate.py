@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import DataDirectoryError
 from ..mutation.cells import Cell, ComplexColumn, Deletion, Liveness, PartitionData, RangeTombstone, RowData
-from .opening import APPLICATION_ID, FORMAT, FORMAT_KEY, SEQ_SCHEMA
+from .opening import APPLICATION_ID, FORMAT_KEY, SEQ_SCHEMA, UNSEALED_FEEDS_FORMAT
 from .records import encode_meta, encode_partition, encode_row
 
 
@@ -73,8 +73,9 @@ def migrate_v0(conn: sqlite3.Connection, p: Path) -> None:
                          (new, tid, token, pk, ck))
         for key, value in conn.execute("SELECT key, value FROM meta").fetchall():
             conn.execute("UPDATE meta SET value = ? WHERE key = ?", (encode_meta(key, bytes(value)), key))
+        # format 2: its changefeed tables, which 0.1 had too, are sealed next in a transaction of their own
         conn.execute("INSERT INTO meta (key, value) VALUES (?, ?)",
-                     (FORMAT_KEY, encode_meta(FORMAT_KEY, str(FORMAT).encode())))
+                     (FORMAT_KEY, encode_meta(FORMAT_KEY, str(UNSEALED_FEEDS_FORMAT).encode())))
         for statement in SEQ_SCHEMA.split(";")[:2]:
             conn.execute(statement)
         conn.execute(f"PRAGMA application_id={APPLICATION_ID}")

@@ -10,7 +10,9 @@
   and whose ``format`` meta value is one this version reads; anything else
   (an empty file, another program's database, garbage) is refused.  A
   directory of logtide 0.1 (pickled records, no application id) is migrated
-  in one transaction by a writer and refused read-only.
+  in one transaction by a writer; one of format 1 or 2 (changefeed values
+  without checksums) has them sealed in one transaction by a writer
+  (``migrate_feeds``).  Both are refused read-only.
 * A writer holds an exclusive ``flock`` on ``logtide.db`` for as long as it is
   open: deleting any other file does not let a second writer in.
 * Every commit advances a sequence number stored in the database and, after
@@ -30,13 +32,17 @@ from typing import Any
 
 from ..errors import LostCommits, NoDatabase, NotADatabase, OldFormat, StorageLocked, DataDirectoryError
 from .envelope import RecordDamaged
+from .feed_records import FEED_SCHEMA
 from .records import decode_meta, encode_meta
 
 DB_FILE = "logtide.db"
 COMMITS_FILE = "logtide.commits"
 APPLICATION_ID = 0x4C544944  # "LTID"
-# 1: single records; 2: CDC log rows may be stored in groups (record kind G, docs/durability.md)
-FORMAT = 2
+# 1: single records; 2: CDC log rows may be stored in groups (record kind G, docs/durability.md);
+# 3: changefeed records and state sealed with checksums (storage/feed_records.py)
+FORMAT = 3
+# the format logtide 0.1's records are migrated to (migrate_v0); its changefeed tables are sealed next (migrate_feeds)
+UNSEALED_FEEDS_FORMAT = 2
 FORMAT_KEY = "format"
 # SQLite page size of a new database (fixed from its first write: an existing database keeps its own);
 # 1024, 2048 and 8192 measured no better for batches or reading the log back (docs/performance.md)
@@ -56,21 +62,6 @@ CREATE TABLE rows (
     tid INTEGER NOT NULL, token INTEGER NOT NULL, pk BLOB NOT NULL, ck BLOB NOT NULL, data BLOB NOT NULL,
     PRIMARY KEY (tid, token, pk, ck)) WITHOUT ROWID;
 """ + SEQ_SCHEMA
-# changefeed topics (logtide.changefeed.storage): records, offset floors, consumers, scan state
-FEED_SCHEMA = "".join(f"CREATE TABLE IF NOT EXISTS {name} ({body}) WITHOUT ROWID;\n" for name, body in (
-    ("feed_records", "feed_id INTEGER NOT NULL, part INTEGER NOT NULL, offset INTEGER NOT NULL, "
-                     "write_time_ms INTEGER NOT NULL, key BLOB, value BLOB NOT NULL, "
-                     "PRIMARY KEY (feed_id, part, offset)"),
-    ("feed_floors", "feed_id INTEGER NOT NULL, part INTEGER NOT NULL, next_offset INTEGER NOT NULL, "
-                    "PRIMARY KEY (feed_id, part)"),
-    ("feed_consumers", "feed_id INTEGER NOT NULL, name TEXT NOT NULL, important INTEGER NOT NULL, "
-                       "read_from_ms INTEGER NOT NULL, PRIMARY KEY (feed_id, name)"),
-    ("feed_offsets", "feed_id INTEGER NOT NULL, name TEXT NOT NULL, part INTEGER NOT NULL, "
-                     "offset INTEGER NOT NULL, PRIMARY KEY (feed_id, name, part)"),
-    ("feed_scans", "feed_id INTEGER PRIMARY KEY, state TEXT NOT NULL"),
-    ("feed_scan_marks", "feed_id INTEGER NOT NULL, token INTEGER NOT NULL, pk BLOB NOT NULL, ck BLOB NOT NULL, "
-                        "PRIMARY KEY (feed_id, token, pk, ck)"),
-))
 SCHEMA += FEED_SCHEMA
 _TABLES = {"meta", "partitions", "rows"}
 
@@ -214,13 +205,6 @@ def _format_of(conn: sqlite3.Connection, db: Path) -> int:
                        + (" (SQLite application id %#x)" % app if app else ""))
 
 
-def _mark_format(conn: sqlite3.Connection) -> None:
-    """Mark a format-1 database as format 2 (its single records are valid format-2 data: nothing to rewrite),
-    before the writer stores any group, so that an older logtide refuses it from then on."""
-    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                 (FORMAT_KEY, encode_meta(FORMAT_KEY, str(FORMAT).encode())))
-
-
 def _check_file(db: Path) -> None:
     try:
         with db.open("rb") as f:
@@ -293,6 +277,10 @@ def open_store(cls: Any, p: Path, readonly: bool, synchronous: str, create: bool
             if fmt == 0:
                 raise OldFormat(f"data directory {p} holds records in the format of logtide 0.1; open it once "
                                 f"for writing, or run 'logtide migrate --data-dir {p}', to migrate it")
+            if fmt < FORMAT:
+                raise OldFormat(f"data directory {p} has storage format {fmt}, whose changefeed records carry no "
+                                f"checksums; open it once for writing, or run 'logtide migrate --data-dir {p}', "
+                                f"to migrate it to format {FORMAT}")
             if verify_commits:
                 acked = read_commits_file(p)  # read before the snapshot: a writer records after committing
                 if acked is not None:
@@ -318,14 +306,16 @@ def open_store(cls: Any, p: Path, readonly: bool, synchronous: str, create: bool
                 from .migrate import migrate_v0
 
                 migrate_v0(conn, p)
-            conn.executescript(FEED_SCHEMA)  # tables of later releases (idempotent)
             seq = db_commit_seq(conn)
             if verify_commits:
                 why = lost_commits(p, seq, read_commits_file(p))  # no writer runs: the directory is locked
                 if why:
                     raise LostCommits(why + _LOST_ADVICE.format(p=p))
-            if 0 < fmt < FORMAT:  # once the directory is known sound: a refused one is left as it is
-                _mark_format(conn)
+            if fmt < FORMAT:  # once the directory is known sound: a refused one is left as it is
+                from .migrate_feeds import migrate_feeds
+
+                migrate_feeds(conn, p)
+            conn.executescript(FEED_SCHEMA)  # tables of later releases (idempotent)
             commits = CommitSequence(p / COMMITS_FILE, seq)
         except BaseException:
             conn.close()

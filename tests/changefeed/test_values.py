@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 from cassandra.util import Date, Duration, Time
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from logtide.changefeed.values import dumps, to_attribute_value, to_json_value
 from logtide.schema import types as T
@@ -176,3 +178,23 @@ def test_the_write_paths_compiled_encoder_writes_the_same_json(name):
 
     ctype, value = CASES[name]
     assert value_encoder(ctype)(stored(ctype, value)) == golden()[name][0]
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.text(st.characters(exclude_categories=("Cs",))),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(st.characters(exclude_categories=("Cs",))),
+                                                                inner, max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON_VALUES)
+def test_msgspec_writes_the_bytes_pythons_json_wrote_before(value):
+    """Debezium and DynamoDB records are written by msgspec (issue 25); before, by ``json`` with ``ensure_ascii=False``
+    and compact separators: the same bytes for every value a record holds (escapes of control characters, quotes
+    and backslashes, non-ASCII kept, big integers), and the same as the JSON write path's text encoder."""
+    from json.encoder import encode_basestring
+
+    assert dumps(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if isinstance(value, str):
+        assert dumps(value) == encode_basestring(value)

@@ -19,7 +19,7 @@ def spark() -> Iterator[object]:
     """A local[2] SparkSession shared by every Spark test: the pipeline jobs' session (UI off, quiet logs, UTC,
     workers forked with logtide imported), with the Python filter pushdown on and a small driver."""
     import logtide.spark
-    from logtide.spark.pipeline_cli import spark_session
+    from logtide.spark.session import spark_session
 
     session = spark_session("local[2]", "logtide-tests", {
         "spark.default.parallelism": "2",

@@ -47,8 +47,10 @@ def test_batch_read_of_the_log_equals_the_log_table_with_change_columns(spark, t
         rows = df.collect()
         got = {(bytes(r["cdc$stream_id"]), r["cdc$time"], r["cdc$batch_seq_no"], r["cdc$operation"]) for r in rows}
         assert got == log_rows(s) and len(rows) == len(got)
+        # Delta's change types: a delete's preimage is its delete row (the deleted values), its delta has none
         kinds = {(r["cdc$operation"], r["_change_type"]) for r in rows}
-        assert kinds == {(0, "update_preimage"), (1, "update_postimage"), (2, "insert"), (3, "delete")}
+        assert kinds == {(0, "update_preimage"), (1, "update_postimage"), (2, "insert"), (0, "delete"), (3, None)}
+        assert_one_change_row_per_change(rows)
         inserted = {(r.pk, r.ck, r.v, tuple(r.s)) for r in rows if r._change_type == "insert"}
         assert (3, 3, "v3", (3,)) in inserted
         assert all(r._commit_version == int(r._commit_timestamp.timestamp() * 1_000_000) for r in rows)
@@ -61,6 +63,54 @@ def test_batch_read_of_the_log_equals_the_log_table_with_change_columns(spark, t
                   .option("table", "ks.t").option("confidenceWindow", "0s").option("splits", "2").load())
         assert packed.rdd.getNumPartitions() == 2
         assert sorted(map(tuple, packed.collect())) == sorted(map(tuple, rows))
+    finally:
+        c.shutdown()
+        srv.stop()
+
+
+def assert_one_change_row_per_change(rows) -> None:
+    """Each change (a write's rows of one base row) has exactly one insert, update_postimage or delete row, and
+    at most one update_preimage; a range delete (its two bounds) is one delete row."""
+    changes: dict = {}
+    for r in rows:
+        if r["cdc$operation"] in (5, 6, 7, 8):
+            continue
+        changes.setdefault((bytes(r["cdc$stream_id"]), r["cdc$time"], r.pk, r.ck), []).append(r._change_type)
+    for change, types in changes.items():
+        assert sum(t in ("insert", "update_postimage", "delete") for t in types) == 1, (change, types)
+        assert types.count("update_preimage") <= 1, (change, types)
+    bounds = [r._change_type for r in rows if r["cdc$operation"] in (5, 6, 7, 8)]
+    assert bounds.count("delete") * 2 == len(bounds) and bounds.count(None) * 2 == len(bounds)
+
+
+def test_postimages_carry_the_change_and_the_deltas_none(spark, tmp_path):
+    """With postimages (and full preimages) a change is its preimage and its postimage, as Delta shows an update:
+    one update_postimage per change, even where the log splits a write into several delta rows."""
+    srv, c, s = start_with_table(tmp_path / "d", "{'enabled': true, 'preimage': 'full', 'postimage': true}")
+    try:
+        s.execute("INSERT INTO ks.t (pk, ck, v, s) VALUES (1, 1, 'a', {1}) USING TTL 1000")  # split in 3 delta rows
+        s.execute("UPDATE ks.t SET v = 'b' WHERE pk = 1 AND ck = 1")
+        s.execute("INSERT INTO ks.t (pk, ck, v) VALUES (1, 2, 'c')")
+        s.execute("INSERT INTO ks.t (pk, ck, v) VALUES (1, 3, 'd')")
+        s.execute("DELETE FROM ks.t WHERE pk = 1 AND ck = 2")
+        s.execute("DELETE FROM ks.t WHERE pk = 1 AND ck >= 3 AND ck < 9")
+        s.execute("DELETE FROM ks.t WHERE pk = 1")
+        rows = (spark.read.format("logtide-cdc").option("host", "127.0.0.1").option("port", srv.port)
+                .option("table", "ks.t").option("confidenceWindow", "0s").load()
+                .orderBy("_commit_version", "cdc$batch_seq_no").collect())
+        assert_one_change_row_per_change(rows)
+        seen = [(r["cdc$operation"], r._change_type) for r in rows]
+        assert seen == [
+            (2, None), (1, None), (1, None), (9, "insert"),                  # the insert: its postimage
+            (0, "update_preimage"), (1, None), (9, "update_postimage"),     # the update: before and after
+            (2, None), (9, "insert"), (2, None), (9, "insert"),
+            (0, "delete"), (3, None),                                       # the row delete: the deleted values
+            (5, "delete"), (8, None),                                       # the range delete: its left bound
+            (4, "delete"),                                                  # the partition delete
+        ]
+        assert [r.v for r in rows if r._change_type == "update_preimage"] == ["a"]
+        assert [r.v for r in rows if r._change_type == "update_postimage"] == ["b"]
+        assert [(r.ck, r.v) for r in rows if r._change_type == "delete" and r["cdc$operation"] == 0] == [(2, "c")]
     finally:
         c.shutdown()
         srv.stop()

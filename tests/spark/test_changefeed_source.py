@@ -132,23 +132,34 @@ def check_full(r, spark_row_values: bool = True) -> None:
     assert r.du.asDict() == DURATION
 
 
+# the record kinds of the four writes (insert, update, delete of pk 1; insert of pk 2), per FORMAT and MODE
+OPERATIONS = {"JSON": ["update", "update", "erase", "update"], "DEBEZIUM_JSON": ["c", "u", "d", "c"],
+              "DYNAMODB_STREAMS_JSON": ["INSERT", "MODIFY", "REMOVE", "INSERT"]}
+
+
 @pytest.mark.parametrize("feed", sorted(FEEDS))
-def test_every_format_and_mode_is_parsed_into_typed_columns(spark, env, feed):
+def test_every_format_and_mode_is_parsed_into_the_rows_of_deltas_change_data_feed(spark, env, feed):
     mode, fmt, _ = FEEDS[feed]
     rows = read(spark, env.opts(f"ks/typed/{feed}", kafka=False)).collect()
     rows = [r for r in rows if r.pk == 1] + [r for r in rows if r.pk == 2]
-    assert [(r.pk, r.ck) for r in rows] == [(1, "one")] * 3 + [(2, "two")]
-    ins, upd, dele, ins2 = rows[0], rows[1], rows[2], rows[3]
-    kinds = [r._change_type for r in (ins, upd, dele, ins2)]
     value_cols = sorted(FULL) + ["du", "st"]
-    if fmt == "JSON" and mode in ("UPDATES", "NEW_IMAGE", "KEYS_ONLY"):
-        assert kinds == ["upsert", "upsert", "delete", "upsert"]
-    elif fmt == "JSON" and mode == "OLD_IMAGE":
-        assert kinds == ["insert", "update", "delete", "insert"]
-    elif mode == "KEYS_ONLY" or (fmt != "JSON" and mode == "NEW_IMAGE"):
-        assert kinds == ["update", "update", "delete", "update"]
+    old_images = mode in ("OLD_IMAGE", "NEW_AND_OLD_IMAGES")
+    # Delta's change types, the same for every FORMAT: an update that carries its old image is a preimage row
+    # and a postimage row of one record; without old images a CQL write (an upsert) is an update_postimage
+    if old_images:
+        assert [r._change_type for r in rows] == ["insert", "update_preimage", "update_postimage", "delete", "insert"]
+        ins, pre, upd, dele, ins2 = rows
+        assert (pre._partition, pre._offset) == (upd._partition, upd._offset)
     else:
-        assert kinds == ["insert", "update", "delete", "insert"]
+        assert [r._change_type for r in rows] == ["update_postimage", "update_postimage", "delete", "update_postimage"]
+        ins, upd, dele, ins2 = rows
+        pre = None
+    assert [(r.pk, r.ck) for r in (ins, upd, dele, ins2)] == [(1, "one")] * 3 + [(2, "two")]
+    # the record's own kind, in its own column
+    operations = OPERATIONS[fmt]
+    if mode in ("KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE") and fmt != "JSON":
+        operations = [{"c": "u", "INSERT": "MODIFY"}.get(o, o) for o in operations]  # c and INSERT need old images
+    assert [r._operation for r in (ins, upd, dele, ins2)] == operations
     if mode in ("NEW_IMAGE", "NEW_AND_OLD_IMAGES"):
         check_full(ins)
         assert ins._changed_columns == sorted(c for c in value_cols if c != "st")
@@ -160,19 +171,28 @@ def test_every_format_and_mode_is_parsed_into_typed_columns(spark, env, feed):
         assert set(upd._changed_columns) == {"a", "b"}
         assert ins2._changed_columns == ["a"]
     else:
-        assert all(r[c] is None for r in rows for c in value_cols) and not ins._changed_columns
-    assert dele._changed_columns == [] and all(dele[c] is None for c in value_cols)
-    if mode in ("OLD_IMAGE", "NEW_AND_OLD_IMAGES"):
-        assert ins._old is None and ins2._old is None
+        assert all(r[c] is None for r in (ins, upd, ins2) for c in value_cols) and not ins._changed_columns
+    assert dele._changed_columns == []
+    if old_images:  # the preimage and the delete row hold the values before, as in Delta
+        check_full(pre)
         check_full(upd._old)
-        assert dele._old.a == "changed" and dele._old.b is None
+        assert dele.a == dele._old.a == "changed" and dele.b is None
+        assert ins._old is None and ins2._old is None
     else:
+        assert all(dele[c] is None for c in value_cols)
         assert all(r._old is None for r in rows)
+    # _commit_version: the commit's txId, shared by a record's rows and increasing commit after commit
     if fmt == "DEBEZIUM_JSON" or feed == "j_nao":
-        vts = [(r._virtual_timestamp.step, r._virtual_timestamp.tx_id) for r in rows[:3]]
+        vts = [(r._virtual_timestamp.step, r._virtual_timestamp.tx_id) for r in (ins, upd, dele)]
         assert vts == sorted(vts) and len(set(vts)) == 3
-    else:
+        assert all(r._commit_version == r._virtual_timestamp.tx_id for r in rows)
+        assert ins._commit_version < upd._commit_version < dele._commit_version
+    else:  # no virtual timestamp in the records: the commit's step (its time in milliseconds)
         assert all(r._virtual_timestamp is None for r in rows)
+        assert all(r._commit_version == round(r._commit_timestamp.replace(tzinfo=UTC).timestamp() * 1000)
+                   for r in rows)
+    if pre is not None:
+        assert pre._commit_version == upd._commit_version and pre._commit_timestamp == upd._commit_timestamp
     assert all(r._commit_timestamp.year >= 2026 for r in rows)
 
 
@@ -181,7 +201,7 @@ def test_the_kafka_form_reads_what_the_path_form_reads_with_raw_records(spark, e
         local = read(spark, env.opts(f"ks/typed/{feed}", kafka=False), raw="true").collect()
         over_kafka = read(spark, env.opts(f"ks.typed.{feed}", kafka=True), raw="true").collect()
         assert sorted(map(tuple, over_kafka), key=repr) == sorted(map(tuple, local), key=repr)
-        assert len(local) == 4 and all(json.loads(r._raw) for r in local)
+        assert len(local) == 5 and all(json.loads(r._raw) for r in local)  # 4 records, an update in 2 rows
 
 
 # -- streaming, offsets, consumers ----------------------------------------------------------------
@@ -237,7 +257,7 @@ def test_stream_restarts_from_its_checkpoint_and_delivers_each_record_once_commi
     rows = spark.read.parquet(str(out)).collect()
     assert sorted(r.id for r in rows) == list(range(50))
     assert len({(r._partition, r._offset) for r in rows}) == 50
-    assert all(r.v == r.id * 10 and r._change_type == "upsert" for r in rows)
+    assert all(r.v == r.id * 10 and r._change_type == "update_postimage" for r in rows)
     # Spark calls commit(end) of a batch when it starts the next one: the consumer (what `logtide topic
     # consumer list` shows) holds every batch but the last of this run
     with DirectoryTopicReader(env.data) as reader:
@@ -317,8 +337,9 @@ def test_consistent_micro_batches_hold_whole_transactions_at_global_barriers(spa
             time.sleep(0.01)
     batches: list[list] = []
 
-    def collect(df, batch_id) -> None:
-        batches.append([(r.id, r.v, r._virtual_timestamp.step, r._virtual_timestamp.tx_id) for r in df.collect()])
+    def collect(df, batch_id) -> None:  # one row per change (an update's preimage row left out)
+        batches.append([(r.id, r.v, r._virtual_timestamp.step, r._virtual_timestamp.tx_id)
+                        for r in df.where("_change_type != 'update_preimage'").collect()])
     q = (spark.readStream.format("logtide-changefeed").options(**env.opts("ks.acct.cf", kafka=True))
          .option("consistent", "true").option("startingOffsets", "earliest").load()
          .writeStream.foreachBatch(collect).trigger(processingTime="300 milliseconds").start())
@@ -338,7 +359,8 @@ def test_consistent_micro_batches_hold_whole_transactions_at_global_barriers(spa
     if has_admission_control():
         check_capped_consistent_batches(spark, env)
     # a batch read stops at the global barrier too: whole transactions only
-    rows = read(spark, env.opts("ks/acct/cf", kafka=False), consistent="true").collect()
+    rows = read(spark, env.opts("ks/acct/cf", kafka=False), consistent="true").where(
+        "_change_type != 'update_preimage'").collect()
     per_tx: dict[int, int] = {}
     for r in rows:
         per_tx[r._virtual_timestamp.tx_id] = per_tx.get(r._virtual_timestamp.tx_id, 0) + 1
@@ -350,7 +372,8 @@ def check_capped_consistent_batches(spark, env) -> None:
     capped: list[list] = []
 
     def collect_capped(df, batch_id) -> None:
-        capped.append([(r.id, r.v, r._virtual_timestamp.step, r._virtual_timestamp.tx_id) for r in df.collect()])
+        capped.append([(r.id, r.v, r._virtual_timestamp.step, r._virtual_timestamp.tx_id)
+                       for r in df.where("_change_type != 'update_preimage'").collect()])
     q = (spark.readStream.format("logtide-changefeed").options(**env.opts("ks/acct/cf", kafka=False))
          .option("consistent", "true").option("startingOffsets", "earliest").option("maxRecordsPerTrigger", "20")
          .load().writeStream.foreachBatch(collect_capped).trigger(availableNow=True).start())

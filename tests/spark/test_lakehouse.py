@@ -66,6 +66,13 @@ VANISHING = [
     "UPDATE ks.{t} SET b = null WHERE pk = 5 AND ck = 'v'",
 ]
 MODES = ["NEW_AND_OLD_IMAGES", "NEW_IMAGE", "UPDATES"]
+# the feed's records from its first one, without a snapshot of the table: every change through the fold
+EARLIEST = {"startingOffsets": "earliest"}
+
+
+def row_id(r) -> tuple:
+    """What identifies a row of the changefeed source: its record, and its role (an update is two rows)."""
+    return r["_partition"], r["_offset"], r["_change_type"]
 
 
 def normal(v):
@@ -123,7 +130,8 @@ def test_delta_replica_equals_the_table_after_each_micro_batch(spark, db, tmp_pa
     for i, statements in enumerate([FIRST + (VANISHING if mode != "UPDATES" else []), SECOND]):
         for q in statements:
             s.execute(q.format(t=t))
-        run_until_caught_up(spark, source=f"ks/{t}/f", data_dir=db.data_dir, target=target, format="delta")
+        run_until_caught_up(spark, source=f"ks/{t}/f", data_dir=db.data_dir, target=target, format="delta",
+                            options=EARLIEST)
         cols, want = base_rows(s, f"ks.{t}")
         assert delta_rows(target, cols) == want, f"after micro-batch {i}"
     from deltalake import DeltaTable
@@ -142,7 +150,7 @@ def test_a_micro_batch_run_again_changes_nothing(spark, db, tmp_path):
         s.execute(q.format(t="rerun"))
     target, ckpt = tmp_path / "delta", tmp_path / "ckpt"
     run_until_caught_up(spark, source="ks/rerun/f", data_dir=db.data_dir, target=target, format="delta",
-                        checkpoint=ckpt)
+                        checkpoint=ckpt, options=EARLIEST)
     from deltalake import DeltaTable
 
     version = DeltaTable(str(target)).version()
@@ -165,10 +173,11 @@ def test_fold_applies_a_keys_records_in_offset_order():
 
     shape = ReplicaShape(("pk",), ("a", "b"), full_images=False)
     rows = [  # (partition, offset, pk, a, b, change type, changed columns), not in offset order
-        (0, 3, 1, None, 5, "upsert", ["b"]),
-        (0, 1, 1, "x", 1, "upsert", ["a", "b"]),
-        (0, 2, 1, None, None, "delete", []),
-        (1, 7, 2, "y", None, "upsert", ["a"]),
+        (0, 3, 1, None, 5, "update_postimage", ["b"]),
+        (0, 1, 1, "x", 1, "insert", ["a", "b"]),
+        (0, 2, 1, "x", 1, "delete", []),
+        (1, 7, 2, "z", 3, "update_preimage", ["a"]),  # the values before: skipped
+        (1, 7, 2, "y", None, "update_postimage", ["a"]),
     ]
     batch = pa.table({
         "_partition": pa.array([r[0] for r in rows], pa.int32()), "_offset": [r[1] for r in rows],
@@ -196,12 +205,12 @@ def test_parquet_change_table_holds_every_change_record_once(spark, db, tmp_path
     records = spark.read.format("logtide-changefeed").option("path", db.data_dir).option("topic", "ks/changes/f").load()
     table = spark.read.parquet(str(target))
     assert table.columns == records.columns + ["commit_date"]
-    want = {(r["_partition"], r["_offset"]): r.asDict(recursive=True) for r in records.collect()}
+    want = {row_id(r): r.asDict(recursive=True) for r in records.collect()}
     got = [r.asDict(recursive=True) for r in table.collect()]
     assert len(got) == len(want) > len(FIRST)
     for row in got:  # every record once, all its columns, dated by its commit time (UTC)
         assert row.pop("commit_date") == row["_commit_timestamp"].date()
-        assert row == want[(row["_partition"], row["_offset"])]
+        assert row == want[row_id(row)]
     assert {p.name.split("=")[0] for p in target.iterdir() if "=" in p.name} == {"commit_date"}
     assert len(list((target / "_spark_metadata").iterdir())) > 1
 
@@ -268,6 +277,7 @@ def test_delta_job_over_kafka_killed_three_times_equals_the_base_table(tmp_path)
     s.execute(KEYSPACE_DDL.format("ks"))
     s.execute("CREATE TABLE ks.t (pk int, ck int, a text, b bigint, l list<int>, m map<text, int>, "
               "PRIMARY KEY (pk, ck))")
+    write_randomly(s, random.Random(2), 60)  # before the changefeed: the replica's snapshot (over CQL) holds them
     s.execute("ALTER TABLE ks.t ADD CHANGEFEED f WITH (MODE = 'NEW_AND_OLD_IMAGES', FORMAT = 'JSON', "
               "TOPIC_MIN_ACTIVE_PARTITIONS = 3)")
     write_randomly(s, random.Random(3), 120)
@@ -277,8 +287,11 @@ def test_delta_job_over_kafka_killed_three_times_equals_the_base_table(tmp_path)
     target, job = tmp_path / "delta", tmp_path / "job"
     ckpt = job / "cdc"  # mid_batch() looks for the streaming checkpoint under <dir>/cdc
     try:
+        # killed once while the snapshot of the table is copied (its start chosen, kept in the checkpoint) ...
+        assert Job(source, target, ckpt, "--max-records-per-trigger", "60").kill_when(
+            lambda: (ckpt / "logtide_start.json").exists())
         killed = -1
-        for _ in range(3):  # each time in the middle of a later micro-batch (planned, not committed)
+        for _ in range(3):  # ... then each time in the middle of a later micro-batch (planned, not committed)
             assert Job(source, target, ckpt, "--max-records-per-trigger", "60").kill_when(
                 lambda: mid_batch(job) > killed)
             killed = mid_batch(job)
@@ -289,6 +302,13 @@ def test_delta_job_over_kafka_killed_three_times_equals_the_base_table(tmp_path)
         cols, want = base_rows(s, "ks.t")
         assert len(want) > 5
         assert delta_rows(target, cols) == want
+        # a topic known only by a schema given in options cannot be snapshotted: refused before Spark starts
+        schema_only = subprocess.run(
+            [sys.executable, "-m", "logtide", "pipeline", "lakehouse", "--source", source[1], "--target",
+             str(tmp_path / "other"), "--format", "delta", "-o", "mode=NEW_AND_OLD_IMAGES", "-o", "format=JSON",
+             "-o", "tableSchema=pk int, ck int, a text, b bigint, l list<int>, m map<text, int>, "
+                   "PRIMARY KEY (pk, ck)"], capture_output=True, text=True, timeout=120)
+        assert schema_only.returncode == 2 and "INITIAL_SCAN = TRUE" in schema_only.stderr, schema_only.stderr
     finally:
         writer.stop()
         c.shutdown()
@@ -302,6 +322,6 @@ def test_the_command_names_a_bad_source_in_one_line(tmp_path):
     missing = subprocess.run(run + ["--data-dir", str(tmp_path / "none"), "--source", "ks/t/f"],
                              capture_output=True, text=True, timeout=600,
                              env={**os.environ, "PYSPARK_PYTHON": sys.executable})
-    assert missing.returncode == 2
+    assert missing.returncode == 2  # bad input, found before Spark starts
     assert "logtide pipeline lakehouse: error: option path: cannot open the logtide data directory" in missing.stderr
     assert "Traceback" not in missing.stderr

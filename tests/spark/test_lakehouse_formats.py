@@ -7,7 +7,7 @@ import datetime
 
 import pytest
 
-from .test_lakehouse import db, run_until_caught_up  # noqa: F401 - db: the module's logtide data directory
+from .test_lakehouse import EARLIEST, db, row_id, run_until_caught_up  # noqa: F401 - db: the module's data directory
 
 pytest.importorskip("deltalake")
 pl = pytest.importorskip("polars")
@@ -107,7 +107,8 @@ def test_delta_replica_and_parquet_change_table_of_a_feed_in_this_format(spark, 
     for i, statements in enumerate([FIRST, SECOND]):
         for q in statements:
             s.execute(q.format(t=t))
-        run_until_caught_up(spark, source=f"ks/{t}/f", data_dir=db.data_dir, target=delta, format="delta")
+        run_until_caught_up(spark, source=f"ks/{t}/f", data_dir=db.data_dir, target=delta, format="delta",
+                            options=EARLIEST)  # every record through the fold and the MERGE
         cols, want = base_rows(s, f"ks.{t}")
         replica = pl.read_delta(str(delta)).to_dicts()
         for r in replica:  # static values live in the static row (null clustering key) only
@@ -120,11 +121,12 @@ def test_delta_replica_and_parquet_change_table_of_a_feed_in_this_format(spark, 
     run_until_caught_up(spark, source=f"ks/{t}/f", data_dir=db.data_dir, target=parquet, format="parquet",
                         max_records_per_trigger=7)  # several micro-batches
     records = spark.read.format("logtide-changefeed").option("path", db.data_dir).option("topic", f"ks/{t}/f").load()
-    want = {(r["_partition"], r["_offset"]): r.asDict(recursive=True) for r in records.collect()}
+    want = {row_id(r): r.asDict(recursive=True) for r in records.collect()}
     got = [r.asDict(recursive=True) for r in spark.read.parquet(str(parquet)).collect()]
     assert len(got) == len(want) >= len(FIRST) + len(SECOND)
-    assert len({(r["_partition"], r["_offset"]) for r in got}) == len(got)
+    assert len({row_id(r) for r in got}) == len(got)
     for row in got:  # every record once, with all its columns
         assert row.pop("commit_date") == row["_commit_timestamp"].date()
-        assert row == want[(row["_partition"], row["_offset"])]
-    assert {r["_change_type"] for r in got} >= {"update", "delete"}
+        assert row == want[row_id(row)]
+    old_images = {"insert", "update_preimage"} if mode == "NEW_AND_OLD_IMAGES" else set()  # rows need old images
+    assert {r["_change_type"] for r in got} == {"update_postimage", "delete"} | old_images

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import logtide
 from logtide.cdc.streams import Topology
 from logtide.storage.check import check
-from logtide.errors import CorruptRecord, DataDirectoryError
+from logtide.errors import CorruptRecord, DataDirectoryError, OldFormat
 from logtide.mutation.cells import PartitionData
 from logtide.storage.records import (decode_meta, encode_group, encode_meta, encode_partition, encode_uniform_row,
                                      GROUP, group_rows, is_group)
@@ -444,12 +444,12 @@ def test_meta_group_tables_is_read_alike_by_the_writer_and_check_ignoring_what_i
     assert _check(data) == []
 
 
-def test_a_new_directory_is_storage_format_2(tmp_path):
+def test_a_new_directory_is_storage_format_3(tmp_path):
     logtide.open(tmp_path / "d").close()
-    assert _format(tmp_path / "d") == 2
+    assert _format(tmp_path / "d") == 3
 
 
-def test_a_format_1_directory_reads_as_it_is_and_a_writer_marks_it_format_2(tmp_path):
+def test_a_format_1_directory_is_refused_read_only_and_a_writer_migrates_it_its_log_reading_the_same(tmp_path):
     data = tmp_path / "d"
     with logtide.open(data) as db:
         db.store.write_groups = False  # the single records storage format 1 holds
@@ -457,12 +457,13 @@ def test_a_format_1_directory_reads_as_it_is_and_a_writer_marks_it_format_2(tmp_
         _full_cdc_table(s)
         for i in range(4):
             s.execute(f"INSERT INTO ks.t (pk, ck, v) VALUES (1, {i % 2}, {i})")
-    _set_format(data, 1)
-    with logtide.open(data, readonly=True) as db:
-        before = [tuple(r) for r in db.session().execute(f"SELECT * FROM {LOG}")]
+        before = [tuple(r) for r in s.execute(f"SELECT * FROM {LOG}")]
+    _set_format(data, 1)  # (no changefeed: its changefeed tables are empty, alike in formats 1 and 3)
+    with pytest.raises(OldFormat, match="has storage format 1, whose changefeed records carry no checksums"):
+        logtide.open(data, readonly=True)
     assert _format(data) == 1 and len(before) == 10
     with logtide.open(data) as db:
-        assert _format(data) == 2
+        assert _format(data) == 3  # changefeed tables sealed (storage format 3), which groups may follow
         s = db.session()
         assert [tuple(r) for r in s.execute(f"SELECT * FROM {LOG}")] == before
         s.execute("INSERT INTO ks.t (pk, ck, v) VALUES (1, 0, 9)")
@@ -474,10 +475,10 @@ def test_a_format_1_directory_reads_as_it_is_and_a_writer_marks_it_format_2(tmp_
 
 def test_a_directory_of_a_newer_storage_format_is_refused(tmp_path):
     logtide.open(tmp_path / "d").close()
-    _set_format(tmp_path / "d", 3)
+    _set_format(tmp_path / "d", 4)
     for readonly in (False, True):
-        with pytest.raises(DataDirectoryError, match="has storage format 3, written by a newer logtide "
-                                                     r"\(this one reads format 2\)"):
+        with pytest.raises(DataDirectoryError, match="has storage format 4, written by a newer logtide "
+                                                     r"\(this one reads format 3\)"):
             logtide.open(tmp_path / "d", readonly=readonly)
 
 

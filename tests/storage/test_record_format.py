@@ -14,7 +14,7 @@ from logtide.mutation.cells import Cell, ComplexColumn, Deletion, Liveness, Part
 from logtide.storage import records
 from logtide.storage.envelope import RecordDamaged
 
-from .helpers import make_db, raw, run_logtide
+from .helpers import make_db, raw, run_logtide, unseal_feed_tables
 
 ROW = RowData((b"\x00\x00\x00\x01", b"x"), Liveness(10, 5, 100), Deletion(3, 4),
               {"v": Cell(10, b"abc"), "gone": Cell(11, None, 0, 99), "exp": Cell(12, b"", 7, 1234)},
@@ -119,6 +119,7 @@ def downgrade_to_v01(data: Path) -> None:
         for key, d in conn.execute("SELECT key, value FROM meta").fetchall():
             conn.execute("UPDATE meta SET value = ? WHERE key = ?", (records.decode_meta(key, d), key))
         conn.execute("DELETE FROM meta WHERE key = 'format'")
+        unseal_feed_tables(conn)  # 0.1 had changefeeds too, their values bare
         conn.execute("DROP TABLE commit_seq")
         conn.execute("PRAGMA application_id = 0")
         conn.execute("COMMIT")
@@ -140,6 +141,30 @@ def test_a_v01_directory_is_migrated_when_opened_for_writing(tmp_path):
     out = run_logtide("check", "--data-dir", str(data))
     assert out.returncode == 0, out.stdout + out.stderr
     assert "no damage found" in out.stdout
+
+
+def test_a_v01_directory_with_a_changefeed_is_migrated_with_its_records_and_consumers(tmp_path):
+    data = tmp_path / "d"
+    make_db(data, rows=5)
+    with logtide.open(data) as db:
+        s = db.session()
+        s.execute("ALTER TABLE ks.t ADD CHANGEFEED f WITH (MODE = 'NEW_IMAGE', FORMAT = 'DEBEZIUM_JSON')")
+        for i in range(5):
+            s.execute(f"UPDATE ks.t SET v = 'new-{i}' WHERE k = {i % 3} AND c = {i}")
+        db.changefeeds.add_consumer("ks/t/f", "c", important=True)
+        db.changefeeds.commit("ks/t/f", "c", {0: 3})
+        before = [(r.offset, r.write_time_ms, r.key, r.value) for r in db.changefeeds.read("ks/t/f", 0, 0)]
+    downgrade_to_v01(data)
+    with raw(data) as conn:
+        assert conn.execute("SELECT value FROM feed_records WHERE offset = 0").fetchone()[0].startswith(b'{"payload"')
+    out = run_logtide("migrate", "--data-dir", str(data))
+    assert out.returncode == 0, out.stderr
+    with logtide.open(data, readonly=True) as db:
+        assert [(r.offset, r.write_time_ms, r.key, r.value) for r in db.changefeeds.read("ks/t/f", 0, 0)] == before
+        assert len(before) == 5 and db.changefeeds.consumers("ks/t/f")[0].important
+        assert db.changefeeds.committed("ks/t/f", "c") == {0: 3}
+    out = run_logtide("check", "--data-dir", str(data))
+    assert out.returncode == 0 and "no damage found" in out.stdout, out.stdout
 
 
 def test_a_v01_directory_is_refused_read_only_with_how_to_migrate(tmp_path):
