@@ -45,6 +45,9 @@ class RateLimitedLog:
         self.logger.log(level, msg, *args, exc_info=exc_info)
         return True
 
+    def info(self, kind: str, msg: str, *args: Any) -> bool:
+        return self.log(logging.INFO, kind, msg, *args)
+
     def warning(self, kind: str, msg: str, *args: Any) -> bool:
         return self.log(logging.WARNING, kind, msg, *args)
 

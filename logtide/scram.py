@@ -119,6 +119,16 @@ class ScramServer:
     def done(self) -> bool:
         return self._state == "done"
 
+    @property
+    def awaiting_proof(self) -> bool:
+        """The next client message is client-final, with the proof of the password."""
+        return self._state == "final"
+
+    @property
+    def name(self) -> str:
+        """The username the client-first message gave ("" before it)."""
+        return self._name
+
     def step(self, message: bytes) -> bytes:
         try:
             text = message.decode("utf-8")

@@ -51,7 +51,7 @@ HOST_ID_KEY = "host_id"
 
 DDL = (ast.CreateKeyspace, ast.AlterKeyspace, ast.DropKeyspace, ast.CreateTable, ast.AlterTableAdd,
        ast.AlterTableDrop, ast.AlterTableRename, ast.AlterTableWith, ast.AlterTableAlterType, ast.DropTable,
-       ast.CreateType, ast.AlterTypeAdd, ast.AlterTypeRename, ast.DropType)
+       ast.CreateType, ast.AlterTypeAdd, ast.AlterTypeRename, ast.DropType, ast.CreateFunction, ast.CreateAggregate)
 DML = (ast.Insert, ast.Update, ast.Delete)
 WRITES = (*DML, ast.Batch)
 ROLE_STATEMENTS = (ast.CreateRole, ast.AlterRole, ast.DropRole, ast.ListRoles, ast.Grant, ast.Revoke,
@@ -367,24 +367,31 @@ class Session:
         collector = BindCollector(self._table, self._infer_call)
         collector.statement(stmt)
         table = self._table(stmt.table) if isinstance(stmt, (ast.Insert, ast.Update, ast.Delete, ast.Select)) else None
+        result_columns = None
+        if isinstance(stmt, ast.Select):
+            markers: dict[int, tuple[str, Any]] = {}  # the markers the selectors type (f(?), m[?])
+            result_columns = self._result_columns(stmt, table, markers)
+            for index, (name, ctype) in markers.items():
+                if index not in collector.specs and table is not None:
+                    collector.specs[index] = ColumnSpec(table.keyspace, table.name, name, ctype)
         specs, pk_indexes = collector.result(len(parsed.bind_markers), table)
-        result_columns = self._result_columns(stmt, table) if isinstance(stmt, ast.Select) else None
         digest = hashlib.md5(((self.keyspace or "") + "\x00" + query).encode()).digest()
         return PreparedStatement(query, parsed, self.keyspace, digest, specs, pk_indexes, result_columns)
 
     def _infer_call(self, fc: ast.FunctionCall):
         ev = self._evaluator(None)
-        return self.db.functions.resolve(fc.name, [ev.infer_type(a) for a in fc.args])
+        return self.db.functions.resolve(fc.name, [ev.infer_type(a) for a in fc.args], fc.args)
 
-    def _result_columns(self, stmt: ast.Select, table: Table | None) -> tuple[ColumnSpec, ...] | None:
+    def _result_columns(self, stmt: ast.Select, table: Table | None,
+                        markers: dict[int, tuple[str, Any]] | None = None) -> tuple[ColumnSpec, ...] | None:
+        """The result columns of a SELECT, its selectors compiled as its execution will (their errors are the
+        statement's, as in ScyllaDB's prepare); ``markers`` receives the bind markers the selectors type."""
         from .query.select import result_columns
         if table is None:
             return None
-        try:
-            ctx = SelectContext(table, self._evaluator(None), self.db.now_seconds(), VirtualSource([]))
-            return result_columns(stmt, table, ctx)
-        except CqlError:
-            return None
+        ev = TermEvaluator(self.db.functions, None, {} if markers is None else markers)
+        ctx = SelectContext(table, ev, self.db.now_seconds(), VirtualSource([]))
+        return result_columns(stmt, table, ctx)
 
     def execute(self, query: str | PreparedStatement, params: Sequence[Any] | Mapping[str, Any] | None = None,
                 timestamp: int | None = None, page_size: int | None = None,
@@ -455,6 +462,9 @@ class Session:
             parsed = query
         check_params(params)
         if parsed.bind_markers:
+            if params is None and isinstance(parsed.statement, ast.Select):
+                # a selector's own error first (``SELECT ?``: its type cannot be inferred), as a prepare finds it
+                self._result_columns(parsed.statement, self._table(parsed.statement.table))
             if params is None:
                 raise InvalidRequest(f"Statement has {len(parsed.bind_markers)} bind markers but no values were given")
             if (type(params) in (list, tuple) or not isinstance(params, Mapping)) and len(params) != len(parsed.bind_markers):
@@ -554,7 +564,7 @@ class Session:
         if len(pk) != 1 or pk[0].name != "keyspace_name":
             return cat
         from .query.restrictions import analyse
-        kr = analyse(table, stmt.where, self._evaluator(params))
+        kr = analyse(table, stmt.where, self._evaluator(params), select=True, allow_filtering=stmt.allow_filtering)
         if kr.partition_keys is None:
             return cat
         names = {pk[0].type.deserialize(k[0]) for k in kr.partition_keys}
@@ -628,6 +638,7 @@ class Session:
                 if not outcome.applied:
                     return outcome.result
             for s, t, ctx in zip(stmts, current, contexts):
+                ctx.ev.table = t  # token(...) in a written value is the token of this table's partition key
                 build(s, t, ctx, mutation)
             if batch is not None:
                 warning = check_batch_size(mutation, batch.kind == "LOGGED")

@@ -222,18 +222,19 @@ class Relation:
     """``lhs op rhs`` in a WHERE clause.
 
     ``op`` is one of ``'='``, ``'!='``, ``'<'``, ``'<='``, ``'>'``, ``'>='``,
-    ``'IN'``, ``'CONTAINS'``, ``'CONTAINS KEY'``, ``'LIKE'``, ``'IS NOT'``
-    (``IS NOT NULL``, rhs a null Constant).
+    ``'IN'``, ``'NOT IN'``, ``'CONTAINS'``, ``'CONTAINS KEY'``, ``'LIKE'``, ``'IS NOT'``
+    (``IS NOT NULL``, rhs a null Constant).  An ``ElementRef`` on the left is ScyllaDB's
+    ``m[key] = v`` / ``l[index] = v``.
     """
 
-    lhs: Union[ColumnRef, ColumnTuple, TokenOf]
+    lhs: Union[ColumnRef, ColumnTuple, TokenOf, "ElementRef"]
     op: str
     rhs: Union[Term, InValues]
 
 
 @dataclass(frozen=True)
 class ElementRef:
-    """``column[key]`` on the left of an IF condition or in DELETE."""
+    """``column[key]`` on the left of an IF condition, in DELETE, or (ScyllaDB) of a WHERE relation."""
 
     column: str
     key: Term
@@ -387,7 +388,7 @@ class OrderBy:
 
 @dataclass(frozen=True)
 class Select:
-    """``SELECT [JSON] [DISTINCT] selectors FROM t [WHERE ...] [GROUP BY ...] [ORDER BY ...] [PER PARTITION LIMIT n] [LIMIT n] [ALLOW FILTERING] [BYPASS CACHE] [USING TIMEOUT t]``.
+    """``SELECT [JSON] [DISTINCT] selectors [FROM t] [WHERE ...] [GROUP BY ...] [ORDER BY ...] [PER PARTITION LIMIT n] [LIMIT n] [ALLOW FILTERING] [BYPASS CACHE] [USING TIMEOUT t]``.
 
     ``selectors`` is ``None`` for ``*``.
     """
@@ -404,6 +405,7 @@ class Select:
     allow_filtering: bool = False
     bypass_cache: bool = False  # ScyllaDB's ``BYPASS CACHE``: accepted, changes nothing here
     using: Using = field(default_factory=Using)  # ScyllaDB's ``USING TIMEOUT t`` (only timeout)
+    no_from: bool = False  # ScyllaDB's SELECT without FROM: ``table`` is then ``system.one_row``
 
 
 # Property values in WITH clauses: plain Python values.  A quoted string is a
@@ -616,6 +618,37 @@ class DropType:
 
     name: QualifiedName
     if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class CreateFunction:
+    """``CREATE [OR REPLACE] FUNCTION [IF NOT EXISTS] f (a type, ...) (CALLED | RETURNS NULL) ON NULL INPUT
+    RETURNS type LANGUAGE lang AS 'body'`` (ScyllaDB's ``createFunctionStatement``); ``language`` lower-cased."""
+
+    name: QualifiedName
+    arguments: tuple[tuple[str, TypeExpr], ...]
+    called_on_null_input: bool
+    returns: TypeExpr
+    language: str
+    body: str
+    or_replace: bool = False
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class CreateAggregate:
+    """``CREATE [OR REPLACE] AGGREGATE [IF NOT EXISTS] a (type, ...) SFUNC f STYPE type [REDUCEFUNC f]
+    [FINALFUNC f] [INITCOND term]`` (ScyllaDB's ``createAggregateStatement``)."""
+
+    name: QualifiedName
+    argument_types: tuple[TypeExpr, ...]
+    state_function: str
+    state_type: TypeExpr
+    reduce_function: str | None = None
+    final_function: str | None = None
+    initial_condition: "Term | None" = None
+    or_replace: bool = False
+    if_not_exists: bool = False
 
 
 @dataclass(frozen=True)

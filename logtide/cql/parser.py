@@ -43,6 +43,7 @@ _CONSTANT_KINDS = {
 }
 
 
+_AFTER_FROM = ("where", "group", "order", "per", "limit", "allow", "bypass", "using")  # clauses after SELECT's FROM
 _TOO_DEEP = "statement nested too deeply to parse (collection literals, parentheses or function calls)"
 
 
@@ -238,8 +239,10 @@ class _Parser:
         return handler(self)
 
     def _select(self) -> ast.Select:
-        """SELECT [JSON] [DISTINCT] selectClause FROM t [WHERE] [GROUP BY] [ORDER BY] [PER PARTITION LIMIT] [LIMIT] [ALLOW FILTERING]
-        [BYPASS CACHE] [USING TIMEOUT t] (the last two are ScyllaDB's, in the order its grammar takes them)."""
+        """SELECT [JSON] [DISTINCT] selectClause [FROM t] [WHERE] [GROUP BY] [ORDER BY] [PER PARTITION LIMIT] [LIMIT] [ALLOW FILTERING]
+        [BYPASS CACHE] [USING TIMEOUT t] (the last two are ScyllaDB's, in the order its grammar takes them).
+
+        Without FROM (ScyllaDB) the statement reads ``system.one_row``; DISTINCT then is a syntax error."""
         self._expect_kw("select")
         json = self._select_flag("json")
         distinct = self._select_flag("distinct")
@@ -250,8 +253,13 @@ class _Parser:
             while self._accept_punct(","):
                 items.append(self._selector())
             selectors = tuple(items)
-        self._expect_kw("from")
-        table = self._qualified_name()
+        if self._accept_kw("from"):
+            table, no_from = self._qualified_name(), False
+        else:  # ScyllaDB's SELECT without FROM reads its one-row table (``system.one_row``)
+            nxt = self._peek()
+            if distinct or not (nxt.kind == EOF or self._at_punct(";") or self._at_kw(*_AFTER_FROM)):
+                self._mismatched("K_FROM")
+            table, no_from = ast.QualifiedName("system", "one_row"), True
         where = self._where_clause() if self._accept_kw("where") else ()
         group_by: tuple[str, ...] = ()
         if self._accept_kw("group"):
@@ -277,7 +285,7 @@ class _Parser:
             bypass_cache = True
         return ast.Select(
             table, selectors, where, json, distinct, group_by, order_by, per_partition_limit, limit,
-            allow_filtering, bypass_cache, self._using(("timeout",)),
+            allow_filtering, bypass_cache, self._using(("timeout",)), no_from,
         )
 
     def _select_flag(self, word: str) -> bool:
@@ -508,7 +516,8 @@ class _Parser:
         return tuple(relations)
 
     def _relation(self) -> ast.Relation:
-        """relation: c op term | c IN ... | c CONTAINS [KEY] t | c LIKE t | c IS NOT NULL | (c, ...) op ... | token(c, ...) op term."""
+        """relation: c op term | c [NOT] IN ... | c CONTAINS [KEY] t | c LIKE t | c IS NOT NULL | c '[' t ']' op term
+        | (c, ...) op ... | token(c, ...) op term."""
         if self._accept_punct("("):
             columns = self._ident_list()
             self._expect_punct(")")
@@ -521,9 +530,20 @@ class _Parser:
             columns = self._ident_list()
             self._expect_punct(")")
             return ast.Relation(ast.TokenOf(columns), self._comparison_op(), self._term())
-        lhs = ast.ColumnRef(self._ident())
+        name = self._ident()
+        if self._accept_punct("["):  # ScyllaDB: m[key] = v, l[index] = v
+            key = self._term()
+            self._expect_punct("]")
+            element = ast.ElementRef(name, key)
+            if self._accept_kw("like"):
+                return ast.Relation(element, "LIKE", self._term())
+            return ast.Relation(element, self._comparison_op(), self._term())
+        lhs = ast.ColumnRef(name)
         if self._accept_kw("in"):
             return ast.Relation(lhs, "IN", self._in_values())
+        if self._at_kw("not") and self._at_kw("in", k=1):  # ScyllaDB's NOT IN
+            self.i += 2
+            return ast.Relation(lhs, "NOT IN", self._in_values())
         if self._accept_kw("contains"):
             if self._accept_kw("key"):
                 return ast.Relation(lhs, "CONTAINS KEY", self._term())
@@ -735,6 +755,8 @@ class _Parser:
         args: list[ast.Selectable] = []
         if not self._at_punct(")"):
             if self._at_punct("*") and self._at_punct(")", k=1):
+                if name != "count":  # only COUNT(*) takes a star (``sum(*)`` is a syntax error)
+                    self._no_viable()
                 self.i += 1
                 args.append(ast.Star())
             else:
@@ -878,16 +900,18 @@ class _Parser:
             return self._create_role()
         if self._at_kw("user"):
             return self._create_user()
-        if self._at_kw("index", "custom", "materialized", "function", "aggregate", "trigger", "or"):
+        if self._at_kw("function") or self._at_kw("or") and self._at_kw("replace", k=1) and self._at_kw("function", k=2):
+            return self._create_function()
+        if self._at_kw("aggregate") or self._at_kw("or") and self._at_kw("replace", k=1) and self._at_kw("aggregate", k=2):
+            return self._create_aggregate()
+        if self._at_kw("index", "custom", "materialized", "trigger", "or"):
             self._unsupported("CREATE")
         self._no_viable()
 
     # the statements logtide refuses, named as CQL names them; the ones a later logtide will have say "yet"
     _UNSUPPORTED = {("index",): ("INDEX", True), ("custom", "index"): ("CUSTOM INDEX", True),
                     ("materialized", "view"): ("MATERIALIZED VIEW", True), ("function",): ("FUNCTION", False),
-                    ("aggregate",): ("AGGREGATE", False), ("trigger",): ("TRIGGER", False),
-                    ("or", "replace", "function"): ("OR REPLACE FUNCTION", False),
-                    ("or", "replace", "aggregate"): ("OR REPLACE AGGREGATE", False)}
+                    ("aggregate",): ("AGGREGATE", False), ("trigger",): ("TRIGGER", False)}
 
     def _unsupported(self, verb: str) -> NoReturn:
         """Refuse ``<verb> INDEX|MATERIALIZED VIEW|FUNCTION|...`` (at the object's first word) with a message
@@ -990,6 +1014,66 @@ class _Parser:
             fields.append(self._field_def())
         self._expect_punct(")")
         return ast.CreateType(name, tuple(fields), if_not_exists)
+
+    def _or_replace(self, word: str) -> bool:
+        """``[OR REPLACE] FUNCTION|AGGREGATE``: consumes through ``word``."""
+        or_replace = self._accept_kw("or")
+        if or_replace:
+            self._expect_kw("replace")
+        self._expect_kw(word)
+        return or_replace
+
+    def _create_function(self) -> ast.CreateFunction:
+        """CREATE [OR REPLACE] FUNCTION [IF NOT EXISTS] f '(' [a type, ...] ')' (CALLED | RETURNS NULL) ON NULL
+        INPUT RETURNS type LANGUAGE lang AS 'body' (ScyllaDB: OR REPLACE and IF NOT EXISTS exclude each other)."""
+        or_replace = self._or_replace("function")
+        if_not_exists = not or_replace and self._if_not_exists()
+        name = self._qualified_name()
+        self._expect_punct("(")
+        arguments: list[tuple[str, ast.TypeExpr]] = []
+        if not self._at_punct(")"):
+            arguments.append(self._field_def())
+            while self._accept_punct(","):
+                arguments.append(self._field_def())
+        self._expect_punct(")")
+        called = self._accept_kw("called")
+        if not called:
+            self._expect_kw("returns")
+            self._expect_kw("null")
+        for word in ("on", "null", "input", "returns"):
+            self._expect_kw(word)
+        returns = self._type()
+        self._expect_kw("language")
+        language = self._ident()
+        self._expect_kw("as")
+        if self._peek().kind != STRING:
+            self._mismatched("STRING_LITERAL")
+        body = self._advance()
+        return ast.CreateFunction(name, tuple(arguments), called, returns, language.lower(), body.value,
+                                  or_replace, if_not_exists)
+
+    def _create_aggregate(self) -> ast.CreateAggregate:
+        """CREATE [OR REPLACE] AGGREGATE [IF NOT EXISTS] a '(' [type, ...] ')' SFUNC f STYPE type
+        [REDUCEFUNC f] [FINALFUNC f] [INITCOND term]."""
+        or_replace = self._or_replace("aggregate")
+        if_not_exists = self._if_not_exists()
+        name = self._qualified_name()
+        self._expect_punct("(")
+        argument_types: list[ast.TypeExpr] = []
+        if not self._at_punct(")"):
+            argument_types.append(self._type())
+            while self._accept_punct(","):
+                argument_types.append(self._type())
+        self._expect_punct(")")
+        self._expect_kw("sfunc")
+        state_function = self._ident()
+        self._expect_kw("stype")
+        state_type = self._type()
+        reduce_function = self._ident() if self._accept_kw("reducefunc") else None
+        final_function = self._ident() if self._accept_kw("finalfunc") else None
+        initial_condition = self._term() if self._accept_kw("initcond") else None
+        return ast.CreateAggregate(name, tuple(argument_types), state_function, state_type, reduce_function,
+                                   final_function, initial_condition, or_replace, if_not_exists)
 
     def _field_def(self) -> tuple[str, ast.TypeExpr]:
         name = self._ident()

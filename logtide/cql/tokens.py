@@ -53,7 +53,7 @@ class Token:
         return f"Token({self.kind}, {self.value!r}, {self.start})"
 
 
-_DURATION_UNIT = r"(?:y|mo|w|d|h|ms|us|µs|μs|ns|m|s)"  # any case; ISO 8601 durations are upper case only
+_DURATION_UNIT = r"(?:y|mo|w|d|h|ms|us|µs|μs|ns|m|s)"
 _ISO_DURATION = (
     r"P(?:\d+W"
     r"|(?=\d|T\d)(?:\d+Y)?(?:\d+M)?(?:\d+D)?(?:T(?=\d)(?:\d+H)?(?:\d+M)?(?:\d+S)?)?"
@@ -69,6 +69,7 @@ _TOKEN_RE = re.compile(
     (?:\s+|(?:--|//)[^\n]*|/\*.*?\*/)*   # whitespace and comments before the token
     (?:
       (?P<ident>(?!""" + _UUID + r"""(?![\w]))(?!""" + _ISO_DURATION + r"""(?![\w]))[a-zA-Z][a-zA-Z0-9_]*)
+    | (?P<negduration>-(?:(?i:(?:\d+""" + _DURATION_UNIT + r""")+)|""" + _ISO_DURATION + r""")(?![\w]))
     | (?P<punct>!=|<=|>=|\+=|-=|[(){}\[\],;.*=<>+\-?:])
     | (?P<string>'(?:[^']|'')*')
     | (?P<eof>\Z)
@@ -94,6 +95,7 @@ _KIND_OF_GROUP = {
     "hex": HEX,
     "float": FLOAT,
     "duration": DURATION,
+    "negduration": DURATION,
     "integer": INTEGER,
     "ident": IDENT,
     "punct": PUNCT,

@@ -14,13 +14,17 @@ import concurrent.futures
 import logging
 import ssl
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from logtide.changefeed.api import TopicReader
 from logtide.ratelog import RateLimitedLog
-from logtide.server.server import _primary_address, no_delay
+from logtide.server.limits import ConnectionSlots, default_fd_reserve, plan_descriptors
+from logtide.server.listener import Listener
+from logtide.server.login import LoginGuard
+from logtide.server.server import _primary_address
 
+from .acl import GroupAccess
 from .batches import BatchCache
 from .connection import KafkaConnection
 from .groups import Coordinator
@@ -29,6 +33,13 @@ from .topics import Topics
 log = logging.getLogger("logtide.kafka")
 
 DEFAULT_PORT = 9092
+# frames a connection may send before it has logged in (with --auth): the SASL exchange needs a few hundred
+# bytes; Kafka's sasl.server.max.receive.size is 512 KiB, the CQL port's limit before login 128 KiB
+MAX_PRELOGIN_BYTES = 128 << 10
+# frames after login (--kafka-max-request-bytes): Kafka's socket.request.max.bytes is 100 MiB, for brokers
+# that take produced batches; consumers' requests are small, and a producer's largest request by default
+# (max.request.size, message.max.bytes: about 1 MB) still fits, so that it is answered, not cut off
+DEFAULT_MAX_REQUEST_BYTES = 2 << 20
 
 
 @dataclass
@@ -41,21 +52,44 @@ class KafkaConfig:
     tls: ssl.SSLContext | None = None
     threads: int = 16  # threads for reads and commits
     wait_threads: int = 256  # threads for long-poll waits, one per waiting Fetch (apart: waits never starve reads)
-    max_frame_bytes: int = 100 << 20
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES  # largest request frame after login
+    max_prelogin_bytes: int = MAX_PRELOGIN_BYTES  # largest frame before login (with auth)
+    auth_timeout: float = 10.0  # seconds to log in (with auth), as the CQL port's --auth-timeout; 0: no limit
+    idle_timeout: float = 600.0  # close a connection with no request for this long (connections.max.idle.ms); 0: never
+    max_connections: int | None = None  # own cap when no shared ConnectionSlots is given; None: descriptors decide
+    log_interval: float = 60.0  # a repeated failure (refusals, oversized frames) is logged once per interval
     max_request_elements: int = 10_000  # array elements one request may hold (docs/kafka.md "Limits")
     session_check_interval: float = 0.5
     batch_cache_bytes: int = 64 << 20  # encoded record batches kept for Fetch (logtide/kafka/batches.py)
+
+    @property
+    def reader_threads(self) -> int:
+        """Threads that hold a SQLite reader whatever the load (the reads and commits pool)."""
+        return self.threads
 
 
 class KafkaBroker:
     """One Kafka broker over a TopicReader; ``auth`` is logtide's AuthManager (or None)."""
 
-    def __init__(self, reader: TopicReader, config: KafkaConfig | None = None, auth: Any = None) -> None:
+    def __init__(self, reader: TopicReader, config: KafkaConfig | None = None, auth: Any = None,
+                 slots: ConnectionSlots | None = None, login: LoginGuard | None = None) -> None:
+        """``slots``: the connection cap shared with the CQL port (None: the endpoint's own, from the open
+        file limit); ``login``: the password checks shared with it (None: the endpoint's own)."""
         self.config = config or KafkaConfig()
         self.topics = Topics(reader, auth)
         self.auth = auth
         self.auth_required = self.topics.auth is not None
+        self.failures = RateLimitedLog(log, self.config.log_interval)
+        self.login = login or LoginGuard(auth)
+        self._own_login = login is None
+        if slots is None:
+            plan = plan_descriptors(self.config.max_connections, default_fd_reserve(0), self.config.reader_threads,
+                                    self.config.wait_threads)
+            slots = ConnectionSlots(plan.connections)
+            self.config = replace(self.config, wait_threads=plan.wait_threads)
+        self.slots = slots
         self.coordinator = Coordinator()
+        self.access = GroupAccess(self.topics, self.coordinator)
         self.batches = BatchCache(reader, self.config.batch_cache_bytes)
         # damaged changefeed records answered CORRUPT_MESSAGE (clients retry at once): a line a minute per partition
         self.damage_log = RateLimitedLog(log)
@@ -64,17 +98,16 @@ class KafkaBroker:
                                                                thread_name_prefix="logtide-kafka-wait")
         self.address: tuple[str, int] | None = None
         self.advertised: tuple[str, int] = ("127.0.0.1", 0)
-        self._server: asyncio.base_events.Server | None = None
+        self._listener: Listener | None = None
         self._tasks: set[asyncio.Task] = set()
         self._expiry: asyncio.Task | None = None
         self.requests: collections.Counter[tuple[int, int]] = collections.Counter()  # (API key, version) served
 
     async def start(self) -> tuple[str, int]:
         """Bind and start accepting; returns the bound (host, port)."""
-        self._server = await asyncio.start_server(self._accept, self.config.host, self.config.port,
-                                                  ssl=self.config.tls, reuse_address=True, limit=1 << 20)
-        sockname = self._server.sockets[0].getsockname()
-        self.address = (sockname[0], sockname[1])
+        self._listener = Listener("Kafka", self._accept, self.slots, self.failures, self.config.tls,
+                                  self.config.auth_timeout)
+        self.address = await self._listener.start(self.config.host, self.config.port)
         host = self.config.advertised_host or self.address[0]
         if host in ("0.0.0.0", "::"):
             host = _primary_address()
@@ -83,17 +116,18 @@ class KafkaBroker:
         return self.address
 
     async def stop(self) -> None:
-        if self._server is None:
+        if self._listener is None:
             return
-        self._server.close()
+        listener, self._listener = self._listener, None
+        await listener.close()
         if self._expiry is not None:
             self._expiry.cancel()
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
             await asyncio.wait(set(self._tasks), timeout=10)
-        await self._server.wait_closed()
-        self._server = None
+        if self._own_login:
+            self.login.shutdown()
         # reads in flight finish (a long-poll wait within WAIT_SLICE) before the caller closes the database
         await asyncio.to_thread(self.wait_pool.shutdown, True, cancel_futures=True)
         await asyncio.to_thread(self.pool.shutdown, True, cancel_futures=True)
@@ -108,7 +142,6 @@ class KafkaBroker:
                 log.exception("group session check failed")
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        no_delay(writer)
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
@@ -118,7 +151,8 @@ class KafkaBroker:
             self._tasks.discard(task)
 
     def stats(self) -> dict[str, int]:
-        return {"connections": len(self._tasks), "groups": len(self.coordinator.groups)}
+        return {"connections": len(self._tasks), "groups": len(self.coordinator.groups),
+                "max_connections": self.slots.cap}
 
 
 class BackgroundKafka:

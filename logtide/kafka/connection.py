@@ -5,6 +5,13 @@ brokers do.  An API key or version not served gets UNSUPPORTED_VERSION (for
 ApiVersions: error 35 with the v0 body listing what is served); a request that
 does not decode closes the connection, as Kafka does; nothing a client sends
 stops the broker.
+
+Before login (with auth) a connection gets little, as on the CQL port: frames
+of at most ``max_prelogin_bytes``, refused from their size prefix before the
+body is read; only ApiVersions and the SASL APIs (as Kafka's SASL server);
+``auth_timeout`` seconds to log in.  After login frames may be up to
+``max_request_bytes``; a connection with no request for ``idle_timeout`` is
+closed (Kafka's ``connections.max.idle.ms``).
 """
 
 from __future__ import annotations
@@ -56,6 +63,10 @@ class KafkaConnection:
         self.sasl_mechanism: str | None = None
         self.raw_sasl = False  # SaslHandshake v0: the next frames are bare SASL tokens
         self.scram: ScramServer | None = None  # the SCRAM exchange under way
+        self.address = peer[0] if isinstance(peer, tuple) else "unknown"
+        self.opened = self.last_request = 0.0
+        self.busy = False  # a request is being answered (a long-poll Fetch, a JoinGroup, a login check)
+        self._watchdog: asyncio.TimerHandle | None = None
 
     def closing(self) -> bool:
         return self.writer.is_closing()
@@ -64,6 +75,9 @@ class KafkaConnection:
         return await asyncio.get_running_loop().run_in_executor(self.broker.pool, fn, *args)
 
     async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.opened = self.last_request = loop.time()
+        self._check_timeouts()
         try:
             while True:
                 try:
@@ -71,10 +85,16 @@ class KafkaConnection:
                 except (asyncio.IncompleteReadError, ConnectionError):
                     return
                 (size,) = struct.unpack(">i", head)
-                if size < 0 or size > self.broker.config.max_frame_bytes:
-                    log.info("closing Kafka connection from %s: frame of %d bytes", self.peer_host, size)
+                limit = self.frame_limit()
+                if size < 0 or size > limit:
+                    self.broker.failures.warning(
+                        "frame size" if self.authenticated else "frame size before login",
+                        "closing Kafka connection from %s: a frame of %d bytes, over the %d allowed %s",
+                        self.peer_host, size, limit,
+                        "after login (--kafka-max-request-bytes)" if self.authenticated else "before login")
                     return
                 frame = await self.reader.readexactly(size)
+                self.busy, self.last_request = True, loop.time()
                 try:
                     answer = await self.handle(frame)
                 except CloseConnection as e:
@@ -84,6 +104,8 @@ class KafkaConnection:
                         # before the connection closes, never a bare disconnect
                         await asyncio.sleep(CLOSE_DELAY)
                     return
+                finally:
+                    self.busy, self.last_request = False, loop.time()
                 if answer is not None:
                     await self._send(answer)
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
@@ -91,7 +113,44 @@ class KafkaConnection:
         except Exception:  # a bug must cost one connection, never the broker
             log.exception("Kafka connection from %s failed", self.peer_host)
         finally:
+            if self._watchdog is not None:
+                self._watchdog.cancel()
             self.writer.close()
+
+    def frame_limit(self) -> int:
+        """The largest frame this connection may send now."""
+        config = self.broker.config
+        if self.authenticated:
+            return config.max_request_bytes
+        return min(config.max_prelogin_bytes, config.max_request_bytes)
+
+    def _check_timeouts(self) -> None:
+        """Close a connection not logged in within ``auth_timeout``, or one that has sent no request and has
+        none being answered for ``idle_timeout``; otherwise check again at the next deadline."""
+        self._watchdog = None
+        if self.writer.is_closing():
+            return
+        config = self.broker.config
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        if not self.authenticated and config.auth_timeout > 0:
+            deadline = now + 0.1 if self.busy else self.opened + config.auth_timeout  # a login being checked
+            if now >= deadline:
+                self.broker.failures.warning(
+                    "auth timeout", "closing Kafka connection from %s: not logged in within %g s (--auth-timeout)",
+                    self.peer_host, config.auth_timeout)
+                self.writer.transport.abort()
+                return
+        elif config.idle_timeout > 0:
+            deadline = (now if self.busy else self.last_request) + config.idle_timeout
+            if now >= deadline:
+                log.info("closing Kafka connection from %s: no request for %g s (--kafka-idle-timeout)",
+                         self.peer_host, config.idle_timeout)
+                self.writer.transport.abort()
+                return
+        else:
+            return
+        self._watchdog = loop.call_later(max(deadline - now, 0.01), self._check_timeouts)
 
     async def _send(self, data: bytes) -> None:
         self.writer.write(struct.pack(">i", len(data)) + data)
@@ -113,7 +172,9 @@ class KafkaConnection:
             return self._unsupported(api_key, correlation_id)
         self.broker.requests[(api_key, version)] += 1
         if not self.authenticated and api_key not in SASL_APIS:
-            log.info("closing Kafka connection from %s: API key %d before SASL authentication", self.peer_host, api_key)
+            self.broker.failures.info("before login", "closing Kafka connection from %s: API key %d before SASL "
+                                      "authentication (only ApiVersions and SASL are served before login)",
+                                      self.peer_host, api_key)
             raise CloseConnection()
         try:
             if request_header_flexible(api_key, version):
@@ -121,7 +182,8 @@ class KafkaConnection:
             r.elements = self.broker.config.max_request_elements
             req = api.requests[version].decode(r)
         except TooManyElements as e:
-            log.info("closing Kafka connection from %s: %s v%d: %s", self.peer_host, api.name, version, e)
+            self.broker.failures.info("too many elements", "closing Kafka connection from %s: %s v%d: %s",
+                                      self.peer_host, api.name, version, e)
             raise CloseConnection() from None
         except MalformedFrame as e:
             log.debug("malformed %s v%d from %s: %s", api.name, version, self.peer_host, e)
@@ -194,15 +256,25 @@ class KafkaConnection:
             return b""
         scram = self.scram
         try:
-            reply = await self.blocking(scram.step, token)
-            if scram.done:
-                assert scram.user is not None
-                self.role = await self.blocking(self.broker.auth.check_login, scram.user)
+            if scram.awaiting_proof:  # the proof is checked as a login: bounded, slowed down after failures
+                reply = await self.broker.login.check(self.address, scram.name, self._scram_final, scram, token)
+            else:
+                reply = await self.blocking(scram.step, token)
         except (ScramError, AuthenticationError) as e:
             self.scram = None
             raise SaslFailed(str(e)) from None
         if scram.done:
             self.authenticated = True
+        return reply
+
+    def _scram_final(self, scram: ScramServer, token: bytes) -> bytes:
+        """The SCRAM client-final message: the proof, then the role's LOGIN right (AuthenticationError if not)."""
+        try:
+            reply = scram.step(token)
+        except ScramError as e:
+            raise AuthenticationError(str(e)) from None
+        assert scram.user is not None
+        self.role = self.broker.auth.check_login(scram.user)
         return reply
 
     def _scram_lookup(self, user: str, mechanism: str) -> ScramCredentials:
@@ -223,7 +295,7 @@ class KafkaConnection:
             self.authenticated = True  # an open endpoint accepts any login, like the CQL port without --auth
             return None
         try:
-            self.role = await self.blocking(self.broker.auth.authenticate, user, password)
+            self.role = await self.broker.login.login(self.address, user, password)
         except AuthenticationError as e:
             return str(e)
         self.authenticated = True

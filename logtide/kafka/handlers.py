@@ -10,16 +10,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from logtide.changefeed.api import TopicDescription
+from logtide.changefeed.api import TopicDescription, UnknownConsumer
 from logtide.errors import CorruptRecord, InvalidRequest
 
 from . import errors as E
 from .admin import (CLUSTER_ID, CLUSTER_OPERATIONS, TOPIC_OPERATIONS, UNKNOWN_OPERATIONS, describe_cluster,
                     describe_configs)
 from .codec import ZERO_UUID
+from .groups import CONSUMER_PROTOCOL, EMPTY, subscription_topics
 from .messages import APIS
+from .topics import TopicRef
 
 if TYPE_CHECKING:
     from .connection import KafkaConnection
@@ -84,18 +86,29 @@ def _topic_meta(conn: "KafkaConnection", name: str | None, desc: TopicDescriptio
             else UNKNOWN_OPERATIONS}
 
 
-def find_coordinator(conn: "KafkaConnection", req: dict, version: int) -> dict:
-    """Node 0 coordinates every consumer group; v4+ asks for several keys at once."""
+async def find_coordinator(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    """Node 0 coordinates every consumer group; v4+ asks for several keys at once; with auth, a group's
+    coordinator is found only with DESCRIBE on the group (acl)."""
+    keys = req["coordinator_keys"] if version >= 4 else [req["key"]]
+    access = conn.broker.access
+    consumers: dict[str, list[TopicRef]] = {}
+    if req["key_type"] == 0 and access.enabled:  # one read of the consumers answers every key
+        consumers = await conn.blocking(conn.topics.consumers_by_name)
+    answers = [_coordinator(conn, req["key_type"], k, consumers.get(k, ())) for k in keys]
     if version >= 4:
-        return {"coordinators": [dict(_coordinator(conn, req["key_type"]), key=k) for k in req["coordinator_keys"]]}
-    return _coordinator(conn, req["key_type"])
+        return {"coordinators": [dict(a, key=k) for a, k in zip(answers, keys)]}
+    return answers[0]
 
 
-def _coordinator(conn: "KafkaConnection", key_type: int) -> dict:
+def _coordinator(conn: "KafkaConnection", key_type: int, key: str, durable: Iterable[TopicRef]) -> dict:
     if key_type != 0:  # 1: a transactional id, 2: a share group (KIP-932)
         return {"error_code": E.COORDINATOR_NOT_AVAILABLE, "node_id": -1, "host": "", "port": -1,
                 "error_message": "logtide coordinates consumer groups only (no transactions, no share groups)"}
     host, port = conn.broker.advertised
+    err = conn.broker.access.group_error(conn.role, key, durable)  # DESCRIBE on the group (acl)
+    if err:
+        return {"error_code": err, "error_message": f"Not authorized to access group {key}",
+                "node_id": -1, "host": "", "port": -1}
     return {"error_code": E.NONE, "error_message": None, "node_id": 0, "host": host, "port": port}
 
 
@@ -254,22 +267,54 @@ def _fetch_once(conn: "KafkaConnection", req: dict, version: int) -> "FetchResul
     return responses, size, errors, waits
 
 
-def produce(conn: "KafkaConnection", req: dict, version: int) -> dict | None:
-    """Changefeed topics are written only by table writes: every partition gets TOPIC_AUTHORIZATION_FAILED."""
+async def produce(conn: "KafkaConnection", req: dict, version: int) -> dict | None:
+    """Changefeed topics are written only by table writes: Produce to one is refused with POLICY_VIOLATION
+    (kcat: "Broker: Policy violation"; TOPIC_AUTHORIZATION_FAILED, as before, made librdkafka drop the
+    topic's partitions first), and the server log says why, once a minute per topic."""
+    def look() -> dict[str, Any]:
+        return {t["name"]: conn.topics.resolve(t["name"], conn.role) for t in req["topic_data"]}
+
+    found = await conn.blocking(look)
+    answers = {}
+    for name, (desc, err) in found.items():
+        if desc is None:
+            answers[name] = (err, None)
+            continue
+        message = (f"changefeed topic {desc.kafka_name} is read-only: it is written by writes to its table "
+                   f"{desc.keyspace}.{desc.table}")
+        answers[name] = (E.POLICY_VIOLATION, message)
+        conn.broker.failures.warning(f"produce {desc.path}", "refusing Produce to %s from %s (client %s): %s",
+                                     name, conn.peer_host, conn.client_id, message)
     if req["acks"] == 0:
         return None
-    message = "changefeed topics are read-only: they are written by writes to their table"
     return {"responses": [
         {"name": t["name"], "partition_responses": [
-            {"index": p["index"], "error_code": E.TOPIC_AUTHORIZATION_FAILED, "base_offset": -1,
-             "error_message": message}
+            {"index": p["index"], "error_code": answers[t["name"]][0], "base_offset": -1,
+             "error_message": answers[t["name"]][1]}
             for p in t["partition_data"]]} for t in req["topic_data"]]}
 
 
 # -- groups ------------------------------------------------------------------
 
 async def join_group(conn: "KafkaConnection", req: dict, version: int) -> dict:
-    answer = await conn.broker.coordinator.join(req, version, conn.client_id or "", conn.peer_host)
+    """JoinGroup; with auth, READ on the group with the member's subscriptions (acl)."""
+    access = conn.broker.access
+    subscribed: tuple[TopicRef, ...] = ()
+    durable: tuple[TopicRef, ...] | None = None
+    if access.enabled:
+        group = req["group_id"]
+        names = subscription_topics(req["protocol_type"], [(p["name"], p["metadata"]) for p in req["protocols"]])
+        if names is None:
+            conn.broker.failures.info("join not consumer", "JoinGroup for group %s from %s refused: with "
+                                      "authentication only consumer groups (protocol type 'consumer', whose "
+                                      "subscriptions name their topics) are served", group, conn.peer_host)
+            return {"error_code": E.INCONSISTENT_GROUP_PROTOCOL, "member_id": req["member_id"]}
+        subscribed, durable = await conn.blocking(lambda: (conn.topics.refs(names), access.durable(group)))
+        err = access.join_error(conn.role, group, req["member_id"], subscribed, durable)
+        if err:
+            return {"error_code": err, "member_id": req["member_id"]}
+    answer = await conn.broker.coordinator.join(req, version, conn.client_id or "", conn.peer_host, conn.role,
+                                                subscribed, durable)
     if answer.get("error_code") == E.NONE:  # v7+ tells the member the group's protocol type
         answer["protocol_type"] = req["protocol_type"]
     return answer
@@ -277,7 +322,10 @@ async def join_group(conn: "KafkaConnection", req: dict, version: int) -> dict:
 
 async def sync_group(conn: "KafkaConnection", req: dict, version: int) -> dict:
     """SyncGroup; v5 names the protocol type and name, which must be the group's (Kafka answers
-    INCONSISTENT_GROUP_PROTOCOL otherwise) and are given back."""
+    INCONSISTENT_GROUP_PROTOCOL otherwise) and are given back; with auth, READ on the group as its member."""
+    err = conn.broker.access.member_request_error(conn.role, req["group_id"], req["member_id"])
+    if err:
+        return {"error_code": err, "assignment": b""}
     g = conn.broker.coordinator.groups.get(req["group_id"])
     if g is not None and g.protocol is not None and (
             req["protocol_type"] not in (None, g.protocol_type) or req["protocol_name"] not in (None, g.protocol)):
@@ -289,14 +337,20 @@ async def sync_group(conn: "KafkaConnection", req: dict, version: int) -> dict:
 
 
 def heartbeat(conn: "KafkaConnection", req: dict, version: int) -> dict:
-    return {"error_code": conn.broker.coordinator.heartbeat(req)}
+    err = conn.broker.access.member_request_error(conn.role, req["group_id"], req["member_id"])
+    return {"error_code": err or conn.broker.coordinator.heartbeat(req)}
 
 
 def leave_group(conn: "KafkaConnection", req: dict, version: int) -> dict:
-    """v0-2: one member; v3+ (KIP-345): several, each by member id or by its group.instance.id, each answered."""
-    if version < 3:
-        return {"error_code": conn.broker.coordinator.leave(req["group_id"], req["member_id"])}
+    """v0-2: one member; v3+ (KIP-345): several, each by member id or by its group.instance.id, each answered;
+    with auth, READ on the group, and each member only by the role that joined as it (acl)."""
+    access = conn.broker.access
     group = req["group_id"]
+    if version < 3:
+        err = access.member_request_error(conn.role, group, req["member_id"])
+        return {"error_code": err or conn.broker.coordinator.leave(group, req["member_id"])}
+    if access.enabled and not access.may_describe(conn.role, access.in_memory(group)):
+        return {"error_code": E.GROUP_AUTHORIZATION_FAILED, "members": []}
     g = conn.broker.coordinator.groups.get(group)
     out = []
     for m in req["members"]:
@@ -304,15 +358,25 @@ def leave_group(conn: "KafkaConnection", req: dict, version: int) -> dict:
         if not member_id and m["group_instance_id"] is not None and g is not None:
             member_id = next((x.member_id for x in g.members.values()
                               if x.group_instance_id == m["group_instance_id"]), "")
+        err = access.member_error(conn.role, group, member_id)
         out.append({"member_id": m["member_id"], "group_instance_id": m["group_instance_id"],
-                    "error_code": conn.broker.coordinator.leave(group, member_id)})
+                    "error_code": err or conn.broker.coordinator.leave(group, member_id)})
     return {"error_code": E.NONE, "members": out}
 
 
 async def offset_commit(conn: "KafkaConnection", req: dict, version: int) -> dict:
-    """Commit to the changefeed consumer named after the group (created on first use)."""
-    group = req["group_id"]
-    state_err = conn.broker.coordinator.check_commit(group, req["generation_id_or_member_epoch"], req["member_id"])
+    """Commit to the changefeed consumer named after the group, created on first use when the role may
+    (ALTER on the table, as ALTER TOPIC ... ADD CONSUMER; anyone without auth)."""
+    group, member = req["group_id"], req["member_id"]
+    access = conn.broker.access
+    durable: tuple[TopicRef, ...] = ()
+    state_err = E.NONE
+    if access.enabled:  # a running group's consumers are known from its last join: no scan of every topic
+        known = access.joined_durable(group)
+        durable = known if known is not None else await conn.blocking(access.durable, group)
+        state_err = access.group_error(conn.role, group, durable) or access.member_error(conn.role, group, member)
+    state_err = state_err or conn.broker.coordinator.check_commit(group, req["generation_id_or_member_epoch"], member)
+    consumer_of = {r.path for r in durable}
 
     def commit_topic(t: dict) -> list[dict]:
         def answer(errors: dict[int, int]) -> list[dict]:
@@ -327,13 +391,22 @@ async def offset_commit(conn: "KafkaConnection", req: dict, version: int) -> dic
                   if p["partition_index"] not in bounds}
         offsets = {p["partition_index"]: p["committed_offset"] for p in t["partitions"]
                    if p["partition_index"] in bounds}
+        may_create = not access.enabled or access.may_create_consumer(conn.role, TopicRef.of(desc))
+        if access.enabled and not may_create and desc.path not in consumer_of and \
+                not conn.topics.has_consumer(desc.path, group):
+            log.info("offset commit of group %s to %s refused: the changefeed has no consumer %s and role %s may "
+                     "not create one (ALTER on %s.%s)", group, desc.path, group, conn.role, desc.keyspace, desc.table)
+            return answer({p: E.GROUP_AUTHORIZATION_FAILED for p in offsets} | errors)
         try:
-            conn.topics.ensure_consumer(desc.path, group)
+            if may_create:
+                conn.topics.ensure_consumer(desc.path, group)
         except InvalidRequest as e:
             log.info("group %s cannot be a consumer of %s: %s", group, desc.path, e)
             return answer({p: E.INVALID_GROUP_ID for p in offsets} | errors)
         try:
-            conn.topics.commit(desc.path, group, offsets)
+            conn.topics.commit(desc.path, group, offsets, create=may_create)
+        except UnknownConsumer:  # dropped since it was looked up, and the role may not create it again
+            return answer({p: E.GROUP_AUTHORIZATION_FAILED for p in offsets} | errors)
         except InvalidRequest as e:
             log.warning("offset commit of group %s to %s refused: %s", group, desc.path, e)
             return answer({p: E.UNKNOWN_SERVER_ERROR for p in offsets} | errors)
@@ -353,19 +426,32 @@ async def offset_commit(conn: "KafkaConnection", req: dict, version: int) -> dic
 
 
 async def offset_fetch(conn: "KafkaConnection", req: dict, version: int) -> dict:
-    """The committed offsets of one group (v0-7) or of several (v8+, KIP-709)."""
+    """The committed offsets of one group (v0-7) or of several (v8+, KIP-709); with auth, DESCRIBE on each group
+    (acl), and a missing consumer is created only when the role may, else the group has no offsets there (-1)."""
+    access = conn.broker.access
+    groups = ([(req["group_id"], req["topics"])] if version < 8
+              else [(g["group_id"], g["topics"]) for g in req["groups"]])
+    consumers: dict[str, list[TopicRef]] = {}
+    if access.enabled:  # one read of the consumers answers every group
+        consumers = await conn.blocking(conn.topics.consumers_by_name)
+    answers = []
+    for group, topics in groups:
+        err = access.group_error(conn.role, group, consumers.get(group, ()))
+        if err:
+            answers.append((err, [{"name": t["name"], "partitions": [
+                {"partition_index": p, "committed_offset": -1, "error_code": err} for p in t["partition_indexes"]]}
+                for t in topics or []]))
+        else:
+            answers.append((E.NONE, await conn.blocking(_group_offsets, conn, group, topics)))
     if version < 8:
-        return {"error_code": E.NONE, "topics": await conn.blocking(_group_offsets, conn, req["group_id"],
-                                                                    req["topics"])}
-    groups = []
-    for g in req["groups"]:
-        groups.append({"group_id": g["group_id"], "error_code": E.NONE,
-                       "topics": await conn.blocking(_group_offsets, conn, g["group_id"], g["topics"])})
-    return {"groups": groups}
+        return {"error_code": answers[0][0], "topics": answers[0][1]}
+    return {"groups": [{"group_id": group, "error_code": err, "topics": topics}
+                       for (group, _), (err, topics) in zip(groups, answers)]}
 
 
 def _group_offsets(conn: "KafkaConnection", group: str, wanted: list[dict] | None) -> list[dict]:
     """A group's committed offsets on the topics asked (None: every topic it has offsets on)."""
+    access = conn.broker.access
     if wanted is None:  # every topic the group has offsets on
         out = []
         for d in conn.topics.visible(conn.role):
@@ -388,8 +474,9 @@ def _group_offsets(conn: "KafkaConnection", group: str, wanted: list[dict] | Non
             desc, err = conn.topics.resolve(t["name"], conn.role)
             committed: dict[int, int] = {}
             if desc is not None:
+                create = not access.enabled or access.may_create_consumer(conn.role, TopicRef.of(desc))
                 try:
-                    committed = conn.topics.committed(desc.path, group)
+                    committed = conn.topics.committed(desc.path, group, create=create)
                 except InvalidRequest as e:
                     log.info("offsets of group %s on %s: %s", group, desc.path, e)
                     err = E.INVALID_GROUP_ID
@@ -405,38 +492,57 @@ def _group_offsets(conn: "KafkaConnection", group: str, wanted: list[dict] | Non
     return out
 
 
-def describe_groups(conn: "KafkaConnection", req: dict, version: int) -> dict:
+async def describe_groups(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    """Groups in memory as they are; a changefeed consumer without members (made over CQL, the CLI or by
+    earlier commits) as Kafka shows a group with committed offsets and no members: Empty; others Dead.
+    With auth, each group needs DESCRIBE (acl)."""
+    access = conn.broker.access
+    consumers = await conn.blocking(conn.topics.consumers_by_name)
     operations = GROUP_OPERATIONS if req["include_authorized_operations"] else UNKNOWN_OPERATIONS
     out = []
     for gid in req["groups"]:
+        err = access.group_error(conn.role, gid, consumers.get(gid, ()))
         g = conn.broker.coordinator.groups.get(gid)
-        if g is None:
+        if err:
+            out.append({"error_code": err, "group_id": gid, "group_state": "", "members": [],
+                        "authorized_operations": UNKNOWN_OPERATIONS})
+        elif g is not None:
+            out.append({"error_code": E.NONE, "group_id": gid, "group_state": g.state,
+                        "protocol_type": g.protocol_type or "", "protocol_data": g.protocol or "",
+                        "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                                     "client_id": m.client_id, "client_host": m.client_host,
+                                     "member_metadata": m.metadata(g.protocol or ""),
+                                     "member_assignment": m.assignment} for m in g.members.values()],
+                        "authorized_operations": operations})
+        elif gid in consumers:
+            out.append({"error_code": E.NONE, "group_id": gid, "group_state": EMPTY,
+                        "protocol_type": CONSUMER_PROTOCOL, "protocol_data": "", "members": [],
+                        "authorized_operations": operations})
+        else:
             out.append({"error_code": E.NONE, "group_id": gid, "group_state": "Dead", "members": [],
                         "authorized_operations": operations})
-            continue
-        out.append({"error_code": E.NONE, "group_id": gid, "group_state": g.state,
-                    "protocol_type": g.protocol_type or "", "protocol_data": g.protocol or "",
-                    "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
-                                 "client_id": m.client_id, "client_host": m.client_host,
-                                 "member_metadata": m.metadata(g.protocol or ""),
-                                 "member_assignment": m.assignment} for m in g.members.values()],
-                    "authorized_operations": operations})
     return {"groups": out}
 
 
 GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)  # Kafka AclOperation bits READ, DELETE, DESCRIBE
 
 
-def list_groups(conn: "KafkaConnection", req: dict, version: int) -> dict:
-    """Every group, with its state (v4+) and type (v5+: "classic", the only one logtide runs); v4+ filters by
+async def list_groups(conn: "KafkaConnection", req: dict, version: int) -> dict:
+    """The groups in memory and every changefeed consumer (state Empty when not in memory), those the role may
+    DESCRIBE (acl); with state (v4+) and type (v5+: "classic", the only one logtide runs); v4+ filters by
     state and v5+ by type, both without regard to case, as Kafka does."""
+    access = conn.broker.access
+    consumers = await conn.blocking(conn.topics.consumers_by_name)
+    found = {name: (CONSUMER_PROTOCOL, EMPTY) for name in consumers}
+    found.update({g.group_id: (g.protocol_type or CONSUMER_PROTOCOL, g.state)
+                  for g in conn.broker.coordinator.groups.values()})
     states = {s.lower() for s in req["states_filter"]}
     types = {t.lower() for t in req["types_filter"]}
     return {"error_code": E.NONE, "groups": [
-        {"group_id": g.group_id, "protocol_type": g.protocol_type or "consumer", "group_state": g.state,
-         "group_type": "classic"}
-        for g in conn.broker.coordinator.groups.values()
-        if (not states or g.state.lower() in states) and (not types or "classic" in types)]}
+        {"group_id": name, "protocol_type": kind, "group_state": state, "group_type": "classic"}
+        for name, (kind, state) in sorted(found.items())
+        if (not states or state.lower() in states) and (not types or "classic" in types)
+        and not access.group_error(conn.role, name, consumers.get(name, ()))]}
 
 
 HANDLERS: dict[int, Callable[..., Any]] = {

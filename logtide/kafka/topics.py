@@ -9,7 +9,8 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Iterable
 
 from logtide.auth import DataResource
 from logtide.changefeed.api import TopicDescription, TopicReader, UnknownConsumer, UnknownTopic
@@ -28,6 +29,23 @@ def topic_id(desc: TopicDescription) -> uuid.UUID:
     return uuid.uuid5(TOPIC_ID_NAMESPACE, f"{desc.path}/{desc.feed_id}/{desc.created_ms}")
 
 
+@dataclass(frozen=True)
+class TopicRef:
+    """A changefeed topic as authorization needs it: its path and its table."""
+
+    path: str
+    keyspace: str
+    table: str
+
+    @classmethod
+    def of(cls, desc: TopicDescription) -> "TopicRef":
+        return cls(desc.path, desc.keyspace, desc.table)
+
+    @property
+    def resource(self) -> DataResource:
+        return DataResource(self.keyspace, self.table)
+
+
 class Topics:
     """Resolves names a client sends (``ks.t.name`` or ``ks/t/name``) and checks SELECT on the table."""
 
@@ -39,10 +57,15 @@ class Topics:
         self._ids_lock = threading.Lock()
         self._ids_listed = 0.0  # when reader.topics() last filled _ids (at most once a second: unknown ids are cheap)
 
-    def allowed(self, role: str | None, desc: TopicDescription) -> bool:
+    def allowed(self, role: str | None, desc: TopicDescription | TopicRef) -> bool:
+        """SELECT on the topic's table: the role may read the topic (Kafka's READ and DESCRIBE on it)."""
+        return self.permitted(role, "SELECT", desc)
+
+    def permitted(self, role: str | None, permission: str, desc: TopicDescription | TopicRef) -> bool:
+        """``permission`` on the topic's table (or its keyspace, or ALL KEYSPACES); always without auth."""
         if self.auth is None:
             return True
-        return self.auth.has_permission(role, "SELECT", DataResource(desc.keyspace, desc.table))
+        return self.auth.has_permission(role, permission, DataResource(desc.keyspace, desc.table))
 
     def resolve(self, name: str, role: str | None) -> tuple[TopicDescription | None, int]:
         """The topic a client names and NONE, or None and the Kafka error for it."""
@@ -83,6 +106,38 @@ class Topics:
     def visible(self, role: str | None) -> list[TopicDescription]:
         return [d for d in self.reader.topics() if self.allowed(role, d)]
 
+    def refs(self, names: Iterable[str]) -> tuple[TopicRef, ...]:
+        """The changefeed topics among ``names`` (Kafka or path form); names of no topic are left out."""
+        out: dict[str, TopicRef] = {}
+        for name in names:
+            try:
+                ref = TopicRef.of(self.reader.describe(name))
+            except (UnknownTopic, InvalidRequest):
+                continue
+            out.setdefault(ref.path, ref)
+        return tuple(out.values())
+
+    def consumer_topics(self, group: str) -> tuple[TopicRef, ...]:
+        """The topics ``group`` is a changefeed consumer of (its committed offsets are on)."""
+        return tuple(self.consumers_by_name().get(group, ()))
+
+    def consumers_by_name(self) -> dict[str, list[TopicRef]]:
+        """Every changefeed consumer's name and the topics it is a consumer of."""
+        out: dict[str, list[TopicRef]] = {}
+        for d in self.reader.topics():
+            try:
+                consumers = self.reader.consumers(d.path)
+            except (UnknownTopic, InvalidRequest):  # dropped meanwhile
+                continue
+            for c in consumers:
+                out.setdefault(c.name, []).append(TopicRef.of(d))
+        return out
+
+    def has_consumer(self, path: str, group: str) -> bool:
+        if (path, group) in self._consumers:
+            return True
+        return any(c.name == group for c in self.reader.consumers(path))
+
     def ensure_consumer(self, path: str, group: str) -> None:
         """Make the group a consumer of the topic (created on first use: YDB reads need one to exist)."""
         if (path, group) in self._consumers:
@@ -106,18 +161,26 @@ class Topics:
             return False
         return True
 
-    def committed(self, path: str, group: str) -> dict[int, int]:
+    def committed(self, path: str, group: str, create: bool = True) -> dict[int, int]:
+        """The group's committed offsets on the topic; a missing consumer is created first (``create``) or
+        has none."""
         try:
             return dict(self.reader.committed(path, group))
         except UnknownConsumer:
             self._consumers.discard((path, group))
+            if not create:
+                return {}
             self.ensure_consumer(path, group)
             return dict(self.reader.committed(path, group))
 
-    def commit(self, path: str, group: str, offsets: dict[int, int]) -> None:
+    def commit(self, path: str, group: str, offsets: dict[int, int], create: bool = True) -> None:
+        """Commit the group's offsets; a consumer dropped meanwhile is created again (``create``) or the
+        UnknownConsumer raised."""
         try:
             self.reader.commit(path, group, offsets)
         except UnknownConsumer:
             self._consumers.discard((path, group))
+            if not create:
+                raise
             self.ensure_consumer(path, group)
             self.reader.commit(path, group, offsets)

@@ -74,9 +74,15 @@ class BindCollector:
             for a in fc.args:
                 self.term(a, TEXT, "fromjson")
             return
+        if fc.name == "token" and self._table is not None and fc.keyspace in (None, "system"):
+            for a, c in zip(fc.args, self._table.partition_key):  # token(?) takes the partition key's values
+                self.term(a, c.type, c.name)
+            return
         try:
             f = self.infer(fc)
         except InvalidRequest:
+            if any(isinstance(a, ast.BindMarker) for a in fc.args):
+                raise  # a marker typed only by this call: the call's own error (ambiguous, wrong arguments)
             f = None
         for i, a in enumerate(fc.args):
             ptype = f.arg_types[i] if f is not None and i < len(f.arg_types) else None
@@ -98,10 +104,20 @@ class BindCollector:
                 return
             self.operand(rel.op, rel.rhs, T.TupleType(tuple(c.type for c in cols)), "(" + ",".join(lhs.columns) + ")")
             return
+        if isinstance(lhs, ast.ElementRef):  # ScyllaDB's m[key] = v / l[index] = v
+            col = table.column(lhs.column)
+            t = col.type if col is not None else None
+            if isinstance(t, T.MapType):
+                self.term(lhs.key, t.key, f"key({col.name})")
+                self.term(rel.rhs, t.value, f"value({col.name})")
+            elif isinstance(t, T.ListType):
+                self.term(lhs.key, INT, f"idx({col.name})")
+                self.term(rel.rhs, t.element, f"value({col.name})")
+            return
         col = table.column(lhs.name)
         if col is None:
             return
-        if rel.op == "IN":
+        if rel.op in ("IN", "NOT IN"):
             self.operand("IN", rel.rhs, col.type, col.name)
             return
         if rel.op in ("CONTAINS", "CONTAINS KEY"):

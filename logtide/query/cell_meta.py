@@ -7,7 +7,8 @@ logtide's extensions for exact copies of a table (docs/semantics.md, "Write time
 * on a non-frozen collection or UDT a ``list<bigint>``/``list<int>`` with one entry per element in
   element order (a UDT: one per field in declaration order, null for a field without a value);
   ``MAXWRITETIME`` gives the greatest of them as one ``bigint``;
-* on one element or field (``WRITETIME(m[k])``, ``TTL(u.f)``) that element's value;
+* on one element or field (``WRITETIME(m[k])``, ``TTL(u.f)``) that element's value (ScyllaDB: of a
+  non-frozen map or set, or a non-frozen UDT; a frozen value is one cell);
 * ``TTL`` is the remaining time to live, null for a cell written without one;
 * ``LOGTIDE_ORIGINAL_TTL`` is the TTL the cell was written with (what ``cdc$ttl`` logs and
   ``logtide replay --verify`` compares), in the shapes of ``TTL``;
@@ -77,7 +78,7 @@ def _column(fc: ast.FunctionCall, table: Table, name: str) -> tuple[Column, Any]
 
 def compile_meta(fc: ast.FunctionCall, table: Table, ctx: Any, compile_selector: Callable) -> Any:
     """Compile one of :data:`FUNCTIONS` into a ``select.Selected``."""
-    from .select import Selected
+    from .selection import Selected
 
     name = fc.name
     if name in (MARKER_WRITETIME, MARKER_TTL):
@@ -102,6 +103,7 @@ def compile_meta(fc: ast.FunctionCall, table: Table, ctx: Any, compile_selector:
     of_cell = _of_cell(name, ctx.now)
     if selector is not None:
         inner = compile_selector(selector, table, ctx)  # validates the element or field, as a plain selector
+        _check_element_selector(name, selector, col)
         if col.type.is_multicell:
             return Selected(text, scalar, _element(col, selector, ctx, of_cell), columns=(col.name,))
         return Selected(text, scalar, lambda r, c=col, i=inner: _whole(r, c, of_cell) if i.compute(r) is not None
@@ -115,6 +117,17 @@ def compile_meta(fc: ast.FunctionCall, table: Table, ctx: Any, compile_selector:
         lambda elems: [of_cell(c) for _, c in elems] or None)
     return Selected(text, T.ListType(scalar), lambda r, c=col: per_element(_complex(r, c)),
                     columns=(col.name,))
+
+
+def _check_element_selector(name: str, selector: Any, col: Column) -> None:
+    """ScyllaDB: the metadata of one element needs a non-frozen map or set, of one field a non-frozen UDT."""
+    t = col.type
+    label = name.upper()
+    if isinstance(selector, ast.ElementSelection):
+        if not (isinstance(t, (T.MapType, T.SetType)) and t.is_multicell):
+            raise InvalidRequest(f"{label} on a subscript is only valid for non-frozen map or set columns")
+    elif not (isinstance(t, T.UserType) and t.is_multicell):
+        raise InvalidRequest(f"{label} on a field selection is only valid for non-frozen UDT columns")
 
 
 def selector_text(selector: Any, col: Column) -> str:

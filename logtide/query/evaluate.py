@@ -8,7 +8,9 @@ from typing import Any, Mapping, Sequence
 from ..cql import ast
 from ..errors import FunctionFailure, InvalidRequest
 from ..schema import types as T
-from .functions import FunctionRegistry
+from ..schema.types_convert import NOT_ASSIGNABLE, assignment, convert, widenable
+from ..schema.types_literal import term_text
+from .functions import AGGREGATES, FunctionRegistry, constant_default_type
 
 
 def call_text(fc: ast.FunctionCall) -> str:
@@ -32,12 +34,63 @@ def arg_text(a: Any) -> str:
     return str(a)
 
 
-class TermEvaluator:
-    """Evaluates terms of one statement execution with its bound values."""
+def literal_text(term: Any) -> str:
+    """A literal as ScyllaDB names its result column (its CQL text)."""
+    return term_text(term)
 
-    def __init__(self, functions: FunctionRegistry, bound: Sequence[Any] | Mapping[str, Any] | None = None) -> None:
+
+def default_type(term: Any, keyspace: str | None = None) -> Any | None:
+    """The type ScyllaDB infers for a literal nothing else types (a selector ``SELECT 1``, an argument of
+    ``count``): a constant's default type (``functions.constant_default_type``), a collection or tuple
+    of its items' types (integers widened to the widest among them), a type hint's type; None when it
+    has none (null, ``{}``, a bind marker)."""
+    if isinstance(term, ast.Constant):
+        return constant_default_type(term)
+    if isinstance(term, ast.TypeHint):
+        return T.resolve_type(term.type, keyspace or "", lambda ks, n: None)
+    if isinstance(term, (ast.ListLiteral, ast.SetLiteral)):
+        el = _common_type([default_type(i, keyspace) for i in term.items])
+        if el is None:
+            return None
+        return T.ListType(el, True) if isinstance(term, ast.ListLiteral) else T.SetType(el, True)
+    if isinstance(term, ast.MapLiteral):
+        kt = _common_type([default_type(k, keyspace) for k, _ in term.entries])
+        vt = _common_type([default_type(v, keyspace) for _, v in term.entries])
+        return None if kt is None or vt is None else T.MapType(kt, vt, True)
+    if isinstance(term, ast.TupleLiteral):
+        items = [default_type(i, keyspace) for i in term.items]
+        return None if any(i is None for i in items) else T.TupleType(tuple(items))
+    return None
+
+
+def _common_type(types: list[Any]) -> Any | None:
+    """The one type every item fits: their type, or the widest of a numeric chain (None if there is none)."""
+    if not types or any(t is None for t in types):
+        return None
+    out = types[0]
+    for t in types[1:]:
+        if t == out or widenable(t, out):
+            continue
+        if widenable(out, t):
+            out = t
+        else:
+            return None
+    return out
+
+
+class TermEvaluator:
+    """Evaluates terms of one statement execution with its bound values.
+
+    ``markers``, when given (preparing a statement), receives the receiver name and type of each
+    bind marker a selector types (``{index: (name, type)}``); markers then evaluate to null.
+    ``table`` is the statement's table (``token(...)`` in a term needs its partition key)."""
+
+    def __init__(self, functions: FunctionRegistry, bound: Sequence[Any] | Mapping[str, Any] | None = None,
+                 markers: dict[int, tuple[str, Any]] | None = None, table: Any = None) -> None:
         self.functions = functions
         self.bound = bound
+        self.markers = markers
+        self.table = table
         self._now_cache: dict[str, Any] = {}
 
     def value(self, term: Any, ctype: Any, receiver: str) -> Any:
@@ -45,6 +98,9 @@ class TermEvaluator:
         if term is None:
             return None
         if isinstance(term, ast.BindMarker):
+            if self.markers is not None:
+                self.markers.setdefault(term.index, (term.name or receiver, ctype))
+                return None
             b = self.bound
             if (type(b) is list or type(b) is tuple) and term.index < len(b):  # the common case, inline
                 v = b[term.index]
@@ -85,14 +141,16 @@ class TermEvaluator:
     def infer_type(self, term: Any) -> Any | None:
         """The type of a term when it has one by itself (function calls, type hints)."""
         if isinstance(term, ast.TypeHint):
-            return None
+            return T.resolve_type(term.type, "", lambda ks, n: None)
         if isinstance(term, ast.FunctionCall):
             if term.name == "cast" and len(term.args) == 2:
                 return T.resolve_type(term.args[1], "", lambda ks, n: None)
-            if term.name == "fromjson":
+            if term.name == "token":
+                return T.BIGINT
+            if term.name in ("fromjson", "set_intersection") or term.name in AGGREGATES:
                 return None
             try:
-                f = self.functions.resolve(term.name, [self.infer_type(a) for a in term.args])
+                f = self.functions.resolve(term.name, [self.infer_type(a) for a in term.args], term.args)
             except InvalidRequest:
                 return None
             return f.return_type
@@ -116,31 +174,39 @@ class TermEvaluator:
                 detail = f"Could not decode JSON string '{text}': {e}" if isinstance(e, ValueError) else str(e)
                 raise FunctionFailure(f"Failed parsing fromJson parameter: {detail}", "system", "fromjson",
                                       (expected.cql() if expected is not None else "text",)) from None
-        if name in ("token", "writetime", "ttl", "count", "tojson", "min", "max", "sum", "avg"):
+        if name in AGGREGATES:
+            raise InvalidRequest(f"Aggregation functions are not supported here (system.{name}): "
+                                 "only in the selection clause")
+        if name == "token" and self.table is not None:
+            return self._token(fc, expected, receiver)
+        if name in ("token", "writetime", "ttl", "tojson"):
             raise InvalidRequest(f"Function system.{name} cannot be used here")
         if name == "cast":
             raise InvalidRequest("CAST is only supported in the selection clause")
         arg_types = [self.infer_type(a) for a in fc.args]
-        f = self.functions.resolve(name, arg_types)
+        f = self.functions.resolve(name, arg_types, fc.args, [arg_text(a) for a in fc.args])
+        if expected is not None and assignment(f.return_type, expected) == NOT_ASSIGNABLE:
+            raise InvalidRequest(f"Type error: cannot assign result of function {call_text(fc)} "
+                                 f"(type {f.return_type.cql()}) to {receiver} (type {expected.cql()})")
         args = [self.value(a, p, f"{name}.arg{i}") for i, (a, p) in enumerate(zip(fc.args, f.arg_types))]
         if any(a is None for a in args):
             return None
-        if expected is not None and not _compatible(f.return_type, expected):
-            raise InvalidRequest(f"Type error: cannot assign result of function {call_text(fc)} "
-                                 f"(type {f.return_type.cql()}) to {receiver} (type {expected.cql()})")
         result = f.impl(*args)
-        return result
+        return result if expected is None else convert(result, f.return_type, expected)
 
+    def _token(self, fc: ast.FunctionCall, expected: Any, receiver: str) -> Any:
+        """``token(v1, ...)`` in a term: the token of the partition key made of these values."""
+        from ..storage.keys import partition_token, serialize_partition_key
+        pk = self.table.partition_key
+        if len(fc.args) != len(pk):
+            raise InvalidRequest(f"Invalid number of arguments in call to function system.token: "
+                                 f"{len(pk)} required but {len(fc.args)} provided")
+        values = [self.value(a, c.type, c.name) for a, c in zip(fc.args, pk)]
+        if any(v is None for v in values):
+            return None
+        token = partition_token(self.table, serialize_partition_key([c.type.serialize(v) for c, v in zip(pk, values)]))
+        if expected is not None and assignment(T.BIGINT, expected) == NOT_ASSIGNABLE:
+            raise InvalidRequest(f"Type error: cannot assign result of function {call_text(fc)} "
+                                 f"(type bigint) to {receiver} (type {expected.cql()})")
+        return token if expected is None else convert(token, T.BIGINT, expected)
 
-def _compatible(actual: Any, expected: Any) -> bool:
-    if actual == expected:
-        return True
-    a = getattr(actual, "name", None)
-    e = getattr(expected, "name", None)
-    if e == "text" and a == "ascii":
-        return True
-    if e == "uuid" and a == "timeuuid":
-        return True
-    if e == "blob":
-        return False
-    return False

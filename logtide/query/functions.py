@@ -12,13 +12,16 @@ import random
 import threading
 import uuid
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import MAX_PREC, ROUND_HALF_EVEN, Decimal, localcontext
 from typing import Any, Callable, Sequence
 
 from cassandra.util import Date, Time
 
+from ..cql import ast
 from ..errors import InvalidRequest
 from ..schema import types as T
+from ..schema.types_convert import EXACT_MATCH, NOT_ASSIGNABLE, WEAKLY_ASSIGNABLE, assignment
+from ..schema.types_literal import literal_test_assignment as test_assignment, timestamp_from_millis
 
 GREGORIAN_OFFSET = 0x01B21DD213814000
 EPOCH = datetime.datetime(1970, 1, 1)
@@ -65,7 +68,14 @@ def timeuuid_millis(u: uuid.UUID) -> int:
     return (u.time - GREGORIAN_OFFSET) // 10000
 
 
+_UUID_TIME_LIMIT = 0x0FFFFFFFFFFFFFFF  # a timeuuid's time field has 60 bits
+
+
 def _bound_timeuuid(ms: int, upper: bool) -> uuid.UUID:
+    """``minTimeuuid``/``maxTimeuuid``: the smallest/greatest timeuuid of a millisecond; a timestamp whose
+    100 ns count since 1582-10-15 does not fit the 60-bit time field is refused (ScyllaDB's message)."""
+    if not 0 <= ms * 10000 + GREGORIAN_OFFSET <= _UUID_TIME_LIMIT - 9999:
+        raise InvalidRequest(f"{ms}: timestamp is out of range. Must be in milliseconds since epoch")
     t = ms * 10000 + GREGORIAN_OFFSET + (9999 if upper else 0)
     msb = ((t & 0xFFFFFFFF) << 32) | (((t >> 32) & 0xFFFF) << 16) | 0x1000 | ((t >> 48) & 0x0FFF)
     lsb = 0x7F7F7F7F7F7F7F7F if upper else 0x8080808080808080
@@ -82,8 +92,10 @@ def ts_millis(v: Any) -> int:
     return int(v)
 
 
-def millis_ts(ms: int) -> datetime.datetime:
-    return EPOCH + datetime.timedelta(milliseconds=ms)
+def millis_ts(ms: int) -> Any:
+    """A timestamp value of ``ms`` milliseconds since 1970 (an int beyond Python's datetime range, as the
+    literal reader gives it)."""
+    return timestamp_from_millis(ms)
 
 
 def date_millis(d: Date) -> int:
@@ -116,32 +128,61 @@ class FunctionRegistry:
     def candidates(self, name: str) -> list[Function]:
         return self._by_name.get(name, [])
 
-    def resolve(self, name: str, arg_types: Sequence[Any | None]) -> Function:
-        """The overload matching the argument types (None: unknown, e.g. an untyped literal)."""
+    def resolve(self, name: str, arg_types: Sequence[Any | None], terms: Sequence[Any] | None = None,
+                texts: Sequence[str] | None = None) -> Function:
+        """The overload matching the arguments, as ScyllaDB's ``functions::get`` finds it.
+
+        ``arg_types`` holds each argument's type, None for an argument without one of its own (a
+        literal or bind marker, given in ``terms``: a literal is tested against each parameter type).
+        A typed argument fits a parameter exactly, weakly (``types_convert.assignment``: its bytes
+        reinterpreted or its value widened) or not at all.  One candidate: every argument must fit
+        (else ``Type error: ... cannot be passed as argument i of function ... of type T``); several:
+        exact matches win over weak ones, and more than one is ambiguous.  ``texts`` name the
+        arguments in messages."""
         cands = self.candidates(name)
         if not cands:
             raise InvalidRequest(f"Unknown function '{name}'")
-        fits = [f for f in cands if len(f.arg_types) == len(arg_types)
-                and all(a is None or _assignable(a, p) for a, p in zip(arg_types, f.arg_types))]
-        if not fits:
-            if all(len(f.arg_types) != len(arg_types) for f in cands):
+        n = len(arg_types)
+
+        def fit(i: int, param: Any) -> int:
+            actual = arg_types[i]
+            if actual is not None:
+                return assignment(actual, param)
+            term = terms[i] if terms is not None and i < len(terms) else None
+            return literal_assignment(term, param)
+
+        if len(cands) == 1:
+            f = cands[0]
+            if len(f.arg_types) != n:
                 raise InvalidRequest(f"Invalid number of arguments in call to function system.{name}: "
-                                     f"{len(cands[0].arg_types)} required but {len(arg_types)} provided")
-            shown = ", ".join(a.cql() if a is not None else "?" for a in arg_types)
-            raise InvalidRequest(f"Type error: cannot assign result of function system.{name} ({shown}) "
-                                 f"to any signature")
-        if len(fits) > 1:
-            exact = [f for f in fits if all(a is not None and a == p for a, p in zip(arg_types, f.arg_types))]
-            if len(exact) == 1:
-                return exact[0]
-            known = [f for f in fits if not any(a is None for a in arg_types)]
-            if len(known) >= 1 and not any(a is None for a in arg_types):
-                return fits[0]
+                                     f"{len(f.arg_types)} required but {n} provided")
+            for i, p in enumerate(f.arg_types):
+                if fit(i, p) == NOT_ASSIGNABLE:
+                    shown = texts[i] if texts is not None else (arg_types[i].cql() if arg_types[i] else "?")
+                    raise InvalidRequest(f"Type error: {shown} cannot be passed as argument {i} of function "
+                                         f"system.{name} of type {p.cql()}")
+            return f
+        exact: list[Function] = []
+        weak: list[Function] = []
+        for f in cands:
+            if len(f.arg_types) != n:
+                continue
+            score = min((fit(i, p) for i, p in enumerate(f.arg_types)), default=EXACT_MATCH)
+            if score == EXACT_MATCH:
+                exact.append(f)
+            elif score == WEAKLY_ASSIGNABLE:
+                weak.append(f)
+        matches = exact or weak
+        if not matches:
+            if all(len(f.arg_types) != n for f in cands):
+                raise InvalidRequest(f"Invalid number of arguments in call to function system.{name}: "
+                                     f"{len(cands[0].arg_types)} required but {n} provided")
+            raise InvalidRequest(f"Invalid call to function {name}, none of its type signatures match "
+                                 f"(known type signatures: {', '.join(_signature(f) for f in cands)})")
+        if len(matches) > 1:
             raise InvalidRequest(f"Ambiguous call to function {name} (can be matched by following signatures: "
-                                 + ", ".join(f"system.{f.name} : ({', '.join(t.cql() for t in f.arg_types)}) -> "
-                                             f"{f.return_type.cql()}" for f in fits)
-                                 + "): use type casts to disambiguate")
-        return fits[0]
+                                 + ", ".join(_signature(f) for f in matches) + "): use type casts to disambiguate")
+        return matches[0]
 
     # ------------------------------------------------------------------
     def _register_all(self) -> None:
@@ -182,20 +223,41 @@ def _to_blob(t: Any) -> Callable[[Any], bytes]:
 def _from_blob(t: Any) -> Callable[[bytes], Any]:
     def f(b: bytes) -> Any:
         try:
-            return t.deserialize(b) if b else None
+            return t.deserialize(b) if b else T.EMPTY  # an empty blob is the empty value of any type
         except Exception as e:
             raise InvalidRequest(f"In call to function system.blobas{t.cql()}, value 0x{b.hex()} is not a "
                                  f"valid binary representation for type {t.cql()}") from e
     return f
 
 
-def _assignable(actual: Any, param: Any) -> bool:
-    if actual == param:
-        return True
-    names = {getattr(actual, "name", None), getattr(param, "name", None)}
-    if names == {"text", "ascii"}:
-        return getattr(param, "name", None) == "text"
-    return False
+def _signature(f: Function) -> str:
+    return f"system.{f.name} : ({', '.join(t.cql() for t in f.arg_types)}) -> {f.return_type.cql()}"
+
+
+def literal_assignment(term: Any, param: Any) -> int:
+    """How a literal (or bind marker: weakly, any type) fits a parameter type; an exact match when the
+    literal's default type is the parameter's (ScyllaDB: ``4`` is exactly an int)."""
+    if term is None or isinstance(term, ast.BindMarker):
+        return WEAKLY_ASSIGNABLE
+    r = test_assignment(term, param)
+    if r == WEAKLY_ASSIGNABLE and isinstance(term, ast.Constant) and constant_default_type(term) == param:
+        return EXACT_MATCH
+    return r
+
+
+def constant_default_type(c: ast.Constant) -> Any | None:
+    """The type ScyllaDB gives a constant nothing else types: text, boolean, double, duration, uuid,
+    blob, and for an integer the first of int, bigint, varint that holds it (null has none)."""
+    if c.kind == "integer":
+        v = int(c.text)
+        if -2**31 <= v < 2**31:
+            return N("int")
+        return N("bigint") if -2**63 <= v < 2**63 else N("varint")
+    return _CONSTANT_DEFAULTS.get(c.kind)
+
+
+_CONSTANT_DEFAULTS = {"string": N("text"), "boolean": N("boolean"), "float": N("double"),
+                      "duration": N("duration"), "uuid": N("uuid"), "hex": N("blob")}
 
 
 # ---------------------------------------------------------------------------
@@ -237,6 +299,10 @@ class Aggregate:
         elif self.name == "max":
             if self.arg_type.compare(self.arg_type.serialize(value), self.arg_type.serialize(self.acc)) > 0:
                 self.acc = value
+        elif isinstance(value, Decimal):
+            with localcontext() as exact:  # decimal sums are exact
+                exact.prec = MAX_PREC
+                self.acc = self.acc + value
         else:
             self.acc = self.acc + value
 
@@ -252,8 +318,11 @@ class Aggregate:
                 return Decimal(0) if self.arg_type == N("decimal") else (0.0 if self.arg_type.name in ("float", "double") else 0)
             if self.arg_type.name in ("float", "double"):
                 return self.acc / self.count
-            if self.arg_type.name == "decimal":
-                return self.acc / self.count
+            if self.arg_type.name == "decimal":  # ScyllaDB: the sum's scale, rounded half to even
+                with localcontext() as exact:
+                    exact.prec = len(self.acc.as_tuple().digits) + 28
+                    return (self.acc / self.count).quantize(Decimal(1).scaleb(self.acc.as_tuple().exponent),
+                                                            rounding=ROUND_HALF_EVEN)
             return _wrap(self.arg_type, int(self.acc / self.count) if self.acc >= 0 else -int(-self.acc / self.count))
         return self.acc
 

@@ -9,6 +9,7 @@ multi-column); anything else is a filter that needs ``ALLOW FILTERING``.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
@@ -16,6 +17,7 @@ from ..cql import ast
 from ..errors import InvalidRequest
 from ..schema.model import CLUSTERING, PARTITION_KEY, Column, Table, check_key_length
 from ..schema import types as T
+from ..schema.types_literal import term_text
 from ..storage.keys import clustering_key, prefix_end
 
 FILTERING_MESSAGE = ("Cannot execute this query as it might involve data filtering and thus may have "
@@ -48,11 +50,18 @@ class ClusteringSlice:
 
 @dataclass(frozen=True)
 class Filter:
-    """A relation evaluated row by row: on a column (or token), with serialized operand(s)."""
+    """A relation evaluated row by row on a column's value (:func:`matches`).
+
+    ``op`` is a comparison, ``IN``, ``NOT IN``, ``CONTAINS``, ``CONTAINS KEY``, ``LIKE`` (``values``:
+    the compiled pattern), ``ELEMENT`` (``m[key] = v``: ``key`` the map key or the list index,
+    ``values`` the element) or ``TUPLE<`` ... ``TUPLE>=`` (a multi-column slice: ``key`` the columns,
+    ``values`` the tuple).  ``values`` holds serialized operands; a None operand (a comparison
+    with null) matches no row."""
 
     column: Column
     op: str
     values: tuple[Any, ...]  # serialized bytes (or element/key bytes for CONTAINS)
+    key: Any = None
 
 
 @dataclass
@@ -68,6 +77,9 @@ class KeyRestrictions:
     partition_filters: bool = False  # partition key restricted partially or by slices
     clustering_restricted: bool = False
     clustering_gap_error: str | None = None  # set when clustering restrictions need filtering
+    gap_after_slice: bool = False  # that gap follows a slice (ScyllaDB says so before any other filtering error)
+    empty: bool = False  # no row can match (a SELECT's null key value, contradictory equalities)
+    checks: list[Filter] = field(default_factory=list)  # row checks needing no ALLOW FILTERING (c = 1 AND c > 0)
 
     def clustering_ranges(self, table: Table) -> list[tuple[bytes | None, bytes | None]]:
         """The clustering ranges ``[lo, hi)`` in comparable-key space, in clustering order."""
@@ -113,19 +125,34 @@ def _serialize(col: Column, value: Any, ctype: Any = None) -> bytes:
     return (ctype or col.type).serialize(value)
 
 
-def _in_values(ev: Evaluator, rhs: Any, ctype: Any, receiver: str) -> list[Any]:
+def _in_values(ev: Evaluator, rhs: Any, ctype: Any, receiver: str, select: bool = False) -> list[Any] | None:
+    """The values of ``IN (...)`` or ``IN ?``; None for a null list in a SELECT (it matches nothing)."""
     if isinstance(rhs, ast.InValues):
         return [ev.value(t, ctype, receiver) for t in rhs.items]
     values = ev.value(rhs, T.ListType(ctype, True), f"in({receiver})")
     if values is None:
-        raise InvalidRequest("Invalid null value for IN restriction")
+        if select:
+            return None
+        raise InvalidRequest(f"Invalid null value in condition for column {receiver}")
     if values is T.UNSET:
-        raise InvalidRequest(f"Invalid unset value for IN restriction on column {receiver}")
+        raise InvalidRequest(f"Invalid unset value for column {receiver}")
     return list(values)
 
 
-def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator) -> KeyRestrictions:
-    """Analyse a WHERE clause against a table."""
+class _Nothing(Exception):
+    """A restriction that no row can satisfy (a null key value in a SELECT, ScyllaDB's semantics)."""
+
+
+def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator, *, select: bool = False,
+            allow_filtering: bool = False) -> KeyRestrictions:
+    """Analyse a WHERE clause against a table.
+
+    ``select``: the clause of a SELECT, read as ScyllaDB reads one: a null compared with anything
+    matches no row (``p = null``, ``p IN ?`` bound to null, ``v > null``, ``s CONTAINS null``:
+    ``KeyRestrictions.empty`` or a filter that never matches); a column may be restricted more
+    than once (``c = 0 AND c > 0``: the intersection); ``NOT IN``, ``LIKE`` and ``m[k] = v``
+    filter rows; a partition key slice is a filter with ``allow_filtering``.  Writes keep
+    Cassandra's stricter rules."""
     kr = KeyRestrictions()
     pk_cols = table.partition_key
     ck_cols = table.clustering_key
@@ -134,60 +161,25 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator) -> KeyRe
     ck_eq_width: dict[int, int] = {}
     ck_slices: dict[int, ClusteringSlice] = {}
     ck_slice_width: dict[int, int] = {}
+    multi: dict[str, str] = {}  # column -> kind of the multi-column relation on it
     for rel in where:
         lhs = rel.lhs
-        if isinstance(lhs, ast.TokenOf):
-            _token_relation(table, rel, ev, kr)
-            continue
-        if isinstance(lhs, ast.ColumnTuple):
-            _multi_column_relation(table, rel, ev, ck_eq, ck_eq_width, ck_slices, ck_slice_width)
-            continue
-        col = _column(table, lhs.name)
-        op = rel.op
-        if op in ("CONTAINS", "CONTAINS KEY"):
-            kr.filters.append(_contains_filter(col, rel, ev))
-            continue
-        if op == "!=":
-            raise InvalidRequest(f'Unsupported "!=" relation: {col.name} != ...')
-        if op == "IS NOT":
-            raise InvalidRequest(f"Unsupported restriction: {col.name} IS NOT NULL")
-        if op == "LIKE":
-            raise InvalidRequest(f"LIKE restriction is only supported on properly indexed columns. {col.name} LIKE ... is not valid.")
-        if col.kind == PARTITION_KEY:
-            if op == "=":
-                vals = [_serialize(col, ev.value(rel.rhs, col.type, col.name))]
-            elif op == "IN":
-                vals = [_serialize(col, v) for v in _in_values(ev, rel.rhs, col.type, col.name)]
+        try:
+            if isinstance(lhs, ast.TokenOf):
+                _token_relation(table, rel, ev, kr)
+            elif isinstance(lhs, ast.ColumnTuple):
+                _multi_column_relation(table, rel, ev, ck_eq, ck_eq_width, ck_slices, ck_slice_width, multi, select,
+                                       kr.checks if select else None)
+            elif isinstance(lhs, ast.ElementRef):
+                if not select:
+                    raise InvalidRequest(f"Invalid restriction on {lhs.column}[...]: "
+                                         "element restrictions are only supported in SELECT")
+                kr.filters.append(_element_filter(table, rel, ev))
             else:
-                raise InvalidRequest("Only EQ and IN relation are supported on the partition key "
-                                     "(unless you use the token() function)")
-            if col.name in pk_values:
-                raise InvalidRequest(f"{col.name} cannot be restricted by more than one relation if it includes an Equal")
-            pk_values[col.name] = vals
-        elif col.kind == CLUSTERING:
-            idx = col.position
-            if op in ("=", "IN"):
-                if idx in ck_eq or idx in ck_slices:
-                    raise InvalidRequest(f"{col.name} cannot be restricted by more than one relation if it includes an Equal")
-                if op == "=":
-                    vals = [_serialize(col, ev.value(rel.rhs, col.type, col.name))]
-                else:
-                    vals = [_serialize(col, v) for v in _in_values(ev, rel.rhs, col.type, col.name)]
-                ck_eq[idx] = [(v,) for v in vals]
-                ck_eq_width[idx] = 1
-            else:
-                if idx in ck_eq:
-                    raise InvalidRequest(f"{col.name} cannot be restricted by both an equality and an inequality relation")
-                v = _serialize(col, ev.value(rel.rhs, col.type, col.name))
-                sl = ck_slices.setdefault(idx, ClusteringSlice(idx))
-                ck_slice_width[idx] = 1
-                _add_bound(sl, op, (v,), col.name)
-        else:
-            if op == "IN":
-                vals = tuple(_serialize(col, v) for v in _in_values(ev, rel.rhs, col.type, col.name))
-            else:
-                vals = (_serialize(col, ev.value(rel.rhs, col.type, col.name)),)
-            kr.filters.append(Filter(col, op, vals))
+                _single_column_relation(table, rel, ev, kr, select, allow_filtering, pk_values, ck_eq, ck_eq_width,
+                                        ck_slices, ck_slice_width)
+        except _Nothing:
+            kr.empty = True
     # partition key
     if pk_values:
         if all(c.name in pk_values for c in pk_cols):
@@ -202,6 +194,10 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator) -> KeyRe
             for c in pk_cols:
                 if c.name in pk_values:
                     kr.filters.append(Filter(c, "IN", tuple(pk_values[c.name])))
+    if any(f.column.kind == PARTITION_KEY for f in kr.filters):
+        kr.partition_filters = True
+    if kr.partition_keys == []:
+        kr.empty = True
     # clustering key
     i = 0
     prefixes: list[tuple[bytes, ...]] = [()]
@@ -219,6 +215,9 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator) -> KeyRe
             consumed.add(i)
             i += ck_slice_width[i]
         break
+    if not prefixes:
+        kr.empty = True
+        prefixes = [()]
     kr.clustering_prefixes = sorted(set(prefixes), key=lambda p: clustering_key(ck_cols, p)) if prefixes != [()] else [()]
     kr.clustering_restricted = bool(ck_eq or ck_slices)
     for idx in sorted(set(ck_eq) | set(ck_slices)):
@@ -229,6 +228,7 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator) -> KeyRe
         kr.filters.extend(_clustering_filters(col, ck_eq.get(idx), ck_slices.get(idx)))
         if kr.clustering_gap_error is None:
             if kr.clustering_slice is not None and idx > kr.clustering_slice.first:
+                kr.gap_after_slice = True
                 kr.clustering_gap_error = (
                     f"Clustering column \"{col.name}\" cannot be restricted (preceding column "
                     f"\"{ck_cols[kr.clustering_slice.first].name}\" is restricted by a non-EQ relation)")
@@ -236,7 +236,194 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator) -> KeyRe
                 kr.clustering_gap_error = (
                     f"PRIMARY KEY column \"{col.name}\" cannot be restricted as preceding column "
                     f"\"{prev.name if prev else ''}\" is not restricted")
+    sl = kr.clustering_slice
+    if sl is not None and not kr.gap_after_slice:  # c CONTAINS 2, c LIKE ... after the slice: the same gap
+        end = sl.first + ck_slice_width[sl.first]
+        later = [f.column for f in kr.filters if f.column.kind == CLUSTERING and f.column.position >= end]
+        if later:
+            kr.gap_after_slice = True
+            kr.clustering_gap_error = (f"Clustering column \"{later[0].name}\" cannot be restricted (preceding column "
+                                       f"\"{ck_cols[sl.first].name}\" is restricted by a non-EQ relation)")
     return kr
+
+
+def _single_column_relation(table: Table, rel: ast.Relation, ev: Evaluator, kr: KeyRestrictions, select: bool,
+                            allow_filtering: bool, pk_values: dict[str, list[bytes]], ck_eq, ck_eq_width,
+                            ck_slices, ck_slice_width) -> None:
+    """One ``column op value`` relation, added to ``kr`` (filters) or to the key restrictions being built."""
+    col = _column(table, rel.lhs.name)
+    op = rel.op
+    if op in ("CONTAINS", "CONTAINS KEY"):
+        kr.filters.append(_contains_filter(col, rel, ev, select))
+        return
+    if op == "!=":
+        raise InvalidRequest(f'Unsupported "!=" relation: {col.name} != {term_text(rel.rhs)}')
+    if op == "IS NOT":
+        raise InvalidRequest(f"Unsupported restriction: {col.name} IS NOT NULL")
+    if op == "LIKE":
+        if not select:
+            raise InvalidRequest(f"LIKE restriction is only supported on properly indexed columns. "
+                                 f"{col.name} LIKE ... is not valid.")
+        kr.filters.append(_like_filter(col, rel, ev))
+        return
+    if op == "NOT IN":
+        if not select:
+            raise InvalidRequest(f"NOT IN restrictions are only supported in SELECT: {col.name} NOT IN ...")
+        kr.filters.append(_not_in_filter(col, rel, ev))
+        return
+    if col.kind == PARTITION_KEY:
+        if op not in ("=", "IN"):
+            if not select or not allow_filtering:
+                raise InvalidRequest("Only EQ and IN relation are supported on the partition key "
+                                     + ("(unless you use the token() function or ALLOW FILTERING)" if select
+                                        else "(unless you use the token() function)"))
+            kr.filters.append(_comparison_filter(col, op, ev.value(rel.rhs, col.type, col.name)))
+            return
+        vals = _key_values(col, rel, ev, select)
+        if col.name in pk_values:
+            if not select:
+                raise InvalidRequest(f"{col.name} cannot be restricted by more than one relation if it includes an Equal")
+            vals = _intersect(col, pk_values[col.name], vals)
+        pk_values[col.name] = vals
+    elif col.kind == CLUSTERING:
+        idx = col.position
+        if op in ("=", "IN"):
+            vals = _key_values(col, rel, ev, select)
+            if idx in ck_eq or idx in ck_slices:
+                if not select or ck_eq_width.get(idx, 1) != 1 or ck_slice_width.get(idx, 1) != 1:
+                    raise InvalidRequest(f"{col.name} cannot be restricted by more than one relation if it includes an Equal")
+                if idx in ck_eq:  # ScyllaDB: c = 1 AND c IN (1, 2) is their intersection
+                    vals = _intersect(col, [t[0] for t in ck_eq[idx]], vals)
+                else:  # c > 0 AND c = 1: the equality addresses rows, the slice checks them
+                    kr.checks.extend(_clustering_filters(col, None, ck_slices.pop(idx)))
+                    del ck_slice_width[idx]
+            ck_eq[idx] = [(v,) for v in vals]
+            ck_eq_width[idx] = 1
+        else:
+            value = ev.value(rel.rhs, col.type, col.name)
+            if value is None and select:
+                ck_slices.setdefault(idx, ClusteringSlice(idx))
+                ck_slice_width.setdefault(idx, 1)
+                raise _Nothing()
+            v = _serialize(col, value)
+            if idx in ck_eq:
+                if not select:
+                    raise InvalidRequest(f"{col.name} cannot be restricted by both an equality and an inequality relation")
+                kr.checks.append(Filter(col, op, (v,)))
+                return
+            sl = ck_slices.setdefault(idx, ClusteringSlice(idx))
+            ck_slice_width[idx] = 1
+            _add_bound(sl, op, (v,), col.name, col.type if select else None)
+    else:
+        if op == "IN":
+            values = _in_values(ev, rel.rhs, col.type, col.name, select)
+            if values is None:  # ScyllaDB: v IN null matches no row
+                kr.filters.append(Filter(col, "IN", ()))
+                return
+            kr.filters.append(Filter(col, "IN", tuple(col.type.serialize(v) for v in values
+                                                      if v is not None and v is not T.UNSET)))
+            return
+        value = ev.value(rel.rhs, col.type, col.name)
+        if value is None and not select:
+            raise InvalidRequest(f"Invalid null value in condition for column {col.name}")
+        kr.filters.append(_comparison_filter(col, op, value))
+
+
+def _comparison_filter(col: Column, op: str, value: Any) -> Filter:
+    """``col op value`` checked row by row; a null value matches no row (as in SQL and ScyllaDB)."""
+    if value is T.UNSET:
+        raise InvalidRequest(f"Invalid unset value for column {col.name}")
+    if op not in ("=", "!=") and col.type.references_duration():
+        raise InvalidRequest(f"Duration type is unordered for {col.name}")
+    return Filter(col, op, (None if value is None else col.type.serialize(value),))
+
+
+def _key_values(col: Column, rel: ast.Relation, ev: Evaluator, select: bool) -> list[bytes]:
+    """The serialized values of ``key = v`` or ``key IN (...)`` (a SELECT's null ones match nothing)."""
+    if rel.op == "=":
+        value = ev.value(rel.rhs, col.type, col.name)
+        if value is None and select:
+            return []
+        return [_serialize(col, value)]
+    values = _in_values(ev, rel.rhs, col.type, col.name, select)
+    if values is None:
+        if select:
+            return []
+        raise InvalidRequest(f"Invalid null value in condition for column {col.name}")
+    if select:
+        values = [v for v in values if v is not None]
+    return [_serialize(col, v) for v in values]
+
+
+def _intersect(col: Column, old: list[bytes], new: list[bytes]) -> list[bytes]:
+    """The values of both lists (a column restricted twice, ScyllaDB), in the order of ``new``."""
+    return [v for v in new if any(col.type.compare(v, o) == 0 for o in old)]
+
+
+def _not_in_filter(col: Column, rel: ast.Relation, ev: Evaluator) -> Filter:
+    """ScyllaDB's ``c NOT IN (...)``: rows whose value is none of the values; a null among them (or a null
+    list) matches no row, since null might be equal to anything."""
+    values = _in_values(ev, rel.rhs, col.type, col.name, True)
+    if values is None or any(v is None for v in values):
+        return Filter(col, "NOT IN", (None,))
+    return Filter(col, "NOT IN", tuple(_serialize(col, v) for v in values))
+
+
+def _like_filter(col: Column, rel: ast.Relation, ev: Evaluator) -> Filter:
+    """ScyllaDB's ``c LIKE 'pattern'`` on a string column (``%`` any characters, ``_`` one, ``\\`` escapes)."""
+    if getattr(col.type, "name", None) not in ("text", "ascii", "varchar"):
+        raise InvalidRequest(f"LIKE is allowed only on string types, which {col.name} is not")
+    pattern = ev.value(rel.rhs, col.type, col.name)
+    if pattern is T.UNSET:
+        raise InvalidRequest(f"Invalid unset value for column {col.name}")
+    return Filter(col, "LIKE", (None if pattern is None else like_regex(pattern),))
+
+
+def like_regex(pattern: str) -> "re.Pattern[str]":
+    """The regular expression a LIKE pattern stands for, matched against a whole value (an empty pattern
+    matches only the empty string)."""
+    out: list[str] = []
+    escaping = False
+    for ch in pattern:
+        if ch == "\\" and not escaping:
+            escaping = True
+            continue
+        if ch in "%_" and not escaping:
+            out.append(".*" if ch == "%" else ".")
+        else:
+            out.append(re.escape(ch))
+        escaping = False
+    return re.compile("".join(out), re.DOTALL)
+
+
+def _element_filter(table: Table, rel: ast.Relation, ev: Evaluator) -> Filter:
+    """ScyllaDB's ``m[key] = v`` (a non-frozen map) and ``l[index] = v`` (a non-frozen list): rows whose
+    element at that key or index equals ``v``; a null key or index matches no row."""
+    lhs = rel.lhs
+    col = _column(table, lhs.column)
+    t = col.type
+    if not isinstance(t, (T.MapType, T.ListType)):
+        raise InvalidRequest(f"Column {col.name} cannot be subscripted")
+    if not t.is_multicell:
+        kind = "Map-entry" if isinstance(t, T.MapType) else "List element"
+        raise InvalidRequest(f"{kind} equality predicates on frozen {'map' if kind == 'Map-entry' else 'list'} "
+                             f"column {col.name} are not supported")
+    if rel.op != "=":
+        raise InvalidRequest("Only EQ relations are supported on map/list entries")
+    if isinstance(t, T.MapType):
+        key_type, value_type, key_name = t.key, t.value, f"key({col.name})"
+    else:
+        key_type, value_type, key_name = T.INT, t.element, f"idx({col.name})"
+    key = ev.value(lhs.key, key_type, key_name)
+    if key is T.UNSET:
+        raise InvalidRequest(f"Unsupported unset {'map key' if isinstance(t, T.MapType) else 'list index'} "
+                             f"for column {col.name}")
+    value = ev.value(rel.rhs, value_type, f"value({col.name})")
+    if value is T.UNSET:
+        raise InvalidRequest(f"Invalid unset value for column {col.name}")
+    if key is None or value is None:
+        return Filter(col, "ELEMENT", (None,))
+    return Filter(col, "ELEMENT", (value_type.serialize(value),), key)
 
 
 def _clustering_filters(col: Column, eq, sl: ClusteringSlice | None) -> list[Filter]:
@@ -251,21 +438,44 @@ def _clustering_filters(col: Column, eq, sl: ClusteringSlice | None) -> list[Fil
     return out
 
 
-def _add_bound(sl: ClusteringSlice, op: str, values: tuple[bytes, ...], name: str) -> None:
+def _add_bound(sl: ClusteringSlice, op: str, values: tuple[bytes, ...], name: str, ctype: Any = None) -> None:
+    """Add one bound to a slice; a second bound of the same side is refused, or with ``ctype`` (a
+    single-column slice of a SELECT, ScyllaDB) the tighter of the two is kept."""
     if op in (">", ">="):
+        new = Bound(values, op == ">=")
         if sl.start is not None:
-            raise InvalidRequest(f"More than one restriction was found for the start bound on {name}")
-        sl.start = Bound(values, op == ">=")
+            if ctype is None:
+                raise InvalidRequest(f"More than one restriction was found for the start bound on {name}")
+            new = _tighter(sl.start, new, ctype, 1)
+        sl.start = new
     elif op in ("<", "<="):
+        new = Bound(values, op == "<=")
         if sl.end is not None:
-            raise InvalidRequest(f"More than one restriction was found for the end bound on {name}")
-        sl.end = Bound(values, op == "<=")
+            if ctype is None:
+                raise InvalidRequest(f"More than one restriction was found for the end bound on {name}")
+            new = _tighter(sl.end, new, ctype, -1)
+        sl.end = new
     else:
         raise InvalidRequest(f"Unsupported operator {op} on {name}")
 
 
+def _tighter(a: Bound, b: Bound, ctype: Any, sign: int) -> Bound:
+    """Of two bounds of one side of a single-column slice the one that admits fewer values (``sign`` 1: start)."""
+    c = ctype.compare(a.values[0], b.values[0]) * sign
+    if c != 0:
+        return a if c > 0 else b
+    return a if not a.inclusive else b
+
+
 def _multi_column_relation(table: Table, rel: ast.Relation, ev: Evaluator, ck_eq, ck_eq_width, ck_slices,
-                           ck_slice_width) -> None:
+                           ck_slice_width, multi: dict[str, str], select: bool = False,
+                           checks: list[Filter] | None = None) -> None:
+    """``(c1, c2, ...) op tuple`` or ``... IN (tuples)`` on consecutive clustering columns (in a SELECT a
+    null tuple matches no row; with ``checks``, a SELECT's, a slice may span columns of mixed order).
+    ``multi`` maps the columns earlier multi-column relations restricted to their kinds (ScyllaDB's rules
+    for a column restricted by two of them)."""
+    if rel.op == "!=":
+        raise InvalidRequest(f'Unsupported "!=" relation: ({", ".join(rel.lhs.columns)}) != {term_text(rel.rhs)}')
     cols = [_column(table, n) for n in rel.lhs.columns]
     for c in cols:
         if c.kind != CLUSTERING:
@@ -276,33 +486,90 @@ def _multi_column_relation(table: Table, rel: ast.Relation, ev: Evaluator, ck_eq
                              + ", ".join(c.name for c in cols))
     ttype = T.TupleType(tuple(c.type for c in cols))
     receiver = "(" + ",".join(c.name for c in cols) + ")"
+    literals = rel.rhs.items if isinstance(rel.rhs, ast.InValues) else (rel.rhs,)
+    for item in literals:
+        if isinstance(item, ast.TupleLiteral) and len(item.items) != len(cols):
+            raise InvalidRequest(f"Expected {len(cols)} elements in value tuple, but got {len(item.items)}: "
+                                 f"{term_text(item)}")
 
-    def tup(v) -> tuple[bytes, ...]:
+    def tup(v) -> tuple[bytes, ...] | None:
+        """The serialized tuple; None for a null one (or one holding a null) in a SELECT: it matches nothing."""
         if v is None:
+            if select:
+                return None
             raise InvalidRequest(f"Invalid null value in condition for columns: {list(rel.lhs.columns)}")
+        if len(v) != len(cols):
+            raise InvalidRequest(f"Expected {len(cols)} elements in value tuple, but got {len(v)}")
+        for c, x in zip(cols, v):
+            if x is None:
+                raise InvalidRequest(f"Invalid null value in condition for column {c.name}")
         return tuple(_serialize(c, x) for c, x in zip(cols, v))
 
+    kind = "=" if rel.op == "=" else "IN" if rel.op == "IN" else "slice"
+    common = [c.name for c in cols if c.name in multi]
+    if common:
+        names = ", ".join(common)
+        if kind == "=":
+            raise InvalidRequest(f"{names} cannot be restricted by more than one relation if it includes an Equal")
+        if kind == "IN":
+            raise InvalidRequest(f"{names} cannot be restricted by more than one relation if it includes a IN")
+        if any(multi[n] != "slice" for n in common):
+            raise InvalidRequest(f'Column "{names}" cannot be restricted by both an equality and an inequality relation')
+    multi.update((c.name, kind) for c in cols)
     first = positions[0]
     if rel.op in ("=", "IN"):
         if rel.op == "=":
-            tuples = [tup(ev.value(rel.rhs, ttype, receiver))]
+            values = [ev.value(rel.rhs, ttype, receiver)]
         else:
-            tuples = [tup(v) for v in _in_values(ev, rel.rhs, ttype, receiver)]
+            values = _in_values(ev, rel.rhs, ttype, receiver, select) or []
+        tuples = [t for t in map(tup, values) if t is not None]
         ck_eq[first] = tuples
         ck_eq_width[first] = len(cols)
-    elif rel.op in ("<", "<=", ">", ">="):
-        if len({c.reversed for c in cols}) > 1:
+    elif rel.op in ("<", "<=", ">", ">=") and len({c.reversed for c in cols}) > 1:
+        if checks is None:
             raise InvalidRequest("Multi-column slice restrictions on clustering columns of mixed order are not supported")
+        _mixed_order_slice(cols, rel.op, tup(ev.value(rel.rhs, ttype, receiver)), ck_slices, ck_slice_width, checks)
+    elif rel.op in ("<", "<=", ">", ">="):
+        bound = tup(ev.value(rel.rhs, ttype, receiver))
+        common = cols[:min(len(cols), ck_slice_width.get(first, len(cols)))]
         sl = ck_slices.setdefault(first, ClusteringSlice(first))
-        ck_slice_width[first] = len(cols)
-        _add_bound(sl, rel.op, tup(ev.value(rel.rhs, ttype, receiver)), receiver)
+        ck_slice_width[first] = max(len(cols), ck_slice_width.get(first, 0))
+        if bound is None:
+            raise _Nothing()
+        _add_bound(sl, rel.op, bound, ", ".join(c.name for c in common))
     else:
         raise InvalidRequest(f"Unsupported operator {rel.op} in multi-column relation")
 
 
+TUPLE_OPS = {"TUPLE" + op: op for op in ("<", "<=", ">", ">=")}
+
+
+def _mixed_order_slice(cols: list[Column], op: str, bound: tuple[bytes, ...] | None, ck_slices, ck_slice_width,
+                       checks: list[Filter]) -> None:
+    """``(b, c) > (1, 2)`` on clustering columns of mixed order (Cassandra's and ScyllaDB's SELECT): the tuples
+    compare value by value, so the rows are not one range of the clustering order. The first column's bound
+    (inclusive) narrows the read to a range that holds them all; a row check (op ``TUPLE>``) keeps the ones
+    whose tuple compares as asked."""
+    if bound is None:
+        raise _Nothing()
+    first = cols[0]
+    sl = ck_slices.setdefault(first.position, ClusteringSlice(first.position))
+    ck_slice_width[first.position] = max(1, ck_slice_width.get(first.position, 1))
+    side = sl.start if op in (">", ">=") else sl.end
+    if side is None or len(side.values) == 1:  # a wider bound of another relation already holds the rows
+        _add_bound(sl, op[0] + "=", bound[:1], first.name, first.type)
+    checks.append(Filter(first, "TUPLE" + op, (bound,), tuple(cols)))
+
+
 def _token_relation(table: Table, rel: ast.Relation, ev: Evaluator, kr: KeyRestrictions) -> None:
+    """``token(pk...) op value``: a token range (the arguments are the partition key, in order)."""
     names = [c.name for c in table.partition_key]
-    if list(rel.lhs.columns) != names:
+    given = list(rel.lhs.columns)
+    if given != names:
+        if len(set(given)) < len(given):
+            raise InvalidRequest("The token() function contains duplicate partition key components")
+        if len(set(given)) < len(names):
+            raise InvalidRequest("The token() function must be applied to all partition key components or none of them")
         raise InvalidRequest("The token function arguments must be in the partition key order: " + ", ".join(names))
     rhs = rel.rhs
     value = ev.value(rhs, T.BIGINT, "partition key token")
@@ -321,7 +588,8 @@ def _token_relation(table: Table, rel: ast.Relation, ev: Evaluator, kr: KeyRestr
         raise InvalidRequest(f"Unsupported operator {op} on partition key token")
 
 
-def _contains_filter(col: Column, rel: ast.Relation, ev: Evaluator) -> Filter:
+def _contains_filter(col: Column, rel: ast.Relation, ev: Evaluator, select: bool = False) -> Filter:
+    """``c CONTAINS v`` / ``c CONTAINS KEY k`` (in a SELECT, ``CONTAINS null`` matches no row)."""
     t = col.type
     if not t.is_collection:
         raise InvalidRequest(f"Cannot use {rel.op} on non-collection column {col.name}")
@@ -333,8 +601,61 @@ def _contains_filter(col: Column, rel: ast.Relation, ev: Evaluator) -> Filter:
         et = t.value if isinstance(t, T.MapType) else t.element
     v = ev.value(rel.rhs, et, col.name)
     if v is None:
+        if select:
+            return Filter(col, rel.op, (None,))
         raise InvalidRequest(f"Unsupported null value for column {col.name}")
+    if v is T.UNSET:
+        raise InvalidRequest(f"Unsupported unset value for column {col.name}")
     return Filter(col, rel.op, (et.serialize(v),))
+
+
+def _equal(t: Any, a: bytes, b: bytes) -> bool:
+    """Whether two values of type ``t`` are equal: a type holding durations has no order, its values are
+    equal when their bytes are (ScyllaDB and Cassandra filter ``d = 1s``)."""
+    return a == b or (not t.references_duration() and t.compare(a, b) == 0)
+
+
+def matches(f: Filter, t: Any, b: bytes | None) -> bool:
+    """Whether a column value (``b``: its stored bytes, None when null) satisfies a filter; a null value
+    satisfies none, nor does a comparison with null."""
+    if b is None:
+        return False
+    op = f.op
+    values = f.values
+    if values and values[0] is None and op != "IN":
+        return False
+    if op == "IN":
+        return any(_equal(t, b, v) for v in values)
+    if op == "NOT IN":
+        return not any(_equal(t, b, v) for v in values)
+    if op == "=":
+        return _equal(t, b, values[0])
+    if op in ("CONTAINS", "CONTAINS KEY"):
+        value = t.deserialize(b)
+        needle = values[0]
+        if op == "CONTAINS KEY":
+            return any(t.key.serialize(k) == needle for k in value.keys())
+        items = value.values() if isinstance(t, T.MapType) else value
+        et = t.value if isinstance(t, T.MapType) else t.element
+        return any(et.serialize(x) == needle for x in items)
+    if op == "LIKE":
+        return values[0].fullmatch(t.deserialize(b)) is not None
+    if op == "ELEMENT":
+        value = t.deserialize(b)
+        if isinstance(t, T.MapType):
+            element, et = value.get(f.key), t.value
+        else:
+            element = value[f.key] if 0 <= f.key < len(value) else None
+            et = t.element
+        return element is not None and _equal(et, et.serialize(element), values[0])
+    if op in TUPLE_OPS:  # b: the values of the columns in f.key
+        if None in b:
+            return False
+        c = next((c for c in map(lambda col, x, v: col.type.compare(x, v), f.key, b, values[0]) if c), 0)
+        op = TUPLE_OPS[op]
+    else:
+        c = t.compare(b, values[0])
+    return {"=": c == 0, "<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0}.get(op, False)
 
 
 def token_bounds(kr: KeyRestrictions) -> tuple[int | None, bool, int | None, bool]:

@@ -12,21 +12,22 @@ import dataclasses
 import json
 import struct
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..cql import ast
 from ..errors import InvalidRequest
 from ..result import ColumnSpec, ResultSet, Row
 from ..schema import types as T
 from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table
-from ..storage.keys import partition_token, serialize_partition_key, token_of
+from ..storage.keys import partition_token, serialize_partition_key, split_partition_key, token_of
 from . import cell_meta
-from .evaluate import TermEvaluator, arg_text, call_text
-from .functions import AGGREGATES, Aggregate
+from .evaluate import TermEvaluator
+from .grouping import PartitionCounter, aggregate, check_grouping, group_by_width
 from .projection import UniformPlan, plain_columns, raw_values_of, row_projector, uniform_plan
 from .read import LiveRow, column_bytes
-from .restrictions import FILTERING_MESSAGE, Filter, KeyRestrictions, analyse, token_bounds
+from .restrictions import FILTERING_MESSAGE, TUPLE_OPS, Filter, KeyRestrictions, analyse, matches, token_bounds
 from .select_result import SelectResult
+from .selection import Selected, selection
 
 
 class PartitionSource:
@@ -60,19 +61,6 @@ class CqlRow:
 
 
 @dataclass
-class Selected:
-    """A compiled selector: result column name and type, and how to compute it from a row."""
-
-    name: str
-    type: Any
-    compute: Callable[[CqlRow], Any]
-    aggregate: str | None = None
-    arg: "Selected | None" = None
-    columns: tuple[str, ...] = ()
-    column: Column | None = None  # set for a plain column reference (read by ``row_projector``)
-
-
-@dataclass
 class SelectContext:
     """What a SELECT execution needs."""
 
@@ -82,157 +70,6 @@ class SelectContext:
     source: PartitionSource
 
 
-def _deser(t: Any, b: bytes | None) -> Any:
-    return None if b is None else t.deserialize(b)
-
-
-def compile_selector(sel: Any, table: Table, ctx: SelectContext) -> Selected:
-    """Compile one selector expression."""
-    if isinstance(sel, ast.ColumnRef):
-        col = table.column(sel.name)
-        if col is None:
-            raise InvalidRequest(f"Undefined column name {sel.name}")
-        t = col.type
-        return Selected(col.name, t, lambda r, c=col, t=t: _deser(t, r.bytes_of(c)), columns=(col.name,), column=col)
-    if isinstance(sel, ast.FunctionCall):
-        return _compile_call(sel, table, ctx)
-    if isinstance(sel, ast.FieldSelection):
-        inner = compile_selector(sel.expr, table, ctx)
-        t = inner.type
-        if not isinstance(t, T.UserType):
-            raise InvalidRequest(f"Invalid field selection: {inner.name} of type {t.cql()} is not a user type")
-        if sel.field not in t.field_names:
-            raise InvalidRequest(f"{t.name} has no field {sel.field}")
-        idx = t.field_names.index(sel.field)
-
-        def field_value(r: CqlRow, inner=inner, idx=idx) -> Any:
-            v = inner.compute(r)
-            if v is None:
-                return None
-            return v[idx] if idx < len(v) else None
-        return Selected(f"{inner.name}.{sel.field}", t.field_types[idx], field_value, columns=inner.columns)
-    if isinstance(sel, ast.ElementSelection):
-        inner = compile_selector(sel.expr, table, ctx)
-        t = inner.type
-        if not isinstance(t, (T.MapType, T.SetType)):
-            raise InvalidRequest(f"Element selection is only allowed on sets and maps, but {inner.name} is a {t.cql()}")
-        kt = t.key if isinstance(t, T.MapType) else t.element
-        key = ctx.ev.value(sel.key, kt, inner.name)
-
-        def element(r: CqlRow, inner=inner, key=key, is_map=isinstance(t, T.MapType)) -> Any:
-            v = inner.compute(r)
-            if v is None:
-                return None
-            if is_map:
-                return v.get(key)
-            return key if key in v else None
-        return Selected(f"{inner.name}[{arg_text(sel.key)}]", t.value if isinstance(t, T.MapType) else t.element,
-                        element, columns=inner.columns)
-    # a literal selector
-    raise InvalidRequest("Constant selectors need a type hint: use (type)value")
-
-
-def _compile_call(fc: ast.FunctionCall, table: Table, ctx: SelectContext) -> Selected:
-    name = fc.name
-    if name in cell_meta.FUNCTIONS:
-        return cell_meta.compile_meta(fc, table, ctx, compile_selector)
-    if name == "token":
-        names = [a.name if isinstance(a, ast.ColumnRef) else None for a in fc.args]
-        pk_names = [c.name for c in table.partition_key]
-        if names != pk_names:
-            raise InvalidRequest(f"Type error: cannot assign result of function system.token to the arguments "
-                                 f"{', '.join(str(n) for n in names)}: token() takes the partition key "
-                                 f"columns ({', '.join(pk_names)})")
-        return Selected(call_text(fc), T.BIGINT,
-                        lambda r: r.token, columns=tuple(pk_names))
-    if name == "count" and len(fc.args) == 1 and isinstance(fc.args[0], ast.Star):
-        return Selected("count", T.BIGINT, lambda r: 1, aggregate="count")
-    if name == "count" and len(fc.args) == 1 and isinstance(fc.args[0], ast.Constant) and fc.args[0].text == "1":
-        return Selected("count", T.BIGINT, lambda r: 1, aggregate="count")
-    if name in AGGREGATES:
-        if len(fc.args) != 1:
-            raise InvalidRequest(f"Invalid number of arguments in call to function system.{name}: 1 required but {len(fc.args)} provided")
-        inner = compile_selector(fc.args[0], table, ctx)
-        agg = Aggregate(name, inner.type)
-        if name in ("sum", "avg") and getattr(inner.type, "name", None) not in (
-                "tinyint", "smallint", "int", "bigint", "varint", "decimal", "float", "double", "counter"):
-            raise InvalidRequest(f"Invalid call to function {name}, none of its type signatures match (known type signatures: system.{name} : (int) -> int, ...)")
-        return Selected(f"system.{name}({inner.name})", agg.return_type, inner.compute, aggregate=name,
-                        arg=inner, columns=inner.columns)
-    if name == "tojson":
-        if len(fc.args) != 1:
-            raise InvalidRequest("toJson() takes exactly one argument")
-        inner = compile_selector(fc.args[0], table, ctx)
-        return Selected(f"system.tojson({inner.name})", T.TEXT,
-                        lambda r, i=inner: T.to_json(i.type, i.compute(r)), columns=inner.columns)
-    if name == "cast":
-        inner = compile_selector(fc.args[0], table, ctx)
-        target = T.resolve_type(fc.args[1], table.keyspace, lambda ks, n: None)
-        return Selected(f"cast({inner.name} as {target.cql()})", target,
-                        lambda r, i=inner, t=target: _cast(i.type, t, i.compute(r)), columns=inner.columns)
-    # a scalar function over selectors
-    args = []
-    for a in fc.args:
-        if isinstance(a, (ast.ColumnRef, ast.FunctionCall, ast.FieldSelection, ast.ElementSelection)):
-            args.append(compile_selector(a, table, ctx))
-        else:
-            args.append(None)
-    arg_types = [a.type if a is not None else ctx.ev.infer_type(t) for a, t in zip(args, fc.args)]
-    f = ctx.ev.functions.resolve(name, arg_types)
-    consts = [None if a is not None else ctx.ev.value(t, p, f"{name}.arg{i}")
-              for i, (a, t, p) in enumerate(zip(args, fc.args, f.arg_types))]
-
-    def call(r: CqlRow, f=f, args=args, consts=consts) -> Any:
-        values = [a.compute(r) if a is not None else c for a, c in zip(args, consts)]
-        if any(v is None for v in values) and f.arg_types:
-            return None
-        return f.impl(*values)
-    cols = tuple(c for a in args if a is not None for c in a.columns)
-    if not f.deterministic:
-        return Selected(call_text(fc), f.return_type, lambda r, f=f: f.impl(), columns=cols)
-    return Selected(call_text(fc), f.return_type, call, columns=cols)
-
-
-def _cast(src: Any, dst: Any, v: Any) -> Any:
-    if v is None:
-        return None
-    name = getattr(dst, "name", "")
-    if name in ("text", "ascii"):
-        return T.to_json(src, v).strip('"') if getattr(src, "name", "") not in ("text", "ascii") else v
-    if name in ("int", "bigint", "smallint", "tinyint", "varint"):
-        return int(v)
-    if name in ("float", "double"):
-        return float(v)
-    if name == "decimal":
-        from decimal import Decimal
-        return Decimal(str(v))
-    return v
-
-
-# ---------------------------------------------------------------------------
-
-
-def _filter_matches(f: Filter, r: CqlRow) -> bool:
-    col = f.column
-    t = col.type
-    b = r.bytes_of(col)
-    if b is None:
-        return False
-    op = f.op
-    if op in ("CONTAINS", "CONTAINS KEY"):
-        value = t.deserialize(b)
-        needle = f.values[0]
-        if op == "CONTAINS KEY":
-            return any(t.key.serialize(k) == needle for k in value.keys())
-        items = value.values() if isinstance(t, T.MapType) else value
-        et = t.value if isinstance(t, T.MapType) else t.element
-        return any(et.serialize(x) == needle for x in items)
-    if op == "IN":
-        return any(t.compare(b, v) == 0 for v in f.values)
-    c = t.compare(b, f.values[0])
-    return {"=": c == 0, "<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0}.get(op, False)
-
-
 def _order(stmt: ast.Select, table: Table, kr: KeyRestrictions) -> bool:
     """Whether rows are read in reverse clustering order (validates ORDER BY)."""
     if not stmt.order_by:
@@ -240,22 +77,43 @@ def _order(stmt: ast.Select, table: Table, kr: KeyRestrictions) -> bool:
     if kr.partition_keys is None:
         raise InvalidRequest("ORDER BY is only supported when the partition key is restricted by an EQ or an IN.")
     ck = table.clustering_key
+    single = _single_valued(stmt.where)
+    fixed = 0  # leading clustering columns with one value (b = 0, (b, c) = (0, 1), b IN (0)): ORDER BY may skip them
+    while fixed < len(ck) and ck[fixed].name in single:
+        fixed += 1
     reverse = None
-    for i, ob in enumerate(stmt.order_by):
+    i = 0
+    for ob in stmt.order_by:
         col = table.column(ob.column)
         if col is None:
             raise InvalidRequest(f"Undefined column name {ob.column}")
         if col.kind != CLUSTERING:
             raise InvalidRequest(f"Order by on unknown column {ob.column}" if col is None else
                                  f"Order by is currently only supported on the clustered columns of the PRIMARY KEY, got {ob.column}")
+        while i < fixed and ck[i].name != col.name:
+            i += 1
         if i >= len(ck) or ck[i].name != col.name:
             raise InvalidRequest("Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY")
+        i += 1
         r = ob.descending != col.reversed
         if reverse is None:
             reverse = r
         elif reverse != r:
             raise InvalidRequest("Unsupported order by relation")
     return bool(reverse)
+
+
+def _single_valued(where: Sequence[ast.Relation]) -> set[str]:
+    """The columns a WHERE clause restricts to one value as written: ``=``, or ``IN`` of one item (``IN ?`` may
+    bind several)."""
+    out: set[str] = set()
+    for rel in where:
+        one = rel.op == "=" or rel.op == "IN" and isinstance(rel.rhs, ast.InValues) and len(rel.rhs.items) == 1
+        if one and isinstance(rel.lhs, ast.ColumnRef):
+            out.add(rel.lhs.name)
+        elif one and isinstance(rel.lhs, ast.ColumnTuple):
+            out.update(rel.lhs.columns)
+    return out
 
 
 def _positive_int(ev: TermEvaluator, term: Any, what: str) -> int | None:
@@ -269,18 +127,6 @@ def _positive_int(ev: TermEvaluator, term: Any, what: str) -> int | None:
     if v <= 0:
         raise InvalidRequest(f"{'LIMIT' if what == 'limit' else 'PER PARTITION LIMIT'} must be strictly positive")
     return v
-
-
-def _selection(stmt: ast.Select, table: Table, ctx: SelectContext) -> list[Selected]:
-    if stmt.selectors is None:
-        return [compile_selector(ast.ColumnRef(c.name), table, ctx) for c in table.columns]
-    out = []
-    for s in stmt.selectors:
-        sel = compile_selector(s.expr, table, ctx)
-        if s.alias:
-            sel = Selected(s.alias, sel.type, sel.compute, sel.aggregate, sel.arg, sel.columns, sel.column)
-        out.append(sel)
-    return out
 
 
 def _check_distinct(stmt: ast.Select, table: Table, selected: list[Selected]) -> None:
@@ -349,6 +195,19 @@ def _after(r: CqlRow, pk: bytes, st: PagingState, reverse: bool) -> bool:
     return r.row.ck < st.ck if reverse else r.row.ck > st.ck
 
 
+def partition_order(table: Table, kr: KeyRestrictions) -> Callable[[int, bytes], Any]:
+    """The order a query reads partitions in, as a key of (token, partition key bytes): token order, or
+    for partition keys given by ``=``/``IN`` the order of their values (each component by its type's
+    comparator, as Cassandra and ScyllaDB sort the IN values)."""
+    if kr.partition_keys is None:
+        return lambda token, pk: (token, pk)
+    cols = table.partition_key
+    if len(cols) == 1:
+        t = cols[0].type
+        return lambda token, pk: (t.comparable(pk),)
+    return lambda token, pk: tuple(c.type.comparable(v) for c, v in zip(cols, split_partition_key(pk, len(cols))))
+
+
 def cql_rows(table: Table, source: PartitionSource, kr: KeyRestrictions, reverse: bool, distinct: bool,
              per_partition_limit: int | None, resume: PagingState | None = None,
              values: bool = False) -> Iterator[CqlRow]:
@@ -358,11 +217,13 @@ def cql_rows(table: Table, source: PartitionSource, kr: KeyRestrictions, reverse
     if reverse:
         ranges = list(reversed(ranges))
     whole_partition = not kr.clustering_restricted
+    order = partition_order(table, kr)
     for part in source.partitions(table, kr):
         if resume is not None and resume.offset < 0:
-            if (part.token, part.pk) < (resume.token, resume.pk):
+            at, resumed = order(part.token, part.pk), order(resume.token, resume.pk)
+            if at < resumed:
                 continue
-            if (part.token, part.pk) == (resume.token, resume.pk):
+            if at == resumed:
                 if distinct:
                     continue
                 static = part.static_row()
@@ -395,13 +256,14 @@ def value_chunks(table: Table, source: "StoredSource", kr: KeyRestrictions, reve
     ranges = kr.clustering_ranges(table) if table.clustering_key else [(None, None)]
     if reverse:
         ranges = list(reversed(ranges))
+    order = partition_order(table, kr)
     for part in source.partitions(table, kr):
         after = None
         if resume is not None:
-            at = (part.token, part.pk)
-            if at < (resume.token, resume.pk):
+            at, resumed = order(part.token, part.pk), order(resume.token, resume.pk)
+            if at < resumed:
                 continue
-            if at == (resume.token, resume.pk):
+            if at == resumed:
                 if resume.ck is None:  # the static-only row was the last one: the partition is done
                     continue
                 after = resume.ck
@@ -416,114 +278,126 @@ def value_chunks(table: Table, source: "StoredSource", kr: KeyRestrictions, reve
 
 def result_columns(stmt: ast.Select, table: Table, ctx: SelectContext) -> tuple[ColumnSpec, ...]:
     """The result columns of a SELECT (for prepared statement metadata)."""
+    selected = selection(stmt, table, ctx)
     if stmt.json:
         return (ColumnSpec(table.keyspace, table.name, "[json]", T.TEXT),)
-    return tuple(ColumnSpec(table.keyspace, table.name, s.name, s.type) for s in _selection(stmt, table, ctx))
+    return tuple(ColumnSpec(table.keyspace, table.name, s.name, s.type) for s in selected)
 
 
 def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size: int | None = None,
                    paging_state: bytes | None = None) -> ResultSet:
-    """Run a SELECT against a table, one page of ``page_size`` rows at a time when asked."""
+    """Run a SELECT against a table, one page of ``page_size`` rows (or groups) at a time when asked."""
     ev = ctx.ev
-    kr = analyse(table, stmt.where, ev)
+    ev.table = table  # token(...) in a term is the token of this table's partition key (token(k) > token(5))
+    kr = analyse(table, stmt.where, ev, select=True, allow_filtering=stmt.allow_filtering)
     needs_filtering = bool(kr.filters) or kr.partition_filters
     if kr.partition_keys is None and kr.clustering_restricted and not stmt.allow_filtering:
         needs_filtering = True
     if needs_filtering and not stmt.allow_filtering:
-        if kr.clustering_gap_error and kr.partition_keys is not None and not any(
-                not f.column.is_primary_key for f in kr.filters):
+        # ScyllaDB's order: a column after a slice, a partly restricted partition key, then the clustering
+        # columns (CONTAINS, a gap), then the other columns
+        if kr.gap_after_slice:
             raise InvalidRequest(kr.clustering_gap_error)
+        if not kr.partition_filters:
+            if any(f.column.kind == CLUSTERING and f.op in ("CONTAINS", "CONTAINS KEY") for f in kr.filters):
+                raise InvalidRequest("Cannot restrict clustering columns by a CONTAINS relation without a secondary "
+                                     "index or filtering")
+            if kr.clustering_gap_error:
+                raise InvalidRequest(kr.clustering_gap_error)
         raise InvalidRequest(FILTERING_MESSAGE)
     reverse = _order(stmt, table, kr)
-    selected = _selection(stmt, table, ctx)
-    if stmt.distinct:
-        _check_distinct(stmt, table, selected)
+    selected = selection(stmt, table, ctx)
     limit = _positive_int(ev, stmt.limit, "limit")
     ppl = _positive_int(ev, stmt.per_partition_limit, "per partition limit")
-    if stmt.group_by:
-        raise InvalidRequest("GROUP BY is not supported by logtide yet")
-    aggregating = any(s.aggregate for s in selected)
-    filters = kr.filters
+    if stmt.distinct:
+        if stmt.per_partition_limit is not None:
+            raise InvalidRequest("PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries")
+        _check_distinct(stmt, table, selected)
+    width = group_by_width(stmt, table)
+    aggregating = any(s.state is not None for s in selected)
+    check_grouping(stmt, width, aggregating, ppl)
+    filters = kr.filters + kr.checks
     rows_out: list[list[Any]] = []
-    aggs = [Aggregate(s.aggregate, s.arg.type if s.arg is not None else s.type) if s.aggregate else None
-            for s in selected]
-    first_values: list[Any] | None = None
     resume = PagingState.decode(paging_state) if paging_state else None
-    if aggregating or (page_size is not None and page_size <= 0):
+    if (aggregating and width is None) or (page_size is not None and page_size <= 0):
         page_size = None
     returned = first = resume.returned if resume else 0
-    source_rows: Iterable[CqlRow] = cql_rows(table, ctx.source, kr, reverse, stmt.distinct, ppl,
-                                             resume if resume and resume.offset < 0 else None,
-                                             not _reads_cells(stmt.selectors))
+    source_rows: Iterable[CqlRow] = () if kr.empty else cql_rows(
+        table, ctx.source, kr, reverse, stmt.distinct, ppl, resume if resume and resume.offset < 0 else None,
+        not _reads_cells(stmt.selectors))
+    grouped = aggregating or width is not None
     # plain columns: rows are kept as the stored bytes of their values (SelectResult)
-    plain = None if aggregating or stmt.json else plain_columns(selected)
+    plain = None if grouped or stmt.json else plain_columns(selected)
     kept: list[list[bytes | None]] | None = None if plain is None else []
     raw_of = None if plain is None else raw_values_of(plain)
     in_memory = bool(stmt.order_by and kr.partition_keys is not None and len(kr.partition_keys) > 1)
     if in_memory:
         ordered = _sort_across_partitions(list(source_rows), reverse)
         source_rows = ordered[resume.offset:] if resume and resume.offset >= 0 else ordered
-    per_part_count = resume.partition_count if resume else 0
-    current_key = (resume.token, resume.pk) if resume else None
+    taken = PartitionCounter(ppl, resume)
     next_state: PagingState | None = None
     consumed = resume.offset if resume and resume.offset >= 0 else 0
     project = row_projector(selected)
+    keep = _keeper(filters)
+    page_bytes = 0
     uniform = None
     if (plain is not None and not filters and ppl is None and not in_memory and not stmt.distinct
-            and isinstance(ctx.source, StoredSource)):
+            and isinstance(ctx.source, StoredSource) and not kr.empty):
         uniform = uniform_plan(table, plain, raw_of)  # type: ignore[arg-type]
+    if grouped:
+        def position(r: CqlRow, groups: int, partition_groups: int, offset: int) -> PagingState:
+            return PagingState(r.token, r.pk, r.row.ck if r.row is not None else None, groups, partition_groups,
+                               offset if in_memory else -1)
+        rows_out, next_state = aggregate(selected, source_rows, width, keep, limit, ppl, page_size, resume, position)
+        source_rows = ()
     if uniform is not None:  # whole clustering ranges at a time, the same rows, limit and paging
         source_rows = ()
         for token, pk, cks, rows in value_chunks(table, ctx.source, kr, reverse,  # type: ignore[arg-type]
                                                  resume if resume and resume.offset < 0 else None, uniform):
-            if (token, pk) != current_key:
-                current_key = (token, pk)
-                per_part_count = 0
+            taken.enter(token, pk)
             take = len(rows)
             if limit is not None:
                 take = min(take, max(limit - returned, 1))
             if page_size is not None:
                 take = min(take, max(page_size - (returned - first), 1))
+            if page_size is not None:  # a page also ends after PAGE_BYTES of values (ScyllaDB)
+                chunk = sum(map(_raw_size, rows[:take]))
+                if page_bytes + chunk < PAGE_BYTES:
+                    page_bytes += chunk
+                else:
+                    for i in range(take):
+                        page_bytes += _raw_size(rows[i])
+                        if page_bytes >= PAGE_BYTES:
+                            take = i + 1
+                            break
             kept.extend(rows if take == len(rows) else rows[:take])  # type: ignore[union-attr]
             returned += take
-            per_part_count += take
+            taken.count += take
             if limit is not None and returned >= limit:
                 break
-            if page_size is not None and returned - first >= page_size:
-                next_state = PagingState(token, pk, cks[take - 1], returned, per_part_count, -1)
+            if page_size is not None and (returned - first >= page_size or page_bytes >= PAGE_BYTES):
+                next_state = PagingState(token, pk, cks[take - 1], returned, taken.count, -1)
                 break
     for r in source_rows:
         consumed += 1
-        if filters and not all(_filter_matches(f, r) for f in filters):
+        if filters and not keep(r):
             continue
-        if (r.token, r.pk) != current_key:
-            current_key = (r.token, r.pk)
-            per_part_count = 0
-        if ppl is not None and per_part_count >= ppl:
-            continue
-        per_part_count += 1
-        if aggregating:
-            values = [s.compute(r) for s in selected]
-            if first_values is None:
-                first_values = values
-            for a, v in zip(aggs, values):
-                if a is not None:
-                    a.add(v)
+        if not taken.admit(r.token, r.pk):
             continue
         if kept is not None:
-            kept.append(raw_of(r.key, r.row, r.static))  # type: ignore[misc]
+            raw = raw_of(r.key, r.row, r.static)  # type: ignore[misc]
+            kept.append(raw)
+            if page_size is not None:
+                page_bytes += _raw_size(raw)
         else:
             rows_out.append(project(r))
         returned += 1
         if limit is not None and returned >= limit:
             break
-        if page_size is not None and returned - first >= page_size:
+        if page_size is not None and (returned - first >= page_size or page_bytes >= PAGE_BYTES):
             next_state = PagingState(r.token, r.pk, r.row.ck if r.row is not None else None, returned,
-                                     per_part_count, consumed if in_memory else -1)
+                                     taken.count, consumed if in_memory else -1)
             break
-    if aggregating:
-        vals = first_values or [None] * len(selected)
-        rows_out = [[a.result() if a is not None else v for a, v in zip(aggs, vals)]]
     columns = tuple(ColumnSpec(table.keyspace, table.name, s.name, s.type) for s in selected)
     if kept is not None:
         result: ResultSet = SelectResult(columns, kept, plain)  # type: ignore[arg-type]
@@ -534,6 +408,27 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
         result = ResultSet("rows", columns, [Row(names, v) for v in rows_out])
     result.paging_state = next_state.encode() if next_state is not None else None
     return result
+
+
+PAGE_BYTES = 1 << 20
+"""A page of a paged SELECT of columns ends once its values reach this many bytes, whatever the page size
+asked for (ScyllaDB's 1 MB result-size cutoff; a client with paging off gets every row)."""
+
+
+def _raw_size(raw: list[bytes | None]) -> int:
+    return sum(map(len, filter(None, raw)))
+
+
+def _keeper(filters: list[Filter]) -> Callable[[CqlRow], bool]:
+    """Whether a row satisfies every filter (``restrictions.matches`` on the filtered column's value)."""
+    if not filters:
+        return lambda r: True
+    checks = [(f, f.column, f.column.type, f.key if f.op in TUPLE_OPS else None) for f in filters]
+
+    def keep(r: CqlRow) -> bool:
+        return all(matches(f, t, r.bytes_of(c) if cs is None else tuple(map(r.bytes_of, cs)))
+                   for f, c, t, cs in checks)
+    return keep
 
 
 def _reads_cells(node: Any) -> bool:
@@ -553,11 +448,11 @@ def _sort_across_partitions(rows: list[CqlRow], reverse: bool) -> list[CqlRow]:
 
 
 def json_key(name: str) -> str:
-    """A column name as SELECT JSON writes it: quoted when it is not a lower-case identifier."""
-    import re
-    if re.fullmatch(r"[a-z][a-z0-9_]*", name):
-        return name
-    return '"' + name.replace('"', '""') + '"'
+    """A result column's name as SELECT JSON writes it (ScyllaDB's ``as_json``): in double quotes when it
+    has an upper-case letter (a case-sensitive name), as it is otherwise (``"1"``, ``"ttl(v)"``)."""
+    if any(ch.isupper() for ch in name):
+        return '"' + name + '"'
+    return name
 
 
 def _named_selectors(stmt: ast.Select, n: int) -> list[bool]:
@@ -593,8 +488,9 @@ class StoredSource(PartitionSource):
     def partitions(self, table: Table, kr: KeyRestrictions) -> Iterator[Any]:
         from .read import stored_partition, stored_partitions
         if kr.partition_keys is not None:
-            keys = sorted({(partition_token(table, pk), pk) for pk in (serialize_partition_key(k) for k in kr.partition_keys)})
-            lo, lo_inc, hi, hi_inc = token_bounds(kr)
+            order = partition_order(table, kr)
+            keys = sorted({(partition_token(table, pk), pk) for pk in (serialize_partition_key(k) for k in kr.partition_keys)},
+                          key=lambda tp: order(*tp))
             for token, pk in keys:
                 p = stored_partition(table, self.txn, self.now, token, pk)
                 if p is not None:
@@ -671,7 +567,8 @@ class VirtualSource(PartitionSource):
         if kr.partition_keys is not None:
             wanted = {serialize_partition_key(k) for k in kr.partition_keys}
         lo, lo_inc, hi, hi_inc = token_bounds(kr)
-        for vp in sorted(parts.values(), key=lambda p: (p.token, p.pk)):
+        order = partition_order(table, kr)
+        for vp in sorted(parts.values(), key=lambda p: order(p.token, p.pk)):
             if wanted is not None and vp.pk not in wanted:
                 continue
             if lo is not None and (vp.token < lo or (vp.token == lo and not lo_inc)):

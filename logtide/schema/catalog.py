@@ -637,6 +637,40 @@ def _drop_type(cat: Catalog, stmt: ast.DropType, current: str | None, now: int) 
     return cat._with_keyspace(new_ks), SchemaChange("DROPPED", "TYPE", ks_name, name), cat.next_store_id
 
 
+# ---- user-defined functions and aggregates ----------------------------------------------------------
+
+UDF_LANGUAGES = ("lua", "wasm")  # the languages ScyllaDB's CREATE FUNCTION knows
+
+
+def _function_type(cat: Catalog, expr: ast.TypeExpr, ks: Keyspace) -> None:
+    """An argument, return or state type of a function (ScyllaDB's ``function_statement::prepare_type``): a user
+    type is written without ``frozen`` (a function always takes and gives it frozen)."""
+    if expr.name == "frozen" and len(expr.params) == 1 and isinstance(cat._resolve(expr.params[0], ks), types.UserType):
+        raise ire("User defined argument and return types should not be frozen")
+    cat._resolve(expr, ks)
+
+
+def _create_function(cat: Catalog, stmt: ast.CreateFunction, current: str | None, now: int) -> Outcome:
+    """ScyllaDB's ``create_function_statement`` checks, in its order (argument types, the language, the
+    return type), then the refusal: logtide runs no user-defined code (neither Lua nor WASM)."""
+    ks = cat._existing_keyspace(keyspace_of(stmt.name.keyspace, current))
+    for _, expr in stmt.arguments:
+        _function_type(cat, expr, ks)
+    if stmt.language not in UDF_LANGUAGES:
+        raise ire(f"Language '{stmt.language}' is not supported")
+    _function_type(cat, stmt.returns, ks)
+    raise ire(f"CREATE {'OR REPLACE ' if stmt.or_replace else ''}FUNCTION is not supported by logtide")
+
+
+def _create_aggregate(cat: Catalog, stmt: ast.CreateAggregate, current: str | None, now: int) -> Outcome:
+    """ScyllaDB's ``create_aggregate_statement`` checks its types before it looks its functions up; then the
+    refusal: an aggregate needs user-defined functions, which logtide does not run."""
+    ks = cat._existing_keyspace(keyspace_of(stmt.name.keyspace, current))
+    for expr in (*stmt.argument_types, stmt.state_type):
+        _function_type(cat, expr, ks)
+    raise ire(f"CREATE {'OR REPLACE ' if stmt.or_replace else ''}AGGREGATE is not supported by logtide")
+
+
 _HANDLERS: dict[type, Callable[..., Outcome]] = {
     ast.CreateKeyspace: _create_keyspace,
     ast.AlterKeyspace: _alter_keyspace,
@@ -652,6 +686,8 @@ _HANDLERS: dict[type, Callable[..., Outcome]] = {
     ast.AlterTypeAdd: _alter_type_add,
     ast.AlterTypeRename: _alter_type_rename,
     ast.DropType: _drop_type,
+    ast.CreateFunction: _create_function,
+    ast.CreateAggregate: _create_aggregate,
 }
 
 

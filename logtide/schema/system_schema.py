@@ -274,6 +274,13 @@ _SYSTEM_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]
             ("truncated_at", "map<uuid, blob>"),
         ],
     ),
+    # ScyllaDB's: the table a SELECT without FROM reads (``SELECT 1``, ``SELECT now()``)
+    "one_row": (
+        "A table with exactly one row, backing SELECT statements without a FROM clause.",
+        [("system$dummy", "text")],
+        [],
+        [],
+    ),
     "peers": (
         "information about known peers in the cluster",
         [("peer", "inet")],
@@ -617,6 +624,7 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM_DISTRIBUTED, "cdc_generation_timestamps"): _generation_timestamps_rows,
     (SYSTEM_DISTRIBUTED, "cdc_streams_descriptions_v2"): _streams_descriptions_rows,
     (SYSTEM, "peers"): _no_rows,
+    (SYSTEM, "one_row"): lambda catalog, node: [{"system$dummy": ""}],
     (SYSTEM_LOGTIDE, "changefeeds"): lambda catalog, node: _changefeed_rows(catalog),
     (SYSTEM, "peers_v2"): _no_rows,
     (SYSTEM_TRACES, "sessions"): lambda catalog, node: node.traces.sessions_rows() if node.traces else [],

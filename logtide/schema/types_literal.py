@@ -23,6 +23,7 @@ from cassandra.cqltypes import EMPTY
 from logtide.cql import ast
 from logtide.errors import InvalidRequest
 from logtide.schema.types_codec import make_map, make_sorted_set, udt_field_values
+from logtide.schema.types_convert import convert, widenable
 
 NOT_ASSIGNABLE, WEAKLY_ASSIGNABLE, EXACT_MATCH = 0, 1, 2
 
@@ -668,8 +669,15 @@ def test_assignment(term, ctype, ctx) -> int:
         casted = _resolve_hint(term, ctx)
         if ctype == casted:
             return EXACT_MATCH
-        return WEAKLY_ASSIGNABLE if _value_compatible(ctype, casted) else NOT_ASSIGNABLE
+        if _value_compatible(ctype, casted) or widenable(casted, ctype):
+            return WEAKLY_ASSIGNABLE
+        return NOT_ASSIGNABLE
     return NOT_ASSIGNABLE
+
+
+def literal_test_assignment(term, ctype) -> int:
+    """``test_assignment`` of a raw term on its own (no bind values): how a literal fits a function parameter."""
+    return test_assignment(term, ctype, _Ctx(None, None, None, ctype))
 
 
 def _validate_tuple(term, ctype, receiver, ctx):
@@ -790,6 +798,10 @@ def _prepare(term, ctype, receiver: str, ctx: _Ctx, in_collection: Optional[str]
             raise InvalidRequest(
                 f"Cannot assign value {term_text(term)} to {receiver} of type {ctype.cql()}"
             )
+        if casted.kind == "native" and ctype.kind == "native" and casted != ctype:
+            # ScyllaDB's C-style cast: the value of the hinted type, reinterpreted (int -> blob) or widened
+            # (int -> bigint) to the receiver's type
+            return convert(_prepare(term.term, casted, receiver, ctx), casted, ctype)
         return _prepare(term.term, ctype, receiver, ctx)
     if isinstance(term, ast.ListLiteral):
         return _prepare_list(term, ctype, receiver, ctx)

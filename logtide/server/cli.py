@@ -18,11 +18,14 @@ log = logging.getLogger("logtide.server")
 
 SERVE_KEYS = ("host", "port", "auth", "superuser", "superuser_password_file", "tls_cert", "tls_key", "workers",
               "synchronous", "metrics_port", "max_connections", "auth_timeout", "idle_timeout", "kafka_host",
-              "kafka_port", "kafka_advertised_host")
+              "kafka_port", "kafka_advertised_host", "kafka_max_request_bytes", "kafka_idle_timeout")
 DEFAULTS: dict[str, Any] = {"host": "127.0.0.1", "port": 9042, "auth": False, "workers": 8, "synchronous": "FULL",
                             "metrics_port": 9180, "max_connections": None, "auth_timeout": 10.0, "idle_timeout": 0.0,
-                            "kafka_host": "127.0.0.1", "kafka_port": 9092, "kafka_advertised_host": None}
+                            "kafka_host": "127.0.0.1", "kafka_port": 9092, "kafka_advertised_host": None,
+                            "kafka_max_request_bytes": 2 << 20, "kafka_idle_timeout": 600.0}
 SYNCHRONOUS = ("FULL", "NORMAL", "OFF")
+MIN_KAFKA_REQUEST_BYTES = 128 << 10  # never below what a client may send before login
+MAX_KAFKA_REQUEST_BYTES = 1 << 30
 
 
 class StartupError(Exception):
@@ -51,6 +54,8 @@ class ServeSettings:
     kafka_host: str = "127.0.0.1"
     kafka_port: int | None = 9092  # None: no Kafka endpoint (--kafka-port off); 0: a free port
     kafka_advertised_host: str | None = None  # the name Kafka clients are told to connect to (None: the bound one)
+    kafka_max_request_bytes: int = 2 << 20  # largest Kafka request after login (socket.request.max.bytes)
+    kafka_idle_timeout: float = 600.0  # close a Kafka connection with no request this long (connections.max.idle.ms)
 
 
 def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -93,6 +98,12 @@ def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
                    help="host name or address Kafka clients are told to connect to, for a server they reach by "
                    "another name (Kafka's advertised.listeners; default: the --kafka-host address, or this "
                    "host's primary address when that is a wildcard)")
+    p.add_argument("--kafka-max-request-bytes", type=integer, metavar="BYTES",
+                   help="largest request a logged-in Kafka client may send (default 2097152, 2 MiB; Kafka's "
+                        "socket.request.max.bytes); before login the limit is 128 KiB")
+    p.add_argument("--kafka-idle-timeout", type=number, metavar="SECONDS",
+                   help="close a Kafka connection that sent no request for this long (default 600, Kafka's "
+                        "connections.max.idle.ms; 0: never)")
     p.set_defaults(run=run_serve)
     return p
 
@@ -188,6 +199,8 @@ def settings_from(ns: argparse.Namespace) -> ServeSettings:
         auth_timeout=float(merged["auth_timeout"]), idle_timeout=float(merged["idle_timeout"]),
         topology=cli_topology(ns), kafka_host=merged["kafka_host"], kafka_port=merged["kafka_port"],
         kafka_advertised_host=merged["kafka_advertised_host"],
+        kafka_max_request_bytes=merged["kafka_max_request_bytes"],
+        kafka_idle_timeout=float(merged["kafka_idle_timeout"]),
     )
 
 
@@ -201,10 +214,13 @@ def check_settings(s: ServeSettings) -> None:
         raise StartupError(f"workers must be at least 1, not {s.workers}")
     if s.max_connections is not None and s.max_connections < 1:
         raise StartupError(f"max_connections must be at least 1, not {s.max_connections}")
-    for name in ("auth_timeout", "idle_timeout"):
+    for name in ("auth_timeout", "idle_timeout", "kafka_idle_timeout"):
         value = getattr(s, name)
         if not value >= 0 or value == float("inf"):
             raise StartupError(f"{name} must be a number of seconds, 0 or more, not {value}")
+    if not MIN_KAFKA_REQUEST_BYTES <= s.kafka_max_request_bytes <= MAX_KAFKA_REQUEST_BYTES:
+        raise StartupError(f"kafka_max_request_bytes must be between {MIN_KAFKA_REQUEST_BYTES} and "
+                           f"{MAX_KAFKA_REQUEST_BYTES} (1 GiB), not {s.kafka_max_request_bytes}")
     if s.kafka_advertised_host is not None and not is_host_name(s.kafka_advertised_host):
         raise StartupError(f"kafka_advertised_host must be a host name or an IP address, not "
                            f"{s.kafka_advertised_host!r}")
@@ -336,7 +352,9 @@ def serve(settings: ServeSettings) -> int:
     if settings.kafka_port is not None:
         from logtide.kafka import KafkaConfig
         kafka = KafkaConfig(host=settings.kafka_host, port=settings.kafka_port, tls=ssl_ctx,
-                            advertised_host=settings.kafka_advertised_host)
+                            advertised_host=settings.kafka_advertised_host,
+                            max_request_bytes=settings.kafka_max_request_bytes, auth_timeout=settings.auth_timeout,
+                            idle_timeout=settings.kafka_idle_timeout)
 
     def announce(server: Any) -> None:
         host, port = server.address

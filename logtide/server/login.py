@@ -17,10 +17,11 @@ from __future__ import annotations
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Hashable, Iterable
+from typing import Any, Callable, Hashable, Iterable, TypeVar
 
 from logtide.errors import AuthenticationError
 
+R = TypeVar("R")
 MAX_TRACKED = 10_000  # addresses and role names remembered at once
 
 
@@ -112,6 +113,11 @@ class LoginGuard:
 
     async def login(self, address: str, user: str, password: str) -> str:
         """The role name for a valid login; AuthenticationError otherwise (possibly after a wait)."""
+        return await self.check(address, user, self.auth.authenticate, user, password)
+
+    async def check(self, address: str, user: str, fn: Callable[..., R], *args: Any) -> R:
+        """Run the credential check ``fn(*args)`` (it raises AuthenticationError on failure) on the guard's
+        pool with the same bound and waits as ``login``: the Kafka endpoint's SASL/PLAIN and SCRAM steps."""
         loop = asyncio.get_running_loop()
         keys = (("address", address), ("role", user))
         while True:
@@ -124,14 +130,14 @@ class LoginGuard:
         self.throttle.admit(keys, loop.time())
         self._in_flight += 1
         try:
-            role = await loop.run_in_executor(self._pool, self.auth.authenticate, user, password)
+            result = await loop.run_in_executor(self._pool, fn, *args)
         except AuthenticationError:
             self.throttle.failed(keys, loop.time())
             raise
         finally:
             self._in_flight -= 1
         self.throttle.succeeded(keys)
-        return role
+        return result
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

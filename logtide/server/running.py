@@ -6,8 +6,10 @@ import asyncio
 import logging
 import signal
 import threading
+from dataclasses import replace
 from typing import Any, Callable
 
+from .limits import ConnectionSlots, default_fd_reserve, plan_descriptors
 from .server import Server, ServerConfig
 
 log = logging.getLogger("logtide.server")
@@ -21,10 +23,11 @@ def serve_until_signalled(db: Any, config: ServerConfig, on_started: Callable[[S
     """
 
     async def main() -> None:
-        server = Server(db, config, close_db=True)
+        slots, kafka_config = shared_limits(config, kafka)
+        server = Server(db, config, close_db=True, slots=slots)
         await server.start()
         try:
-            broker = await start_kafka(db, kafka)
+            broker = await start_kafka(db, kafka_config, slots, server.login)
         except BaseException:
             await server.stop()  # closes db
             raise
@@ -59,7 +62,21 @@ def serve_until_signalled(db: Any, config: ServerConfig, on_started: Callable[[S
     asyncio.run(main())
 
 
-async def start_kafka(db: Any, kafka: Any) -> Any:
+def shared_limits(config: ServerConfig, kafka: Any) -> tuple[ConnectionSlots, Any]:
+    """One connection cap for the CQL port and the Kafka endpoint, after the descriptors storage needs:
+    the CQL workers' and committer's readers and a margin, the Kafka endpoint's reader threads and as
+    many of its long-poll threads as fit (``limits.plan_descriptors``); the Kafka config with those."""
+    reserve = default_fd_reserve(config.workers) if config.fd_reserve is None else config.fd_reserve
+    plan = plan_descriptors(config.max_connections, reserve, kafka.reader_threads if kafka else 0,
+                            kafka.wait_threads if kafka else 0)
+    if kafka is not None and plan.wait_threads < kafka.wait_threads:
+        log.info("Kafka endpoint: %d threads for long-poll Fetch waits, not %d: the open file limit (ulimit -n) "
+                 "leaves room for no more", plan.wait_threads, kafka.wait_threads)
+        kafka = replace(kafka, wait_threads=plan.wait_threads)
+    return ConnectionSlots(plan.connections), kafka
+
+
+async def start_kafka(db: Any, kafka: Any, slots: ConnectionSlots | None = None, login: Any = None) -> Any:
     """Start the Kafka endpoint over ``db.changefeeds`` (None when not configured or not available)."""
     if kafka is None:
         return None
@@ -69,7 +86,7 @@ async def start_kafka(db: Any, kafka: Any) -> Any:
         return None
     from logtide.kafka import KafkaBroker
 
-    broker = KafkaBroker(reader, kafka, getattr(db, "auth", None))
+    broker = KafkaBroker(reader, kafka, getattr(db, "auth", None), slots=slots, login=login)
     try:
         host, port = await broker.start()
     except OSError as e:  # taken since logtide serve checked it

@@ -26,7 +26,8 @@ from . import compression as compression_mod
 from .committer import Committer
 from .connection import Connection
 from .frame import DEFAULT_MAX_AUTH_FRAME_BODY, DEFAULT_MAX_FRAME_BODY
-from .limits import connection_limit, default_fd_reserve
+from .limits import ConnectionSlots, default_fd_reserve, plan_descriptors
+from .listener import Listener
 from .login import LoginGuard, LoginLimits
 from .prepared import DEFAULT_CAPACITY, PreparedCache
 from .scheduler import WorkerPool
@@ -70,7 +71,10 @@ class ServerConfig:
 class Server:
     """A CQL native-protocol (v3, v4, v5) server for one Database."""
 
-    def __init__(self, db: Any, config: ServerConfig | None = None, close_db: bool = False) -> None:
+    def __init__(self, db: Any, config: ServerConfig | None = None, close_db: bool = False,
+                 slots: ConnectionSlots | None = None) -> None:
+        """``slots``: the connection cap shared with other ports (``logtide serve``: the Kafka endpoint);
+        None: this server's own, from ``config`` and the open file limit."""
         self.db = db
         self.config = config or ServerConfig()
         self.close_db = close_db
@@ -83,7 +87,8 @@ class Server:
         self._conn_tasks: set[asyncio.Task] = set()
         self.workers: WorkerPool | None = None
         self.committer: Committer | None = None  # writes (see committer): one thread, one wake-up per group
-        self._server: asyncio.base_events.Server | None = None
+        self.slots = slots
+        self._listener: Listener | None = None
         self._stopped: asyncio.Event | None = None
         self.address: tuple[str, int] | None = None
         self.failures = RateLimitedLog(log, self.config.log_interval)
@@ -96,15 +101,16 @@ class Server:
         """Bind and start accepting; returns the bound (host, port)."""
         if self.config.workers < 1:
             raise ValueError(f"workers must be at least 1, not {self.config.workers}")
-        reserve = self.config.fd_reserve
-        self.max_connections = connection_limit(
-            self.config.max_connections, default_fd_reserve(self.config.workers) if reserve is None else reserve)
-        loop = asyncio.get_running_loop()
-        if loop.get_exception_handler() is None:
-            loop.set_exception_handler(self._loop_exception)
+        if self.slots is None:
+            reserve = self.config.fd_reserve
+            self.slots = ConnectionSlots(plan_descriptors(
+                self.config.max_connections,
+                default_fd_reserve(self.config.workers) if reserve is None else reserve).connections)
+        self.max_connections = self.slots.cap
         self._stopped = asyncio.Event()
-        self._server = await asyncio.start_server(self._accept, self.config.host, self.config.port,
-                                                  ssl=self.config.tls, reuse_address=True, limit=1 << 20)
+        self._listener = Listener("CQL", self._accept, self.slots, self.failures, self.config.tls,
+                                  self.config.auth_timeout)
+        self.address = await self._listener.start(self.config.host, self.config.port)
         # no connection can have run yet: its callbacks come on a later loop iteration
         wait = self.config.handoff_wait
         if wait is None:
@@ -112,8 +118,6 @@ class Server:
         self.workers = WorkerPool(asyncio.get_running_loop(), self.config.workers, "logtide-cql", wait)
         self.committer = Committer(asyncio.get_running_loop(), self.db.committer.run_group,
                                    self.db.committer.max_group, wait)
-        sockname = self._server.sockets[0].getsockname()
-        self.address = (sockname[0], sockname[1])
         self._publish_node_info()
         return self.address
 
@@ -135,15 +139,14 @@ class Server:
 
     async def stop(self) -> None:
         """Stop accepting, finish statements in flight, close connections, the pool and (if owned) the db."""
-        if self._server is None or self._stopped is None or self._stopped.is_set():
+        if self._listener is None or self._stopped is None or self._stopped.is_set():
             return
-        self._server.close()
+        await self._listener.close()
         self.schema_events.release_all()  # answers held for schema listeners go out before connections close
         for task in list(self._conn_tasks):
             task.cancel()  # each connection stops reading, then waits for its statements
         if self._conn_tasks:
             await asyncio.wait(set(self._conn_tasks), timeout=self.config.shutdown_timeout + 5)
-        await self._server.wait_closed()
         if self.workers is not None:
             await asyncio.to_thread(self.workers.shutdown, self.config.shutdown_timeout)
         if self.committer is not None:
@@ -155,25 +158,7 @@ class Server:
             self.db.close()
         self._stopped.set()
 
-    def _loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-        """Failures to accept (no file descriptors left) are logged once per interval, without a traceback."""
-        exc = context.get("exception")
-        message = str(context.get("message", ""))
-        if isinstance(exc, OSError) and "accept" in message:
-            self.failures.error("accept", "cannot accept new connections: %s; open connections are still "
-                                "served, accepting resumes when descriptors are free", exc.strerror or exc)
-            return
-        loop.default_exception_handler(context)
-
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        no_delay(writer)
-        if len(self.connections) >= self.max_connections:
-            peer = writer.get_extra_info("peername")
-            self.failures.warning("connection limit", "refusing connections (first from %s): %d open, the limit "
-                                  "(--max-connections, or what the open file limit allows)",
-                                  peer[0] if isinstance(peer, tuple) else peer, len(self.connections))
-            writer.transport.abort()
-            return
         conn = Connection(self, reader, writer)
         task = asyncio.current_task()
         assert task is not None
@@ -226,16 +211,6 @@ class Server:
                 "running": (self.workers.busy if self.workers else 0)
                 + (self.committer.committing if self.committer else 0),
                 "prepared": len(self.runner.cache)}
-
-
-def no_delay(writer: asyncio.StreamWriter) -> None:
-    """Send small answers at once (TCP_NODELAY) on an accepted connection; a socket that refuses keeps Nagle."""
-    sock = writer.get_extra_info("socket")
-    if sock is not None:
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        except OSError:
-            pass
 
 
 def _primary_address() -> str:

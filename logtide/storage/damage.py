@@ -9,27 +9,13 @@ as its stored bytes, since the row that would name it is the damaged one).
 
 from __future__ import annotations
 
-import struct
 from typing import Any
 
 from ..errors import CorruptRecord
 from ..mutation.cells import PartitionData, RowData
 from .envelope import RecordDamaged
+from .keys import split_partition_key
 from .records import decode_partition, decode_row
-
-
-def _components(table: Any, pk: bytes) -> list[bytes]:
-    n = len(table.partition_key)
-    if n == 1:
-        return [pk]
-    out, i = [], 0
-    for _ in range(n):
-        (size,) = struct.unpack_from(">H", pk, i)
-        out.append(pk[i + 2:i + 2 + size])
-        i += 3 + size
-    if i != len(pk):
-        raise ValueError("trailing bytes")
-    return out
 
 
 def describe_partition_key(table: Any, pk: bytes) -> str:
@@ -39,7 +25,7 @@ def describe_partition_key(table: Any, pk: bytes) -> str:
     try:
         enc = Encoder()
         return " AND ".join(f"{col.name} = {enc.cql_encode_all_types(col.type.deserialize(v))}"
-                            for col, v in zip(table.partition_key, _components(table, pk)))
+                            for col, v in zip(table.partition_key, split_partition_key(pk, len(table.partition_key))))
     except Exception:  # noqa: BLE001 - the key itself may be what is damaged
         return f"partition key 0x{pk.hex()}"
 

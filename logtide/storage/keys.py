@@ -34,6 +34,21 @@ def serialize_partition_key(values: Sequence[bytes]) -> bytes:
     return bytes(out)
 
 
+def split_partition_key(partition_key: bytes, count: int) -> list[bytes]:
+    """The component values of a partition key of ``count`` columns (the inverse of
+    :func:`serialize_partition_key`); ValueError (or struct.error) for bytes that are not one."""
+    if count == 1:
+        return [partition_key]
+    out, pos = [], 0
+    for _ in range(count):
+        (n,) = struct.unpack_from(">H", partition_key, pos)
+        out.append(partition_key[pos + 2:pos + 2 + n])
+        pos += n + 3
+    if pos != len(partition_key):
+        raise ValueError("trailing bytes")
+    return out
+
+
 def token_of(partition_key: bytes) -> int:
     """Murmur3Partitioner token of a serialized partition key (identical to Cassandra's)."""
     return Murmur3Token.hash_fn(partition_key)

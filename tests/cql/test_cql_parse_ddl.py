@@ -267,9 +267,6 @@ def test_list_permissions():
     ("ALTER MATERIALIZED VIEW mv WITH comment = 'x'", "ALTER MATERIALIZED VIEW is not supported by logtide yet"),
     ("DROP MATERIALIZED VIEW mv", "DROP MATERIALIZED VIEW is not supported by logtide yet"),
     ("DROP INDEX i", "DROP INDEX is not supported by logtide yet"),
-    ("CREATE FUNCTION f (a int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE lua AS 'return a'",
-     "CREATE FUNCTION is not supported by logtide"),
-    ("CREATE OR REPLACE AGGREGATE a (int) SFUNC f STYPE int", "CREATE OR REPLACE AGGREGATE is not supported by logtide"),
     ("CREATE TRIGGER x ON t USING 'c'", "CREATE TRIGGER is not supported by logtide"),
     ("DROP AGGREGATE a", "DROP AGGREGATE is not supported by logtide"),
 ])
@@ -277,6 +274,37 @@ def test_unsupported_statements_are_refused_by_their_whole_name(text, message):
     with pytest.raises(InvalidRequest) as e:
         parse(text)
     assert str(e.value) == message
+
+
+def test_create_function_parses_as_scylladb_writes_it():
+    s = stmt("CREATE FUNCTION ks.f (a int, b frozen<list<text>>) RETURNS NULL ON NULL INPUT RETURNS bigint "
+             "LANGUAGE Lua AS $$return a$$")
+    assert s == ast.CreateFunction(ast.QualifiedName("ks", "f"),
+                                   (("a", ast.TypeExpr("int")),
+                                    ("b", ast.TypeExpr("frozen", (ast.TypeExpr("list", (ast.TypeExpr("text"),)),)))),
+                                   False, ast.TypeExpr("bigint"), "lua", "return a")
+    s = stmt("CREATE OR REPLACE FUNCTION f () CALLED ON NULL INPUT RETURNS int LANGUAGE wasm AS '(module)'")
+    assert (s.arguments, s.called_on_null_input, s.or_replace, s.if_not_exists) == ((), True, True, False)
+    assert stmt("CREATE FUNCTION IF NOT EXISTS f () CALLED ON NULL INPUT RETURNS int LANGUAGE lua AS ''").if_not_exists
+
+
+def test_create_function_syntax_errors_name_what_is_missing():
+    with pytest.raises(SyntaxException, match="no viable alternative at input 'IF'"):
+        parse("CREATE OR REPLACE FUNCTION IF NOT EXISTS f () CALLED ON NULL INPUT RETURNS int LANGUAGE lua AS ''")
+    with pytest.raises(SyntaxException, match="mismatched input '1' expecting STRING_LITERAL"):
+        parse("CREATE FUNCTION f () CALLED ON NULL INPUT RETURNS int LANGUAGE lua AS 1")
+    with pytest.raises(SyntaxException, match="expecting K_ON"):
+        parse("CREATE FUNCTION f () CALLED INPUT RETURNS int LANGUAGE lua AS ''")
+
+
+def test_create_aggregate_parses_every_clause():
+    s = stmt("CREATE OR REPLACE AGGREGATE IF NOT EXISTS ks.a (int, text) SFUNC acc STYPE map<int, int> "
+             "REDUCEFUNC r FINALFUNC fin INITCOND {}")
+    assert s == ast.CreateAggregate(ast.QualifiedName("ks", "a"), (ast.TypeExpr("int"), ast.TypeExpr("text")), "acc",
+                                    ast.TypeExpr("map", (ast.TypeExpr("int"), ast.TypeExpr("int"))), "r", "fin",
+                                    ast.MapLiteral(()), True, True)
+    s = stmt("CREATE AGGREGATE a () SFUNC acc STYPE int")
+    assert (s.argument_types, s.reduce_function, s.final_function, s.initial_condition) == ((), None, None, None)
 
 
 def test_a_half_named_unsupported_statement_is_a_syntax_error():

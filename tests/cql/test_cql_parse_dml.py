@@ -460,3 +460,28 @@ def test_parsed_statements_are_frozen_and_hashable():
     hash(parsed.statement.table)
     with pytest.raises(AttributeError):
         parsed.statement.table = None  # type: ignore[misc]
+
+
+# ---------------------------------------------------------------- ScyllaDB's read-side syntax
+
+
+def test_where_not_in_and_subscripts():
+    a, b, c, d = where_of("a NOT IN (1, 2) AND b NOT IN ? AND m[1] = 2 AND l[?] LIKE 'x%'")
+    assert a == ast.Relation(ast.ColumnRef("a"), "NOT IN", ast.InValues((C("integer", "1"), C("integer", "2"))))
+    assert b == ast.Relation(ast.ColumnRef("b"), "NOT IN", ast.BindMarker(0))
+    assert c == ast.Relation(ast.ElementRef("m", C("integer", "1")), "=", C("integer", "2"))
+    assert d == ast.Relation(ast.ElementRef("l", ast.BindMarker(1)), "LIKE", C("string", "x%"))
+
+
+def test_select_without_from_reads_system_one_row():
+    s = stmt("SELECT 1 AS one, now() LIMIT 5")
+    assert s.no_from and s.table == Q("system", "one_row")
+    assert s.selectors[0] == ast.Selector(C("integer", "1"), "one", "1")
+    assert s.limit == C("integer", "5")
+    assert not stmt("SELECT 1 FROM t").no_from
+
+
+@pytest.mark.parametrize("text", ["SELECT DISTINCT 1", "SELECT JSON DISTINCT 1", "SELECT 1 t", "SELECT sum(*) FROM t"])
+def test_read_side_syntax_errors(text):
+    with pytest.raises(SyntaxException):
+        parse(text)

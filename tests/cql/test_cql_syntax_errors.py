@@ -102,3 +102,13 @@ def test_every_syntax_error_names_line_and_column():
     ]
     for text in bad:
         assert error(text).startswith("line 1:"), text
+
+
+def test_a_duration_with_a_negative_part_is_two_terms():
+    assert "mismatched input '-2mo' expecting ')'" in error("INSERT INTO t (p, d) VALUES (3, 1y-2mo)")
+
+
+@pytest.mark.parametrize("literal", ["P1y2D", "p1Y2D", "P0001-03-00t02:10:00"])
+def test_iso_8601_durations_are_case_sensitive(literal):
+    with pytest.raises(SyntaxException):
+        parse(f"INSERT INTO t (p, d) VALUES (3, {literal})")

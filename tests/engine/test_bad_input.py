@@ -33,7 +33,7 @@ def t(session):
     ("DELETE FROM t WHERE ck = 0", "Some partition key parts are missing: pk"),
     ("SELECT * FROM t WHERE pk > 0", "Only EQ and IN relation are supported on the partition key"),
     ("SELECT nope FROM t", "Undefined column name nope"),
-    ("SELECT * FROM t WHERE pk = 0 AND ck = 0 AND ck = 1", "ck cannot be restricted by more than one relation if it includes an Equal"),
+    ("UPDATE t SET v = 1 WHERE pk = 0 AND ck = 0 AND ck = 1", "ck cannot be restricted by more than one relation if it includes an Equal"),
     ("SELECT * FROM nope", "unconfigured table nope"),
     ("SELECT * FROM t WHERE pk = 0 ORDER BY v", "Order by is currently only supported on the clustered columns"),
 ])

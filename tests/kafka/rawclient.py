@@ -68,5 +68,28 @@ class RawClient:
     def decode(self, api_key: int, version: int, r: Reader) -> dict[str, Any]:
         return APIS[api_key].responses[version].decode(r)
 
+    def request(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        """Send a request and decode its answer."""
+        _, r = self.call(api_key, version, body)
+        return self.decode(api_key, version, r)
+
+    def login(self, user: str, password: str) -> dict[str, Any]:
+        """SASL/PLAIN: SaslHandshake v1, then SaslAuthenticate v1; the SaslAuthenticate answer."""
+        assert self.request(17, 1, {"mechanism": "PLAIN"})["error_code"] == 0
+        return self.request(36, 1, {"auth_bytes": f"\0{user}\0{password}".encode()})
+
+    def is_closed(self, timeout: float) -> bool:
+        """True when the server closes the connection within ``timeout`` seconds (what it sends is read and
+        dropped)."""
+        self.sock.settimeout(timeout)
+        try:
+            while True:
+                if not self.sock.recv(1 << 16):
+                    return True
+        except (TimeoutError, socket.timeout):
+            return False
+        except OSError:
+            return True
+
     def close(self) -> None:
         self.sock.close()

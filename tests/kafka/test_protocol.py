@@ -34,7 +34,7 @@ def test_unknown_api_key_and_version_get_unsupported_version_and_the_connection_
     c.close()
 
 
-def test_produce_is_refused_with_topic_authorization_failed(broker, changefeeds):
+def test_produce_is_refused_with_policy_violation(broker, changefeeds):
     feed = changefeeds.make("JSON", partitions=1)
     batch = encode_batch([Record(0, 1, None, b"{}")])
     body = {"transactional_id": None, "acks": 1, "timeout_ms": 1000,
@@ -42,7 +42,7 @@ def test_produce_is_refused_with_topic_authorization_failed(broker, changefeeds)
     c = connect(broker)
     _, r = c.call(0, 8, body)
     part = c.decode(0, 8, r)["responses"][0]["partition_responses"][0]
-    assert part["error_code"] == E.TOPIC_AUTHORIZATION_FAILED and "read-only" in part["error_message"]
+    assert part["error_code"] == E.POLICY_VIOLATION and "read-only" in part["error_message"]
     c.send(request_frame(0, 8, dict(body, acks=0), 99))  # acks=0: no answer at all
     _, r = c.call(3, 1, {"topics": []})
     assert c.decode(3, 1, r)["topics"] == []

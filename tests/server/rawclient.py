@@ -18,6 +18,18 @@ from cassandra.segment import SegmentCodec
 HEADER = struct.Struct(">BBhBi")
 
 
+def trickle(sock: socket.socket, data: bytes, gap: float = 0.25) -> None:
+    """Send ``data`` one byte every ``gap`` seconds (a slowloris), until it is sent or the server closes."""
+    import time
+
+    for i in range(len(data)):
+        try:
+            sock.sendall(data[i:i + 1])
+        except OSError:
+            return
+        time.sleep(gap)
+
+
 class ServerClosed(Exception):
     """The server closed the connection."""
 

@@ -16,7 +16,7 @@ from cassandra.auth import PlainTextAuthProvider
 from cassandra.protocol import AuthenticateMessage, AuthResponseMessage, ErrorMessage, QueryMessage, ReadyMessage
 
 from .conftest import KEYSPACE_DDL, cluster
-from .rawclient import HEADER, RawClient, ServerClosed
+from .rawclient import HEADER, RawClient, ServerClosed, trickle
 from .serveproc import Serve
 
 AUTH_RESPONSE, STARTUP, QUERY = 0x0F, 0x01, 0x07
@@ -119,13 +119,7 @@ def test_connections_that_do_not_start_a_session_in_time_are_closed(tmp_path):
         hanging = RawClient(port)
         assert isinstance(hanging.startup(), AuthenticateMessage)
         started = time.monotonic()
-        frame = slow.encode(AuthResponseMessage(b""), 0)  # any bytes: trickled one at a time
-        for i in range(12):
-            try:
-                slow.sock.sendall(frame[i:i + 1])
-            except OSError:
-                break
-            time.sleep(0.25)
+        trickle(slow.sock, slow.encode(AuthResponseMessage(b""), 0)[:12])  # any bytes: one at a time
         for c in (silent, slow, hanging):
             assert c.is_closed(10)
             c.close()

@@ -1,0 +1,67 @@
+"""cassandra-driver against the server for the read side where the wire matters: GROUP BY pages carried by
+paging states, bind and result metadata of selectors, SELECT without FROM, the 1 MB page cutoff."""
+
+from __future__ import annotations
+
+import pytest
+from cassandra import InvalidRequest
+from cassandra.query import SimpleStatement
+
+from .conftest import KEYSPACE_DDL, cluster
+
+
+@pytest.fixture(scope="module")
+def session(port):
+    c = cluster(port)
+    s = c.connect()
+    s.execute(KEYSPACE_DDL.format("reads"))
+    s.set_keyspace("reads")
+    s.execute("CREATE TABLE g (a int, b int, c int, PRIMARY KEY (a, b))")
+    insert = s.prepare("INSERT INTO g (a, b, c) VALUES (?, ?, ?)")
+    for a, n in ((293, 29), (317, 31), (379, 37), (419, 41)):
+        for b in range(n):
+            s.execute(insert, (a, b, a))
+    yield s
+    c.shutdown()
+
+
+def test_group_by_pages_hold_whole_groups_and_follow_the_limit(session):
+    order = [379, 293, 419, 317]  # token order of the partitions
+    for fetch in (1, 3, 1000):
+        stmt = session.prepare("SELECT a, count(a) FROM g GROUP BY a")
+        stmt.fetch_size = fetch
+        result = session.execute(stmt)
+        assert len(result.current_rows) == min(fetch, 4)
+        assert [tuple(r) for r in result] == [(a, {293: 29, 317: 31, 379: 37, 419: 41}[a]) for a in order]
+        for limit in range(1, 6):
+            stmt = session.prepare(f"SELECT a FROM g GROUP BY a LIMIT {limit}")
+            stmt.fetch_size = fetch
+            assert [r.a for r in session.execute(stmt)] == order[:limit]
+
+
+def test_selector_bind_markers_get_metadata_and_literals_their_types(session):
+    stmt = session.prepare("SELECT intAsBlob(?), blobAsInt(intAsBlob(?)) AS back FROM system.local")
+    assert [c.type.typename for c in stmt.column_metadata] == ["int", "int"]
+    row = session.execute(stmt, (4, 5)).one()
+    assert row[0] == b"\x00\x00\x00\x04" and row.back == 5
+    row = session.execute("SELECT 1 AS one, 'hi' AS greeting, [1, 2] AS l, toTimestamp(now()) AS ts").one()
+    assert (row.one, row.greeting, row.l) == (1, "hi", [1, 2]) and row.ts is not None
+
+
+def test_selector_errors_come_before_missing_values(session):
+    with pytest.raises(InvalidRequest, match=r"Could not infer type of \?"):
+        session.execute("SELECT ? AS qm")
+    with pytest.raises(InvalidRequest, match="only valid when argument types are known"):
+        session.prepare("SELECT count(?) FROM system.local")
+
+
+def test_a_page_ends_at_one_megabyte_unless_paging_is_off(session):
+    session.execute("CREATE TABLE big (p int, c int, s text, PRIMARY KEY (p, c))")
+    insert = session.prepare("INSERT INTO big (p, c, s) VALUES (0, ?, ?)")
+    for c in range(15):
+        session.execute(insert, (c, "x" * 100_000))
+    assert len(session.execute(SimpleStatement("SELECT * FROM big WHERE p = 0", fetch_size=3)).current_rows) == 3
+    paged = session.execute(SimpleStatement("SELECT * FROM big WHERE p = 0", fetch_size=100_000))
+    assert 10 <= len(paged.current_rows) < 15
+    assert [r.c for r in paged] == list(range(15))
+    assert len(session.execute(SimpleStatement("SELECT * FROM big WHERE p = 0", fetch_size=0)).current_rows) == 15
