@@ -250,7 +250,7 @@ class FieldRef:
 
 @dataclass(frozen=True)
 class Condition:
-    """``lhs op rhs`` in an IF clause (ops as in Relation, plus ``'IN'``)."""
+    """``lhs op rhs`` in an IF clause (ops as in Relation, plus ``'IN'`` and ScyllaDB's ``'NOT IN'``)."""
 
     lhs: Union[ColumnRef, ElementRef, FieldRef]
     op: str

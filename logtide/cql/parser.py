@@ -586,7 +586,7 @@ class _Parser:
         return False, tuple(conditions)
 
     def _condition(self) -> ast.Condition:
-        """condition: (c | c[term] | c.field) (op term | IN inValues)."""
+        """condition: (c | c[term] | c.field) (op term | [NOT] IN inValues)."""
         column = self._ident()
         lhs: ast.ColumnRef | ast.ElementRef | ast.FieldRef
         if self._accept_punct("["):
@@ -599,6 +599,9 @@ class _Parser:
             lhs = ast.ColumnRef(column)
         if self._accept_kw("in"):
             return ast.Condition(lhs, "IN", self._in_values())
+        if self._accept_kw("not"):  # ScyllaDB's IF c NOT IN (...)
+            self._expect_kw("in")
+            return ast.Condition(lhs, "NOT IN", self._in_values())
         if self._accept_kw("contains"):
             if self._accept_kw("key"):
                 return ast.Condition(lhs, "CONTAINS KEY", self._term())

@@ -10,7 +10,7 @@ commit in the group committer (``storage.group_commit``); the errors a statement
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from ..cdc.capture import capture
@@ -104,23 +104,27 @@ class WriteJob:
     """A write statement or batch checked and bound, waiting for its commit (docs/architecture.md "A write").
 
     ``work(txn)`` builds and applies its mutation inside a write transaction
-    (a group commit's savepoint) and returns the "not applied" result of a
-    lightweight transaction whose conditions failed, else None; ``result`` is
+    (a group commit's savepoint) and returns a lightweight transaction's
+    result (its ``[applied]`` row with the previous values), else None; ``result`` is
     the statement's result from that, ``failure`` the error it raises for an
     exception of ``work`` or of its commit, both as ``Session.execute`` would.
     """
 
     work: Callable[[Txn], ResultSet | None]
     conditional: Table | None = None  # a lightweight transaction's table: its result is the [applied] row
+    warnings: list[str] = field(default_factory=list)  # filled by work: a batch's size warning
 
     def result(self, not_applied: ResultSet | None) -> ResultSet:
         if not_applied is not None:
-            return not_applied
-        if self.conditional is not None:
+            result = not_applied
+        elif self.conditional is not None:
             t = self.conditional
-            return ResultSet("rows", (ColumnSpec(t.keyspace, t.name, "[applied]", T.BOOLEAN),),
-                             [Row(("[applied]",), [True])])
-        return ResultSet("void")
+            result = ResultSet("rows", (ColumnSpec(t.keyspace, t.name, "[applied]", T.BOOLEAN),),
+                               [Row(("[applied]",), [True])])
+        else:
+            result = ResultSet("void")
+        result.warnings.extend(self.warnings)
+        return result
 
     @staticmethod
     def failure(exc: BaseException) -> BaseException:

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from ..cql import ast
 from ..errors import InvalidRequest
-from ..mutation.builder import WriteContext, build
+from ..mutation.builder import WriteContext, build, check_batch_size
 from ..mutation.model import Mutation
 from ..query.evaluate import TermEvaluator
 from ..result import ResultSet
@@ -61,6 +61,8 @@ def write_job(session: Any, stmts: Sequence[Any], evs: Sequence[TermEvaluator], 
     if batch is not None and conditional and batch.using.timestamp is not None:
         raise InvalidRequest("Cannot provide custom timestamp for conditional BATCH")
 
+    warnings: list[str] = []
+
     def work(txn: Txn) -> ResultSet | None:
         # the tables as of this commit: a DDL may have committed while this write waited for the lock
         current = tables if db.catalog is catalog else statement_tables(session, stmts)
@@ -76,23 +78,28 @@ def write_job(session: Any, stmts: Sequence[Any], evs: Sequence[TermEvaluator], 
         mutation = Mutation()
         if trace is not None:
             trace.event(f"Write transaction started: write timestamp {ts}")
+        outcome = None
         if conditional:
             from .lwt import check_conditions
-            result = check_conditions(stmts, current, contexts, batch is not None)
+            outcome = check_conditions(stmts, current, contexts, batch is not None)
             if trace is not None:
-                trace.event("Conditions checked: " + ("not applied" if result is not None else "applied"))
-            if result is not None:
-                return result
+                trace.event("Conditions checked: " + ("applied" if outcome.applied else "not applied"))
+            if not outcome.applied:
+                return outcome.result
         for s, t, ctx in zip(stmts, current, contexts):
             ctx.ev.table = t  # token(...) in a written value is the token of this table's partition key
             build(s, t, ctx, mutation)
+        if batch is not None:
+            warning = check_batch_size(mutation, batch.kind == "LOGGED")
+            if warning is not None:
+                warnings.append(warning)
         if trace is not None:
             trace.event(f"Mutation built: {len(mutation.partitions)} partition(s) of "
                         + ", ".join(sorted({f"{t.keyspace}.{t.name}" for t in current})))
         commit_mutation(db, mutation, txn, now, reader, trace)
-        return None
+        return None if outcome is None else outcome.result
 
-    return WriteJob(work, tables[0] if conditional else None)
+    return WriteJob(work, tables[0] if conditional else None, warnings)
 
 
 def check_batch(session: Any, stmt: ast.Batch) -> None:
@@ -100,6 +107,8 @@ def check_batch(session: Any, stmt: ast.Batch) -> None:
     tables = statement_tables(session, stmt.statements)
     if stmt.using.timestamp is not None and any(s.using.timestamp is not None for s in stmt.statements):
         raise InvalidRequest("Timestamp must be set either on BATCH or individual statements")
+    if stmt.using.timestamp is not None and stmt.kind == "COUNTER":
+        raise InvalidRequest("Cannot provide custom timestamp for counter BATCH")  # ScyllaDB
     for s in stmt.statements:
         if s.using.ttl is not None and stmt.kind == "COUNTER":
             raise InvalidRequest("Cannot provide custom TTL for counter updates")

@@ -291,6 +291,13 @@ def _from_string(ctype, text):
         raise _Marshal(e.message) from None
 
 
+def _whole(obj) -> bool:
+    try:
+        return obj == int(obj)
+    except (ValueError, OverflowError):  # NaN, infinities
+        return False
+
+
 def _is_int(obj) -> bool:
     return isinstance(obj, int) and not isinstance(obj, bool)
 
@@ -310,7 +317,11 @@ def _native_from_json(ctype, obj):
     if name in _INT_NAMES:
         what, lim = _INT_NAMES[name]
         if isinstance(obj, str):
+            if not obj:  # ScyllaDB: "" is no number (Cassandra makes it an empty value)
+                raise _Marshal(f"Unable to make {name} from ''")
             return _from_string(ctype, obj)
+        if isinstance(obj, (float, Decimal)) and not isinstance(obj, bool) and _whole(obj):
+            obj = int(obj)  # ScyllaDB: 1e6 or 1.23456789E+9 is a whole number, so an integer
         if _is_int(obj) and -lim <= obj < lim:
             return obj
         raise _expected(f"{what} value", obj)
