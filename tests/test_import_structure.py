@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("values", ("format/", "mutation/cells.py", "mutation/model.py")),
     ("storage", ("storage/",)),
     ("query", ("query/",)),
-    ("mutation", ("mutation/",)),
+    ("mutation", ("mutation/", "query/bind.py")),
     ("logs", ("cdc/", "changefeed/")),
     ("auth", ("auth.py",)),
     ("engine", ("engine/", "tracing.py")),
