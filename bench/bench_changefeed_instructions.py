@@ -6,7 +6,7 @@ Runs ``bench_changefeed.py``'s single-row workload under ``valgrind --tool=callg
 without a changefeed and on one with a NEW_AND_OLD_IMAGES JSON changefeed (``--sync OFF``, the
 background worker stopped, 500 warm-up writes), each twice: with 200 writes and with 200 +
 ``--writes``.  The difference of the two counts, divided by ``--writes``, is the instructions per
-write without start-up and set-up (``docs/performance.md``, "The changefeed's write cost after the
+write without start-up and set-up (``docs/performance-history.md``, "The changefeed's write cost after the
 WAL change").  Skips with a message when valgrind is not installed.
 """
 

@@ -42,7 +42,7 @@ WARM = 1000  # statements written before measuring: every key (k = i % 700) exis
 CHUNK = 500
 
 # Extension names are given explicitly: logtide/cdc has no __init__.py, and cythonize would
-# otherwise name logtide/cdc/capture.py a top-level "capture", the same as logtide/capture.py.
+# otherwise name logtide/cdc/capture.py a top-level "capture".
 _SETUP = """
 import sys
 from setuptools import setup, Extension

@@ -28,7 +28,7 @@ import json
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
 from .cql import ast
 from .errors import AuthenticationError, InvalidRequest, SyntaxException, Unauthorized
@@ -36,8 +36,7 @@ from .result import ColumnSpec, ResultSet, Row
 from .schema import types as T
 from .scram import HASHES, SHA256, ScramCredentials, ScramError, scram_credentials
 
-if TYPE_CHECKING:
-    from .session import Database
+Database = Any  # a logtide.session.Database (auth sits below the engine: it gets the database, not its class)
 
 META_KEY = "roles"
 CDC_LOG_SUFFIX = "_scylla_cdc_log"
@@ -615,7 +614,7 @@ def required_permissions(stmt: Any, keyspace: str | None) -> list[tuple[str, Dat
     elif isinstance(stmt, ast.DropTable):
         out.append(("DROP", _table_resource(stmt.table, keyspace)))
     elif isinstance(stmt, (ast.AlterTopicAddConsumer, ast.AlterTopicDropConsumer)):
-        from .changefeed.model import split_path
+        from .schema.changefeeds import split_path
         parts = split_path(stmt.path)  # a changefeed topic's consumers are altered with its table
         out.append(("ALTER", DataResource(parts[0], parts[1]) if parts else DataResource()))
     elif isinstance(stmt, ast.CreateType):

@@ -24,7 +24,8 @@ from importlib.util import spec_from_file_location
 from typing import Sequence
 
 MODULES = (
-    "logtide.capture", "logtide.session",
+    "logtide.session", "logtide.engine.commit", "logtide.engine.database", "logtide.engine.plan",
+    "logtide.engine.select", "logtide.engine.touched",
     "logtide.cdc.capture", "logtide.cdc.log", "logtide.cdc.streams", "logtide.cdc.upsert",
     "logtide.mutation.apply", "logtide.mutation.builder", "logtide.mutation.cells", "logtide.mutation.model",
     "logtide.query.bind", "logtide.query.evaluate", "logtide.query.read",

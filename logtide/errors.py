@@ -83,6 +83,20 @@ class AlreadyExists(CqlError):
         self.table = table
 
 
+class FunctionFailure(CqlError):
+    """A function failed on its arguments (0x1400), e.g. ``fromJson()`` of text that is not JSON or
+    not a value of the receiving type (ScyllaDB's function_execution_exception)."""
+
+    code = 0x1400
+    name = "FunctionFailure"
+
+    def __init__(self, message: str, keyspace: str = "", function: str = "", arg_types: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.keyspace = keyspace
+        self.function = function
+        self.arg_types = arg_types
+
+
 class Unprepared(CqlError):
     """EXECUTE of an unknown prepared statement id (0x2500)."""
 

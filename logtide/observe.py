@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .cdc.log_schema import is_log_table, log_name
-from .cdc.options import CdcOptions
+from .schema.cdc_options import CdcOptions
 from .cdc.streams import Generation, Generations
 from .errors import NoDatabase  # noqa: F401 - re-exported: what open_store raises
 from .schema.catalog import Catalog
 from .schema.system_schema import is_system_keyspace
-from .storage.sqlite import DB_FILE, Store
+from .storage.sqlite import CATALOG_KEY, DB_FILE, Store
 
 
 @dataclass(frozen=True)
@@ -183,8 +183,6 @@ def open_store(path: str | os.PathLike) -> Store:
 
 def read_catalog(store: Store) -> tuple[Catalog, Generations | None]:
     """The schema catalog and the CDC generations stored in a data directory."""
-    from .session import CATALOG_KEY
-
     with store.snapshot() as txn:
         doc = txn.get_meta(CATALOG_KEY)
         gens = txn.get_meta(Generations.META_KEY)

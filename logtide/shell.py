@@ -741,7 +741,7 @@ def finish_initial_scans(db: Any, err: TextIO, enabled: bool | None = None) -> N
     added with ``INITIAL_SCAN = TRUE``, or one an earlier writer left) to their end, with a progress bar on a
     terminal, so that the topic holds the table's rows when the shell has exited.  Ctrl-C leaves the rest of
     the scan to the next process that opens the directory for writing, and says so."""
-    from logtide.changefeed.model import topic_path
+    from logtide.schema.changefeeds import topic_path
     from logtide.progress import progress
 
     scanning = db.feeds.scanning()

@@ -21,8 +21,8 @@ sys.stdout.flush()
 print("MODULES", " ".join(sorted(sys.modules)), file=sys.stderr)
 """
 
-ENGINE = ("logtide.session", "logtide.storage", "logtide.schema", "logtide.cql", "logtide.query", "logtide.mutation",
-          "logtide.cdc", "logtide.changefeed", "logtide.server", "logtide.kafka", "logtide.spark", "logtide.observe")
+ENGINE = ("logtide.session", "logtide.engine", "logtide.storage", "logtide.schema", "logtide.cql", "logtide.query",
+          "logtide.mutation", "logtide.cdc", "logtide.changefeed", "logtide.server", "logtide.kafka", "logtide.spark", "logtide.observe")
 LIBRARIES = ("cassandra", "cqlshlib", "pyspark", "pyarrow", "msgspec", "sqlite3", "prometheus_client", "tqdm",
              "confluent_kafka", "deltalake", "asyncio", "ssl", "importlib.metadata")
 

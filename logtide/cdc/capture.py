@@ -22,7 +22,7 @@ from ..schema.model import Table
 from ..storage.keys import cdc_token
 from . import log_schema as L
 from .log import LogAppend, LogRow, PreState, derive, log_update, touched_rows, upsert_timestamp
-from .options import CdcOptions
+from ..schema.cdc_options import CdcOptions
 from .streams import FUTURE_LIMIT_MICROS, Generation, Generations
 from .upsert import UpsertTemplate
 

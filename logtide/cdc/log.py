@@ -48,7 +48,7 @@ from ..storage.records import encode_uniform_rows
 from . import log_schema as L
 from . import split_order as SO
 from .split_order import should_split
-from .options import CdcOptions
+from ..schema.cdc_options import CdcOptions
 
 PREIMAGE, UPDATE, INSERT, ROW_DELETE, PARTITION_DELETE = 0, 1, 2, 3, 4
 RANGE_LEFT_INCLUSIVE, RANGE_LEFT_EXCLUSIVE, RANGE_RIGHT_INCLUSIVE, RANGE_RIGHT_EXCLUSIVE = 5, 6, 7, 8

@@ -27,7 +27,7 @@ from ..schema import properties
 from ..schema import types as T
 from ..schema.catalog import Catalog, order_columns
 from ..schema.model import CLUSTERING, PARTITION_KEY, REGULAR, Column, Keyspace, Table
-from .options import CdcOptions
+from ..schema.cdc_options import CdcOptions
 
 LOG_SUFFIX = "_scylla_cdc_log"
 STREAM_ID = "cdc$stream_id"

@@ -28,7 +28,7 @@ from ..storage.envelope import CHECKSUM, key_checksum, record_head
 from ..storage.records import UNIFORM_ROW
 from . import log_schema as L
 from .log import INSERT, OPERATION_BYTES, POSTIMAGE, PREIMAGE, TRUE, UPDATE, LogAppend
-from .options import CdcOptions
+from ..schema.cdc_options import CdcOptions
 
 _ENCODE = msgspec.msgpack.Encoder().encode  # the encoder records.py uses: parts made with it are its bytes
 _crc32 = zlib.crc32

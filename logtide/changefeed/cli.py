@@ -159,7 +159,7 @@ def _read(reader: Any, ns: argparse.Namespace, out: TextIO, hints: TextIO | None
 
 def _explain_initial_scan(reader: Any, path: str) -> None:
     """On stderr: why a changefeed still in its initial scan shows few records or none (stdout is unchanged)."""
-    from .model import INITIAL_SCAN
+    from ..schema.changefeeds import INITIAL_SCAN
     d = reader.describe(path)
     if d.state != INITIAL_SCAN:
         return
@@ -215,7 +215,7 @@ def run_list(ns: argparse.Namespace, out: TextIO | None = None) -> int:
 
 def run_describe(ns: argparse.Namespace, out: TextIO | None = None) -> int:
     def go(reader: Any, ns: argparse.Namespace, out: TextIO) -> int:
-        from .options import format_interval
+        from ..schema.changefeed_options import format_interval
         d = reader.describe(ns.path)
         _, feed = reader.feed(ns.path)
         o = feed.options

@@ -13,21 +13,21 @@ import datetime
 import re
 import uuid
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..cql import ast
+from ..cql.ast import SettingValue
 from ..errors import InvalidRequest
 from ..result import ResultSet, SchemaChange
 from ..schema.catalog import Catalog
 from ..schema.model import Table
+from ..storage.sqlite import CATALOG_KEY
 from . import storage as S
-from .model import Changefeed, topic_path
-from .options import SettingValue, parse_settings
+from ..schema.changefeed_options import parse_settings
+from ..schema.changefeeds import Changefeed, topic_path
 
-if TYPE_CHECKING:
-    from ..session import Session
+Session = Any  # a logtide.session.Session: changefeed DDL sits below the engine and is given the session
 
-CATALOG_KEY = "catalog"
 MAX_CHANGEFEEDS = 32  # YDB's MaxTableCdcStreams default
 _LEAF_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 

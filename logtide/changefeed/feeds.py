@@ -24,7 +24,7 @@ import json
 import logging
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple
 
 from ..errors import CorruptRecord
 from ..mutation.model import Mutation
@@ -34,14 +34,15 @@ from ..schema.model import Table
 from ..storage.sqlite import Txn
 from . import storage as S
 from .changes import FeedChange, TablePlan, derive, live_values, row_key
-from .model import DISABLED, ENABLED, INITIAL_SCAN, Changefeed, topic_path
+from ..schema.changefeeds import DISABLED, ENABLED, INITIAL_SCAN, Changefeed, topic_path
 from .json_format import JsonRecords
 from .render import Rendered, RowChange, hash_partition, image, render, render_barrier, render_json
 from .schema_changes import render_schema_change, schema_changed
 
-if TYPE_CHECKING:
-    from ..capture import TouchedRows
-    from ..session import Database
+# The changefeeds sit below the engine: they are given the database (``engine.database.Engine``) and the
+# write's touched rows (``engine.touched.TouchedRows``), not their classes.
+Database = Any
+TouchedRows = Any
 
 log = logging.getLogger("logtide.changefeed")
 

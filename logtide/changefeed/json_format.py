@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping
 
 from ..schema.types import EMPTY
 from ..schema.types_codec import split_collection
-from .options import ChangefeedOptions
+from ..schema.changefeed_options import ChangefeedOptions
 from .values import _INTEGERS, _TEXT, dumps, to_json_value
 
 Encoder = Callable[[Any], str]

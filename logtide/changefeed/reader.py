@@ -14,19 +14,17 @@ import contextlib
 import sqlite3
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..errors import InvalidRequest
 from ..schema.catalog import Catalog
-from ..storage.sqlite import DB_FILE, Store, Txn, write_transaction
+from ..storage.sqlite import CATALOG_KEY, DB_FILE, Store, Txn, write_transaction
 from . import storage as S
 from .api import ConsumerInfo, TopicDescription, TopicPartition, TopicRecord, UnknownConsumer, UnknownTopic
-from .model import DISABLED, ENABLED, INITIAL_SCAN, Changefeed, split_path, topic_path
+from ..schema.changefeeds import DISABLED, ENABLED, INITIAL_SCAN, Changefeed, split_path, topic_path
 
-if TYPE_CHECKING:
-    from ..session import Database
+Database = Any  # an engine.database.Engine: the reader sits below the engine and is given it
 
-CATALOG_KEY = "catalog"
 
 
 _new = object.__new__

@@ -18,7 +18,7 @@ from typing import Any, Mapping, NamedTuple
 
 from ..query.read import column_bytes
 from .json_format import JsonRecords
-from .options import ChangefeedOptions
+from ..schema.changefeed_options import ChangefeedOptions
 from .values import dumps, json_bytes, json_of, to_attribute_value
 
 _HASH_SPACE_MAX = (1 << 128) - 1

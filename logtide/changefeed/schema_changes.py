@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .options import ChangefeedOptions
+from ..schema.changefeed_options import ChangefeedOptions
 from .values import json_bytes
 
 

@@ -250,7 +250,7 @@ class FieldRef:
 
 @dataclass(frozen=True)
 class Condition:
-    """``lhs op rhs`` in an IF clause (ops as in Relation, plus ``'IN'``)."""
+    """``lhs op rhs`` in an IF clause (ops as in Relation, plus ``'IN'`` and ScyllaDB's ``'NOT IN'``)."""
 
     lhs: Union[ColumnRef, ElementRef, FieldRef]
     op: str
@@ -513,10 +513,24 @@ class AlterTableWith:
 
 
 @dataclass(frozen=True)
+class SettingValue:
+    """One literal of ``WITH (...)`` as the parser read it (``changefeed_options`` reads changefeed settings from it).
+
+    ``kind`` is ``'string'``, ``'bool'``, ``'int'``, ``'interval'`` (``value``
+    is the ISO-8601 text inside ``Interval('...')``) or ``'other'`` (any other
+    expression; ``value`` is its raw text).  ``text`` is the literal as written.
+    """
+
+    kind: str
+    value: object
+    text: str
+
+
+@dataclass(frozen=True)
 class AlterTableAddChangefeed:
     """``ALTER TABLE t ADD CHANGEFEED name WITH (setting = value, ...)`` (YDB, spec ``004``).
 
-    ``settings`` pairs each name as written with a ``changefeed.options.SettingValue``."""
+    ``settings`` pairs each name as written with a :class:`SettingValue`."""
 
     table: QualifiedName
     name: str

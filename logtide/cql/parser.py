@@ -586,7 +586,7 @@ class _Parser:
         return False, tuple(conditions)
 
     def _condition(self) -> ast.Condition:
-        """condition: (c | c[term] | c.field) (op term | IN inValues)."""
+        """condition: (c | c[term] | c.field) (op term | [NOT] IN inValues)."""
         column = self._ident()
         lhs: ast.ColumnRef | ast.ElementRef | ast.FieldRef
         if self._accept_punct("["):
@@ -599,6 +599,9 @@ class _Parser:
             lhs = ast.ColumnRef(column)
         if self._accept_kw("in"):
             return ast.Condition(lhs, "IN", self._in_values())
+        if self._accept_kw("not"):  # ScyllaDB's IF c NOT IN (...)
+            self._expect_kw("in")
+            return ast.Condition(lhs, "NOT IN", self._in_values())
         if self._accept_kw("contains"):
             if self._accept_kw("key"):
                 return ast.Condition(lhs, "CONTAINS KEY", self._term())
@@ -1189,27 +1192,26 @@ class _Parser:
 
     def _setting_value(self) -> object:
         """A YQL literal: 'string', TRUE/FALSE, an integer, Interval('PT..'); anything else is kept as text."""
-        from logtide.changefeed.options import SettingValue
         tok = self._peek()
         start = tok.start
         if tok.kind == STRING and self._peek(1).value in (",", ")"):
             self.i += 1
-            return SettingValue("string", tok.value, tok.text)
+            return ast.SettingValue("string", tok.value, tok.text)
         if tok.kind == IDENT and tok.value in ("true", "false") and self._peek(1).value in (",", ")"):
             self.i += 1
-            return SettingValue("bool", tok.value == "true", tok.text)
+            return ast.SettingValue("bool", tok.value == "true", tok.text)
         if tok.kind == INTEGER and self._peek(1).value in (",", ")"):
             self.i += 1
-            return SettingValue("int", int(tok.value), tok.text)
+            return ast.SettingValue("int", int(tok.value), tok.text)
         if (tok.kind == PUNCT and tok.value == "-" and self._peek(1).kind == INTEGER
                 and self._peek(2).value in (",", ")")):
             self.i += 2
-            return SettingValue("int", -int(self._peek(-1).value), self.text[start:self._peek(-1).end])
+            return ast.SettingValue("int", -int(self._peek(-1).value), self.text[start:self._peek(-1).end])
         if (tok.kind == IDENT and tok.value == "interval" and self._peek(1).value == "("
                 and self._peek(2).kind == STRING and self._peek(3).value == ")"
                 and self._peek(4).value in (",", ")")):
             self.i += 4
-            return SettingValue("interval", self._peek(-2).value, self.text[start:self._peek(-1).end])
+            return ast.SettingValue("interval", self._peek(-2).value, self.text[start:self._peek(-1).end])
         depth = 0
         while True:  # any other expression: up to the next ',' or ')' at depth 0
             t = self._peek()
@@ -1225,7 +1227,7 @@ class _Parser:
         if self.tokens[self.i - 1].start < start:
             self._mismatched("a value")
         raw = self.text[start:self.tokens[self.i - 1].end]
-        return SettingValue("other", raw, raw)
+        return ast.SettingValue("other", raw, raw)
 
     def _alter_topic(self) -> ast.Statement:
         """ALTER TOPIC path (ADD CONSUMER c [WITH (...)] | DROP CONSUMER c); path is 'ks/t/name' quoted."""

@@ -12,10 +12,10 @@ through CQL (``ALTER TABLE ... ALTER CHANGEFEED``).  docs/kafka.md lists them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator
 
 from logtide.changefeed.api import TopicDescription
-from logtide.changefeed.options import DEFAULT_RETENTION_SECONDS
+from logtide.schema.changefeed_options import DEFAULT_RETENTION_SECONDS
 from logtide.errors import InvalidRequest
 from logtide.schema import types as T
 from logtide.schema.describe import describe_table, describe_type
@@ -23,8 +23,7 @@ from logtide.schema.model import Table, UserTypeDef
 
 from . import errors as E
 
-if TYPE_CHECKING:
-    from .connection import KafkaConnection
+KafkaConnection = Any  # the connection.KafkaConnection a request came on (it imports handlers, which import this)
 
 CLUSTER_ID = "logtide"
 NODE_ID = 0

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import struct
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 from logtide.errors import AuthenticationError
 from logtide.scram import SHA256, SHA512, ScramCredentials, ScramError, ScramServer
@@ -29,8 +29,7 @@ from .codec import MalformedFrame, Reader, TooManyElements, Writer
 from .handlers import HANDLERS, supported_api_keys
 from .messages import API_VERSIONS, APIS, request_header_flexible, response_header_flexible
 
-if TYPE_CHECKING:
-    from .broker import KafkaBroker
+KafkaBroker = Any  # the broker.KafkaBroker that accepted the connection (it imports this module, not back)
 
 log = logging.getLogger("logtide.kafka")
 R = TypeVar("R")

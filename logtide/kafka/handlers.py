@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from logtide.changefeed.api import TopicDescription, UnknownConsumer
 from logtide.errors import CorruptRecord, InvalidRequest
@@ -23,8 +23,7 @@ from .groups import CONSUMER_PROTOCOL, EMPTY, subscription_topics
 from .messages import APIS
 from .topics import TopicRef
 
-if TYPE_CHECKING:
-    from .connection import KafkaConnection
+KafkaConnection = Any  # the connection.KafkaConnection a request came on (it imports this module, not back)
 
 log = logging.getLogger("logtide.kafka")
 
@@ -397,14 +396,23 @@ async def offset_commit(conn: "KafkaConnection", req: dict, version: int) -> dic
             log.info("offset commit of group %s to %s refused: the changefeed has no consumer %s and role %s may "
                      "not create one (ALTER on %s.%s)", group, desc.path, group, conn.role, desc.keyspace, desc.table)
             return answer({p: E.GROUP_AUTHORIZATION_FAILED for p in offsets} | errors)
+        def damaged(e: CorruptRecord) -> list[dict]:  # the group's stored state does not verify: nothing is written
+            conn.broker.damage_log.error(f"{desc.path} {group}", "OffsetCommit of group %s on %s answered "
+                                         "CORRUPT_MESSAGE: %s", group, desc.path, e)
+            return answer({p: E.CORRUPT_MESSAGE for p in offsets} | errors)
+
         try:
             if may_create:
                 conn.topics.ensure_consumer(desc.path, group)
+        except CorruptRecord as e:
+            return damaged(e)
         except InvalidRequest as e:
             log.info("group %s cannot be a consumer of %s: %s", group, desc.path, e)
             return answer({p: E.INVALID_GROUP_ID for p in offsets} | errors)
         try:
             conn.topics.commit(desc.path, group, offsets, create=may_create)
+        except CorruptRecord as e:
+            return damaged(e)
         except UnknownConsumer:  # dropped since it was looked up, and the role may not create it again
             return answer({p: E.GROUP_AUTHORIZATION_FAILED for p in offsets} | errors)
         except InvalidRequest as e:

@@ -16,6 +16,8 @@ statement kinds, ``002`` for collections):
 
 from __future__ import annotations
 
+import decimal
+
 import json
 import struct
 import threading
@@ -26,7 +28,7 @@ from typing import Any, Callable, Sequence
 from ..cql import ast
 from ..errors import InvalidRequest
 from ..schema import types as T
-from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table
+from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table, check_key_length, check_partition_key
 from ..storage.keys import clustering_key, partition_token, serialize_partition_key
 from ..query.restrictions import Evaluator, KeyRestrictions, analyse
 from .cells import (NO_TTL, Cell, ComplexColumn, Deletion, Liveness, RowData, reconcile, reconcile_deletion,
@@ -114,6 +116,9 @@ class Attributes:
         return Cell(self.timestamp, value)
 
 
+MIN_TIMESTAMP = -(2 ** 63) + 1
+
+
 def resolve_attributes(using: ast.Using, table: Table, ctx: WriteContext, allow_ttl: bool = True) -> Attributes:
     """Timestamp and TTL of a statement (``USING``, else the batch timestamp and the table's default TTL)."""
     ts = ctx.timestamp
@@ -123,6 +128,8 @@ def resolve_attributes(using: ast.Using, table: Table, ctx: WriteContext, allow_
             raise InvalidRequest("Invalid null value of timestamp")
         if v is not T.UNSET:
             ts = int(v)
+    if ts < MIN_TIMESTAMP:  # -2**63 marks "not deleted" (ScyllaDB's api::min_timestamp is one above it)
+        raise InvalidRequest(f"Out of bound timestamp, must be in [{MIN_TIMESTAMP}, {2 ** 63 - 1}]")
     ttl = table.default_ttl
     if using.ttl is not None:
         if not allow_ttl:
@@ -169,8 +176,7 @@ def _partition_targets(table: Table, kr: KeyRestrictions) -> list[tuple[tuple[by
         if pk in seen:
             continue
         seen.add(pk)
-        if len(pk) > 0xFFFF:
-            raise InvalidRequest(f"Key length of {len(pk)} is longer than maximum of 65535")
+        check_partition_key(key)
         out.append((key, pk, partition_token(table, pk)))
     return out
 
@@ -305,6 +311,8 @@ def _row_for(pu: PartitionUpdate, table: Table, clustering: tuple[bytes, ...], s
     ck = clustering_key(table.clustering_key, clustering)
     row = pu.rows.get(ck)
     if row is None:
+        if clustering:
+            check_key_length(clustering)
         row = pu.rows[ck] = RowData(clustering)
     return row, ck
 
@@ -406,13 +414,14 @@ def build_insert(stmt: ast.Insert, table: Table, ctx: WriteContext, mutation: Mu
         v = values.get(c.name, T.UNSET)
         if v is T.UNSET and c.name not in values:
             raise InvalidRequest(f"Some partition key parts are missing: {c.name}")
-        key_values.append(_key_bytes(c, v))
+        key_values.append(key_bytes(c, v))
     clustering: list[bytes] = []
     if not static_only:
         for c in table.clustering_key:
             if c.name not in values:
                 raise InvalidRequest(f"Some clustering keys are missing: {c.name}")
-            clustering.append(_key_bytes(c, values[c.name]))
+            clustering.append(key_bytes(c, values[c.name]))
+    check_partition_key(key_values)
     pk = serialize_partition_key(key_values)
     token = partition_token(table, pk)
     pu = mutation.partition(table, tuple(key_values), pk, token)
@@ -460,13 +469,14 @@ def _build_bound_insert(plan: _InsertPlan, bound: list | tuple, table: Table, ct
     keys: list[bytes] = []
     for c in table.primary_key:  # _key_bytes of each, inline
         v = values[c.name]
-        data = _key_bytes(c, v) if v is None or v is unset else c.type.serialize(v)
+        data = key_bytes(c, v) if v is None or v is unset else c.type.serialize(v)
         if len(data) > 0xFFFF:
             _check_value_size(c, data)
         keys.append(data)
     n = len(table.partition_key)
     key_values = keys[:n]
     clustering = tuple(keys[n:])
+    check_partition_key(key_values)
     pk = serialize_partition_key(key_values)
     token = partition_token(table, pk)
     key = tuple(key_values)
@@ -485,7 +495,8 @@ def _build_bound_insert(plan: _InsertPlan, bound: list | tuple, table: Table, ct
     return [Target(key, pk, token, clustering, target_ck)]
 
 
-def _key_bytes(col: Column, value: Any) -> bytes:
+def key_bytes(col: Column, value: Any) -> bytes:
+    """A primary-key column's value serialized; null, unset and oversized values refused as ScyllaDB does."""
     if value is None:
         raise InvalidRequest(f"Invalid null value in condition for column {col.name}")
     if value is T.UNSET:
@@ -497,7 +508,7 @@ def _key_bytes(col: Column, value: Any) -> bytes:
 
 def _insert_values(stmt: ast.Insert, table: Table, ctx: WriteContext) -> dict[str, Any]:
     if stmt.json is not None:
-        return _json_values(stmt, table, ctx)
+        return json_values(stmt, table, ctx)
     if len(stmt.columns) != len(stmt.values):
         raise InvalidRequest("Unmatched column names/values")
     values: dict[str, Any] = {}
@@ -513,7 +524,8 @@ def _insert_values(stmt: ast.Insert, table: Table, ctx: WriteContext) -> dict[st
     return values
 
 
-def _json_values(stmt: ast.Insert, table: Table, ctx: WriteContext) -> dict[str, Any]:
+def json_values(stmt: ast.Insert, table: Table, ctx: WriteContext) -> dict[str, Any]:
+    """The column values of an INSERT JSON (columns it omits: null, or unset with DEFAULT UNSET)."""
     text = ctx.ev.value(stmt.json, T.TEXT, "[json]")
     if text is None:
         raise InvalidRequest("Got null for INSERT JSON values")
@@ -580,14 +592,88 @@ def build_update(stmt: ast.Update, table: Table, ctx: WriteContext, mutation: Mu
     kr = analyse(table, stmt.where, ctx.ev)
     static_only = bool(cols) and all(c.kind == STATIC for c in cols)
     targets = _addressed_rows(table, kr, static_only and table.clustering_key != ())
+    conditional = is_conditional(stmt)
     for tg in targets:
         pu = mutation.partition(table, tg.key, tg.pk, tg.token)
         for a, col in zip(stmt.assignments, cols):
             static = col.kind == STATIC
             row, ck = _row_for(pu, table, () if static else tg.clustering, static)
             w = RowWriter(pu, row, attrs, ctx, ck)
-            _assign(a, col, w, tg)
+            if conditional and isinstance(a, (ast.AddTo, ast.SubtractFrom)) and col.type in ARITHMETIC_TYPES:
+                _arithmetic(a, col, w, tg)
+            else:
+                _assign(a, col, w, tg)
     return targets
+
+
+def is_conditional(stmt: Any) -> bool:
+    """Whether a statement is a lightweight transaction (IF EXISTS, IF NOT EXISTS or IF conditions)."""
+    return bool(getattr(stmt, "if_not_exists", False) or getattr(stmt, "if_exists", False)
+                or getattr(stmt, "conditions", ()))
+
+
+ARITHMETIC_TYPES = (T.TINYINT, T.SMALLINT, T.INT, T.BIGINT, T.VARINT, T.FLOAT, T.DOUBLE, T.DECIMAL)
+_INT_BITS = {T.TINYINT: 8, T.SMALLINT: 16, T.INT: 32, T.BIGINT: 64}
+
+
+def check_assignments(stmt: ast.Update, table: Table) -> None:
+    """The checks of an UPDATE's assignments made when it is prepared (ScyllaDB refuses them at PREPARE):
+    ``c = c + x`` / ``c = c - x`` needs a counter, collection or UDT column, or a numeric column in a
+    lightweight transaction (ScyllaDB's extension)."""
+    conditional = is_conditional(stmt)
+    for a in stmt.assignments:
+        col = table.column(a.column)
+        if col is not None and col.is_primary_key:
+            raise InvalidRequest(f"PRIMARY KEY part {col.name} found in SET part")
+        if col is None or not isinstance(a, (ast.AddTo, ast.SubtractFrom)):
+            continue
+        t = col.type
+        if t.is_counter or t.is_collection or isinstance(t, T.UserType):
+            continue
+        if not (conditional and t in ARITHMETIC_TYPES):
+            raise InvalidRequest(f"Invalid operation ({_op_text(a)}) for non counter column {col.name}")
+        if isinstance(a.value, ast.Constant):
+            T.term_to_value(a.value, t, col.name, None)  # a literal of the wrong type is refused now
+
+
+def _arithmetic(a: Any, col: Column, w: RowWriter, tg: Target) -> None:
+    """ScyllaDB's ``SET c = c + x`` / ``c - x`` on a numeric column of a lightweight transaction: the
+    old value (read in the same write transaction as the condition) plus or minus ``x``; null when
+    the old value is null; fixed-width integers refuse to overflow."""
+    t = col.type
+    ctx = w.ctx
+    delta = ctx.ev.value(a.value, t, col.name)
+    if delta is T.UNSET:
+        return
+    pending = w.row.cells.get(col.name)
+    if pending is not None:
+        old = None if pending.value is None else t.deserialize(pending.value)
+    else:
+        current = ctx.reader.live_cell(w.pu.table, tg.pk, tg.token, w.ck, col)
+        old = None if current is None or current.value is None else t.deserialize(current.value)
+    if old is None or delta is None:
+        return  # null plus anything is null: the column stays as it is
+    if t == T.DECIMAL:
+        new = _decimal_sum(old, delta if isinstance(a, ast.AddTo) else -delta)
+    else:
+        new = old + delta if isinstance(a, ast.AddTo) else old - delta
+    bits = _INT_BITS.get(t)
+    if bits is not None and not -(2 ** (bits - 1)) <= new < 2 ** (bits - 1):
+        raise InvalidRequest(f"Arithmetic {'ADD' if isinstance(a, ast.AddTo) else 'SUB'} overflow")
+    w.set_value(col, new)
+
+
+def _decimal_sum(a: Any, b: Any) -> Any:
+    """``a + b`` exactly, refused when aligning the two scales would take more than 10,000 digits."""
+    if not (a.is_finite() and b.is_finite()):
+        raise InvalidRequest("Arithmetic on a non-finite decimal value")
+    ea, eb = a.as_tuple(), b.as_tuple()
+    width = max(len(ea.digits) + ea.exponent, len(eb.digits) + eb.exponent) - min(ea.exponent, eb.exponent) + 1
+    if width > 10_000:
+        raise InvalidRequest("Arithmetic ADD on decimal values of too different magnitudes")
+    with decimal.localcontext() as dc:
+        dc.prec = max(width, 28)
+        return a + b
 
 
 def _assign(a: Any, col: Column, w: RowWriter, tg: Target) -> None:
@@ -822,11 +908,15 @@ def _delete_target(tgt: Any, col: Column, w: RowWriter, tg: Target) -> None:
         k = ctx.ev.value(tgt.key, t.key, f"key({col.name})")
         if k is None:
             raise InvalidRequest("Invalid null value for map key")
+        if k is T.UNSET:
+            raise InvalidRequest(f"Invalid unset value for map key of column {col.name}")
         w.put_element(col.name, t.key.serialize(k), Cell(ts, None, NO_TTL, ctx.now))
     elif isinstance(t, T.SetType):
         k = ctx.ev.value(tgt.key, t.element, col.name)
         if k is None:
             raise InvalidRequest("Invalid null value for set element")
+        if k is T.UNSET:
+            raise InvalidRequest(f"Invalid unset value for set element of column {col.name}")
         w.put_element(col.name, t.element.serialize(k), Cell(ts, None, NO_TTL, ctx.now))
     else:
         if isinstance(tgt.key, ast.TimeuuidListIndex):
@@ -834,8 +924,46 @@ def _delete_target(tgt: Any, col: Column, w: RowWriter, tg: Target) -> None:
             key = T.TIMEUUID.serialize(k)
         else:
             idx = ctx.ev.value(tgt.key, T.INT, f"idx({col.name})")
+            if idx is T.UNSET:
+                return  # an unset index deletes nothing, as in Cassandra and ScyllaDB
             key = _list_key_at(col, w, tg, idx)
         w.put_element(col.name, key, Cell(ts, None, NO_TTL, ctx.now))
+
+
+BATCH_SIZE_WARN_THRESHOLD = 128 * 1024   # ScyllaDB's batch_size_warn_threshold_in_kb default
+BATCH_SIZE_FAIL_THRESHOLD = 1024 * 1024  # ScyllaDB's batch_size_fail_threshold_in_kb default
+_PARTITION_OVERHEAD, _ROW_OVERHEAD, _CELL_OVERHEAD = 128, 96, 64
+
+
+def mutation_size(mutation: Mutation) -> int:
+    """The in-memory size of a mutation as ScyllaDB measures a batch (an estimate: key and value bytes plus a
+    fixed overhead per partition, row and cell)."""
+    size = 0
+    for pu in mutation.partitions.values():
+        size += _PARTITION_OVERHEAD + len(pu.pk) + len(pu.range_deletions) * _ROW_OVERHEAD
+        for row in ([pu.static] if pu.static is not None else []) + list(pu.rows.values()):
+            size += _ROW_OVERHEAD + sum(len(c) for c in row.clustering)
+            for cell in row.cells.values():
+                size += _CELL_OVERHEAD + len(cell.value or b"")
+            for cc in row.complex.values():
+                size += sum(_CELL_OVERHEAD + len(k) + len(c.value or b"") for k, c in cc.cells.items())
+    return size
+
+
+def check_batch_size(mutation: Mutation, logged: bool) -> str | None:
+    """ScyllaDB's batch size rule, for a batch touching more than one partition: over the fail threshold it
+    is refused ("Batch too large"), over the warn threshold the returned warning goes to the client."""
+    if len(mutation.partitions) <= 1:
+        return None
+    size = mutation_size(mutation)
+    if size <= BATCH_SIZE_WARN_THRESHOLD:
+        return None
+    if size > BATCH_SIZE_FAIL_THRESHOLD:
+        raise InvalidRequest("Batch too large")
+    tables = ", ".join(sorted({f"{pu.table.keyspace}.{pu.table.name}" for pu in mutation.partitions.values()}))
+    return (f"{'Logged' if logged else 'Unlogged'} batch modifying {len(mutation.partitions)} partitions in "
+            f"{tables} is of size {size} bytes, exceeding specified WARN threshold of "
+            f"{BATCH_SIZE_WARN_THRESHOLD} by {size - BATCH_SIZE_WARN_THRESHOLD}.")
 
 
 def build(stmt: Any, table: Table, ctx: WriteContext, mutation: Mutation) -> list[Target]:

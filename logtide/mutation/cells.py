@@ -78,6 +78,9 @@ def reconcile(a: Cell, b: Cell) -> Cell:
             return a if a_tomb else b
         if a.ldt != b.ldt:
             return a if a.ldt > b.ldt else b
+        if not a_tomb and a.ttl != b.ttl:
+            # ScyllaDB: same expiry, the later derived write time (expiry - ttl), i.e. the lower TTL, wins
+            return a if a.ttl < b.ttl else b
     return a if (a.value or b"") >= (b.value or b"") else b
 
 

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from ..cql import ast
 from ..errors import InvalidRequest
+from ..mutation.builder import check_assignments
 from ..result import ColumnSpec
 from ..schema import types as T
 from ..schema.model import Table
@@ -150,7 +151,7 @@ class BindCollector:
 
     def operand(self, op: str, rhs: Any, ctype: Any, name: str) -> None:
         """The right side of a relation or condition: one value, or the values of ``IN``."""
-        if op != "IN":
+        if op not in ("IN", "NOT IN"):
             self.term(rhs, ctype, name)
         elif isinstance(rhs, ast.InValues):
             for item in rhs.items:
@@ -184,6 +185,7 @@ class BindCollector:
             self.using(stmt.using)
             return
         if isinstance(stmt, ast.Update):
+            check_assignments(stmt, table)
             self.using(stmt.using)
             for a in stmt.assignments:
                 self._assignment(table, a)

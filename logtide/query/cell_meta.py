@@ -18,6 +18,9 @@ logtide's extensions for exact copies of a table (docs/semantics.md, "Write time
   write time and original TTL (null when the row has no live marker, and for a static row).
 
 Counters and primary-key columns are refused with Cassandra's and ScyllaDB's messages.
+
+One idea split for size with ``select.py``, ``projection.py``, ``read.py`` and ``select_result.py``: the
+SELECT pipeline (its cell-metadata selectors here).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import json
 from typing import Any, Mapping, Sequence
 
 from ..cql import ast
-from ..errors import InvalidRequest
+from ..errors import FunctionFailure, InvalidRequest
 from ..schema import types as T
 from ..schema.types_convert import NOT_ASSIGNABLE, assignment, convert, widenable
 from ..schema.types_literal import term_text
@@ -169,9 +169,11 @@ class TermEvaluator:
                 return None
             try:
                 obj = json.loads(text)
-            except ValueError as e:
-                raise InvalidRequest(f"Could not decode JSON string '{text}': {e}") from None
-            return None if obj is None else T.from_json(expected, obj, receiver)
+                return None if obj is None else T.from_json(expected, obj, receiver)
+            except (ValueError, InvalidRequest) as e:  # ScyllaDB: a function failure, not an invalid request
+                detail = f"Could not decode JSON string '{text}': {e}" if isinstance(e, ValueError) else str(e)
+                raise FunctionFailure(f"Failed parsing fromJson parameter: {detail}", "system", "fromjson",
+                                      (expected.cql() if expected is not None else "text",)) from None
         if name in AGGREGATES:
             raise InvalidRequest(f"Aggregation functions are not supported here (system.{name}): "
                                  "only in the selection clause")

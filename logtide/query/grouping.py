@@ -11,6 +11,9 @@ partition (no clustering rows) is a group of its own.
 Without ``GROUP BY``, an aggregating selection gives one row for all the rows the query selects,
 also when there are none (``count(*)`` is 0, ``min(v)`` null); with ``GROUP BY`` no row means no
 group.
+
+One idea split for size with ``select.py``, ``selection.py``, ``projection.py``, ``read.py``, ``cell_meta.py``
+and ``select_result.py``: the SELECT pipeline (its aggregates and GROUP BY here).
 """
 
 from __future__ import annotations

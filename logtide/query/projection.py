@@ -9,6 +9,9 @@ inline, partition key values once per partition) and the server writes the proto
 (:func:`raw_encoder`), with no round trip through Python values (``docs/performance.md``, "Reading
 the CDC log" and "Reading base tables").  Values are exactly those of each selector's ``compute``.
 Any other selection goes through each selector's ``compute`` (:func:`row_projector`).
+
+One idea split for size with ``select.py``, ``read.py``, ``cell_meta.py`` and ``select_result.py``: the
+SELECT pipeline (its plain-column projection here).
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 A row is live while its marker or any of its cells is live and not shadowed
 by a row, range, partition or collection tombstone (spec ``003``: row
 markers; a static row exists while a static cell is live).
+
+One idea split for size with ``select.py``, ``projection.py``, ``cell_meta.py`` and ``select_result.py``:
+the SELECT pipeline (its live views of stored rows here).
 """
 
 from __future__ import annotations

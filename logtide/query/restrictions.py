@@ -15,7 +15,7 @@ from typing import Any, Protocol, Sequence
 
 from ..cql import ast
 from ..errors import InvalidRequest
-from ..schema.model import CLUSTERING, PARTITION_KEY, Column, Table
+from ..schema.model import CLUSTERING, PARTITION_KEY, Column, Table, check_key_length
 from ..schema import types as T
 from ..schema.types_literal import term_text
 from ..storage.keys import clustering_key, prefix_end
@@ -184,10 +184,8 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator, *, selec
     if pk_values:
         if all(c.name in pk_values for c in pk_cols):
             kr.partition_keys = [tuple(p) for p in itertools.product(*(pk_values[c.name] for c in pk_cols))]
-            for key in kr.partition_keys:  # as a write refuses it (mutation.builder), so does a read
-                length = sum(map(len, key)) + (3 * len(key) if len(key) > 1 else 0)  # its serialized length
-                if length > 0xFFFF:
-                    raise InvalidRequest(f"Key length of {length} is longer than maximum of 65535")
+            for key in kr.partition_keys:
+                check_key_length(key)
             if kr.token_lo or kr.token_hi:
                 raise InvalidRequest("Columns \"%s\" cannot be restricted by both a normal relation and a token relation"
                                      % ", ".join(c.name for c in pk_cols))

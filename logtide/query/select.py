@@ -4,6 +4,9 @@ Result order and shape follow Cassandra with the Murmur3 partitioner: token
 order, then clustering order (or its reverse with ``ORDER BY``); a partition
 with a live static row and no live clustering rows yields one row with null
 clustering columns when the query does not restrict clustering columns.
+
+One idea split for size with ``read.py``, ``projection.py``, ``cell_meta.py`` and ``select_result.py``: the
+SELECT pipeline.
 """
 
 from __future__ import annotations
@@ -402,7 +405,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
     if kept is not None:
         result: ResultSet = SelectResult(columns, kept, plain)  # type: ignore[arg-type]
     elif stmt.json:
-        result = _json_result(table, columns, rows_out)
+        result = _json_result(table, columns, rows_out, _named_selectors(stmt, len(columns)))
     else:
         names = tuple(c.name for c in columns)
         result = ResultSet("rows", columns, [Row(names, v) for v in rows_out])
@@ -455,10 +458,20 @@ def json_key(name: str) -> str:
     return name
 
 
-def _json_result(table: Table, columns: tuple[ColumnSpec, ...], rows: list[list[Any]]) -> ResultSet:
+def _named_selectors(stmt: ast.Select, n: int) -> list[bool]:
+    """Which selectors are a column or an alias (a name SELECT JSON may quote), not a function call."""
+    if stmt.selectors is None or len(stmt.selectors) != n:
+        return [True] * n
+    return [bool(s.alias) or isinstance(s.expr, ast.ColumnRef) for s in stmt.selectors]
+
+
+def _json_result(table: Table, columns: tuple[ColumnSpec, ...], rows: list[list[Any]],
+                 named: list[bool]) -> ResultSet:
+    """SELECT JSON's rows; a function call's key is its text as is (ScyllaDB: ``"ttl(v)"``, not quoted)."""
+    keys = [json.dumps(json_key(c.name) if q else c.name) for c, q in zip(columns, named)]
     out = []
     for values in rows:
-        parts = [json.dumps(json_key(c.name)) + ": " + T.to_json(c.type, v) for c, v in zip(columns, values)]
+        parts = [k + ": " + T.to_json(c.type, v) for k, c, v in zip(keys, columns, values)]
         out.append(Row(("[json]",), ["{" + ", ".join(parts) + "}"]))
     return ResultSet("rows", (ColumnSpec(table.keyspace, table.name, "[json]", T.TEXT),), out)
 

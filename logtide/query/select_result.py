@@ -4,6 +4,9 @@ An embedded caller reads ``rows`` (Python values, deserialized on first access);
 ``wire_rows()`` into its Rows response: the stored bytes of each value, with no round trip through
 Python values (``docs/performance.md``, "Reading base tables").  Both come from the same bytes, so
 they hold the same values.
+
+One idea split for size with ``select.py``, ``projection.py``, ``read.py`` and ``cell_meta.py``: the
+SELECT pipeline (its result here).
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ by name and argument types (:meth:`FunctionRegistry.resolve`); a literal selecto
 ``'a'``, ``[1, 2]``) takes its default type (an integer is an int, or a bigint or varint when it
 does not fit; a float a double); ``CAST(x AS t)`` converts with ScyllaDB's cast functions
 (:mod:`logtide.query.casts`).
+
+One idea split for size with ``select.py``, ``grouping.py``, ``projection.py``, ``read.py``, ``cell_meta.py``
+and ``select_result.py``: the SELECT pipeline (its compiled selectors here).
 """
 
 from __future__ import annotations

@@ -748,7 +748,7 @@ def _table_from_doc(ks: str, d: Mapping[str, Any], lookup: Lookup) -> Table:
 def _changefeeds_from_doc(docs: Any) -> tuple[Any, ...]:
     if not docs:
         return ()
-    from logtide.changefeed.model import Changefeed
+    from logtide.schema.changefeeds import Changefeed
     return tuple(Changefeed.from_doc(f) for f in docs)
 
 

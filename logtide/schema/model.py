@@ -10,7 +10,9 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
+
+from ..errors import InvalidRequest
 
 PARTITION_KEY = "partition_key"
 CLUSTERING = "clustering"
@@ -72,7 +74,7 @@ class Table:
     # name -> (type string, drop time in microseconds); cells of that column
     # written at or before the drop time stay invisible if the column is re-added
     dropped_columns: Mapping[str, tuple[str, int]] = field(default_factory=dict)
-    # YDB changefeeds on this table (logtide.changefeed.model.Changefeed), in creation order
+    # YDB changefeeds on this table (logtide.schema.changefeeds.Changefeed), in creation order
     changefeeds: tuple[Any, ...] = ()
 
     # Derived views are computed once per (immutable) table.
@@ -140,3 +142,22 @@ class Keyspace:
     durable_writes: bool = True
     tables: Mapping[str, Table] = field(default_factory=dict)
     types: Mapping[str, UserTypeDef] = field(default_factory=dict)
+
+
+MAX_KEY_LENGTH = 0xFFFF
+
+
+def check_key_length(parts: Sequence[bytes]) -> None:
+    """ScyllaDB's limit on a partition or clustering key: 65535 bytes, counted for a key of several
+    columns as each component with its 2-byte length (so two components reach 65531)."""
+    total = len(parts[0]) if len(parts) == 1 else sum(2 + len(p) for p in parts)
+    if total > MAX_KEY_LENGTH:
+        raise InvalidRequest(f"Key length of {total} is longer than maximum of {MAX_KEY_LENGTH}")
+
+
+def check_partition_key(parts: Sequence[bytes]) -> None:
+    """A partition key a write may use: not over 64 KiB, and not empty (a single-column key of an empty
+    value, e.g. ``''``, is refused by Cassandra and ScyllaDB alike; an empty clustering key is fine)."""
+    if len(parts) == 1 and not parts[0]:
+        raise InvalidRequest("Key may not be empty")
+    check_key_length(parts)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping
 
-from logtide.cdc.options import canonical as cdc_canonical
+from logtide.schema.cdc_options import canonical as cdc_canonical
 from logtide.errors import ConfigurationException, InvalidRequest, SyntaxException
 from logtide.schema import table_options
 

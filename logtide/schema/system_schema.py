@@ -14,16 +14,15 @@ import datetime
 import hashlib
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from cassandra.util import SortedSet
 
-from logtide.cdc.options import extension_blob
+from logtide.schema.cdc_options import extension_blob
 from logtide.schema import properties, types
 from logtide.schema.model import CLUSTERING, PARTITION_KEY, REGULAR, Column, Keyspace, Table
 
-if TYPE_CHECKING:
-    from logtide.schema.catalog import Catalog
+Catalog = Any  # a logtide.schema.catalog.Catalog: the catalog imports this module (system keyspaces), not back
 
 SYSTEM_SCHEMA = "system_schema"
 SYSTEM = "system"
@@ -33,7 +32,7 @@ SYSTEM_LOGTIDE = "system_logtide"
 SYSTEM_VIRTUAL_SCHEMA = "system_virtual_schema"
 SYSTEM_TRACES = "system_traces"
 
-# logtide's own tables: every YDB changefeed (logtide.changefeed.system_table fills the rows)
+# logtide's own tables: every YDB changefeed (logtide.schema.system_changefeeds fills the rows)
 _LOGTIDE_TABLES: dict[str, tuple] = {
     "changefeeds": (
         "YDB changefeeds: options, state, partitions, initial-scan progress, retention",
@@ -81,6 +80,28 @@ _DISTRIBUTED_TABLES: dict[str, tuple] = {
 }
 
 # (table, comment, partition key, clustering key, regular columns) with (name, type string) pairs
+# the options columns a table and a materialized view share in system_schema.tables and .views
+_TABLE_OPTIONS: list[tuple[str, str]] = [
+    ("additional_write_policy", "text"),
+    ("bloom_filter_fp_chance", "double"),
+    ("caching", "frozen<map<text, text>>"),
+    ("cdc", "boolean"),
+    ("comment", "text"),
+    ("compaction", "frozen<map<text, text>>"),
+    ("compression", "frozen<map<text, text>>"),
+    ("crc_check_chance", "double"),
+    ("dclocal_read_repair_chance", "double"),
+    ("default_time_to_live", "int"),
+    ("extensions", "frozen<map<text, blob>>"),
+    ("gc_grace_seconds", "int"),
+    ("id", "uuid"),
+    ("max_index_interval", "int"),
+    ("memtable_flush_period_in_ms", "int"),
+    ("min_index_interval", "int"),
+    ("read_repair", "text"),
+    ("read_repair_chance", "double"),
+    ("speculative_retry", "text"),
+]
 _SCHEMA_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]] = {
     "keyspaces": (
         "keyspace definitions",
@@ -92,28 +113,7 @@ _SCHEMA_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]
         "table definitions",
         [("keyspace_name", "text")],
         [("table_name", "text")],
-        [
-            ("additional_write_policy", "text"),
-            ("bloom_filter_fp_chance", "double"),
-            ("caching", "frozen<map<text, text>>"),
-            ("cdc", "boolean"),
-            ("comment", "text"),
-            ("compaction", "frozen<map<text, text>>"),
-            ("compression", "frozen<map<text, text>>"),
-            ("crc_check_chance", "double"),
-            ("dclocal_read_repair_chance", "double"),
-            ("default_time_to_live", "int"),
-            ("extensions", "frozen<map<text, blob>>"),
-            ("flags", "frozen<set<text>>"),
-            ("gc_grace_seconds", "int"),
-            ("id", "uuid"),
-            ("max_index_interval", "int"),
-            ("memtable_flush_period_in_ms", "int"),
-            ("min_index_interval", "int"),
-            ("read_repair", "text"),
-            ("read_repair_chance", "double"),
-            ("speculative_retry", "text"),
-        ],
+        sorted(_TABLE_OPTIONS + [("flags", "frozen<set<text>>")]),
     ),
     "columns": (
         "column definitions",
@@ -143,31 +143,8 @@ _SCHEMA_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]
         "view definitions",
         [("keyspace_name", "text")],
         [("view_name", "text")],
-        [
-            ("additional_write_policy", "text"),
-            ("base_table_id", "uuid"),
-            ("base_table_name", "text"),
-            ("bloom_filter_fp_chance", "double"),
-            ("caching", "frozen<map<text, text>>"),
-            ("cdc", "boolean"),
-            ("comment", "text"),
-            ("compaction", "frozen<map<text, text>>"),
-            ("compression", "frozen<map<text, text>>"),
-            ("crc_check_chance", "double"),
-            ("dclocal_read_repair_chance", "double"),
-            ("default_time_to_live", "int"),
-            ("extensions", "frozen<map<text, blob>>"),
-            ("gc_grace_seconds", "int"),
-            ("id", "uuid"),
-            ("include_all_columns", "boolean"),
-            ("max_index_interval", "int"),
-            ("memtable_flush_period_in_ms", "int"),
-            ("min_index_interval", "int"),
-            ("read_repair", "text"),
-            ("read_repair_chance", "double"),
-            ("speculative_retry", "text"),
-            ("where_clause", "text"),
-        ],
+        sorted(_TABLE_OPTIONS + [("base_table_id", "uuid"), ("base_table_name", "text"),
+                                 ("include_all_columns", "boolean"), ("where_clause", "text")]),
     ),
     "types": (
         "user defined type definitions",
@@ -636,7 +613,7 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
 
 
 def _changefeed_rows(catalog: "Catalog") -> list[dict[str, Any]]:
-    from logtide.changefeed.system_table import changefeed_rows
+    from logtide.schema.system_changefeeds import changefeed_rows
     return changefeed_rows(catalog, None)
 
 

@@ -72,6 +72,9 @@ IMPLEMENTATION NOTES (decisions where Cassandra's behaviour needed interpreting)
   otherwise).  Tuples/UDTs encode exactly ``len(type)`` components, a null or missing one as
   0x00, so, as in Cassandra's TupleType comparator, trailing nulls compare equal to missing
   components.
+
+One idea split for size with ``types_literal.py`` and ``types_json.py``: the CQL types, whose literal and
+JSON conversions those modules hold and this one re-exports.
 """
 
 from __future__ import annotations
@@ -254,25 +257,26 @@ class NativeType(CqlType):
 
 
 @dataclass(frozen=True, eq=True)
-class ListType(CqlType):
+class _ElementCollection(CqlType):
+    """A list or a set: a collection of one element type (``kind`` names which)."""
+
     element: CqlType
     frozen: bool = False
 
-    kind = "list"
     is_collection = True
 
     @property
     def is_multicell(self) -> bool:
         return not self.frozen
 
-    def freeze(self) -> "ListType":
-        return self if self.frozen else ListType(self.element, True)
+    def freeze(self) -> "_ElementCollection":
+        return self if self.frozen else type(self)(self.element, True)
 
-    def unfreeze(self) -> "ListType":
-        return ListType(self.element, False) if self.frozen else self
+    def unfreeze(self) -> "_ElementCollection":
+        return type(self)(self.element, False) if self.frozen else self
 
     def cql(self) -> str:
-        s = "list<" + self.element.cql() + ">"
+        s = self.kind + "<" + self.element.cql() + ">"
         return "frozen<" + s + ">" if self.frozen else s
 
     def references_duration(self) -> bool:
@@ -283,32 +287,17 @@ class ListType(CqlType):
 
 
 @dataclass(frozen=True, eq=True)
-class SetType(CqlType):
-    element: CqlType
-    frozen: bool = False
+class ListType(_ElementCollection):
+    """``list<element>``, frozen or not."""
+
+    kind = "list"
+
+
+@dataclass(frozen=True, eq=True)
+class SetType(_ElementCollection):
+    """``set<element>``, frozen or not."""
 
     kind = "set"
-    is_collection = True
-
-    @property
-    def is_multicell(self) -> bool:
-        return not self.frozen
-
-    def freeze(self) -> "SetType":
-        return self if self.frozen else SetType(self.element, True)
-
-    def unfreeze(self) -> "SetType":
-        return SetType(self.element, False) if self.frozen else self
-
-    def cql(self) -> str:
-        s = "set<" + self.element.cql() + ">"
-        return "frozen<" + s + ">" if self.frozen else s
-
-    def references_duration(self) -> bool:
-        return self.element.references_duration()
-
-    def references_udt(self, keyspace, name) -> bool:
-        return self.element.references_udt(keyspace, name)
 
 
 @dataclass(frozen=True, eq=True)

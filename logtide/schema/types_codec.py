@@ -45,35 +45,35 @@ def contains_set_or_map(t) -> bool:
 # ---------------------------------------------------------------------------
 
 
-def split_collection(data: bytes) -> List[Optional[bytes]]:
-    """Elements of a serialized list/set (or the flattened k, v, k, v ... of a map)."""
-    n = _int32_unpack_from(data, 0)[0]
-    p = 4
-    out = []
-    for _ in range(n):
-        ln = _int32_unpack_from(data, p)[0]
-        p += 4
-        if ln < 0:
-            out.append(None)
-        else:
-            out.append(data[p:p + ln])
-            p += ln
+def split_collection(data: bytes, per_item: int = 1) -> List[Optional[bytes]]:
+    """Elements of a serialized list/set (or, with ``per_item`` 2, the flattened k, v, k, v ... of a map);
+    a value too short for what it announces is refused ("Not enough bytes ...", as ScyllaDB says)."""
+    try:
+        n = _int32_unpack_from(data, 0)[0]
+        if n < 0:
+            raise InvalidRequest(f"The data cannot be deserialized as a {'map' if per_item == 2 else 'list or set'}: "
+                                 f"not enough bytes for {n} elements")
+        p = 4
+        out = []
+        for _ in range(per_item * n):
+            ln = _int32_unpack_from(data, p)[0]
+            p += 4
+            if ln < 0:
+                out.append(None)
+            else:
+                if p + ln > len(data):
+                    raise struct.error("short")
+                out.append(data[p:p + ln])
+                p += ln
+    except struct.error:
+        raise InvalidRequest(f"Not enough bytes to read a {'map' if per_item == 2 else 'list or set'} "
+                             f"({len(data)} bytes)") from None
     return out
 
 
 def split_map(data: bytes) -> List[Optional[bytes]]:
-    n = _int32_unpack_from(data, 0)[0]
-    p = 4
-    out = []
-    for _ in range(2 * n):
-        ln = _int32_unpack_from(data, p)[0]
-        p += 4
-        if ln < 0:
-            out.append(None)
-        else:
-            out.append(data[p:p + ln])
-            p += ln
-    return out
+    """The flattened k, v, k, v ... of a serialized map."""
+    return split_collection(data, 2)
 
 
 def split_tuple(data: bytes) -> List[Optional[bytes]]:
@@ -343,7 +343,11 @@ def make_deserializer(t) -> Callable[[bytes], Any]:
         name = t.name
         if name in ("text", "ascii"):
             def des_text(data):
-                return bytes(data).decode("utf-8")
+                try:
+                    return bytes(data).decode("utf-8")
+                except UnicodeDecodeError as e:  # ScyllaDB's message for a malformed bound or stored string
+                    raise InvalidRequest(f"Validation failed - non-UTF8 character in a UTF8 string, "
+                                         f"at byte offset {e.start}") from None
             return des_text
         if name == "blob":
             def des_blob(data):
@@ -371,16 +375,23 @@ def make_deserializer(t) -> Callable[[bytes], Any]:
 
         def des_driver(data):
             if not data:
+                if t.kind == "list":  # an empty value is no list (ScyllaDB)
+                    raise InvalidRequest("Not enough bytes to read a list (0 bytes)")
                 return EMPTY
-            return drv(data, PROTO)
+            try:
+                if t.kind == "list" and _int32_unpack_from(data, 0)[0] < 0:
+                    raise struct.error("negative count")
+                return drv(data, PROTO)
+            except struct.error:  # a value shorter than it announces
+                raise InvalidRequest(f"Not enough bytes to read a {t.cql()} value ({len(data)} bytes)") from None
         return des_driver
 
     if k == "list":
         el = t.element
 
         def des_list(data):
-            if not data:
-                return EMPTY
+            if not data:  # an empty value is no collection (ScyllaDB)
+                raise InvalidRequest("Not enough bytes to read a list or set (0 bytes)")
             d = el._deserializer
             return [None if b is None else d(b) for b in split_collection(data)]
         return des_list
@@ -389,8 +400,8 @@ def make_deserializer(t) -> Callable[[bytes], Any]:
         el = t.element
 
         def des_set(data):
-            if not data:
-                return EMPTY
+            if not data:  # an empty value is no collection (ScyllaDB)
+                raise InvalidRequest("Not enough bytes to read a list or set (0 bytes)")
             d = el._deserializer
             return make_sorted_set([None if b is None else d(b) for b in split_collection(data)])
         return des_set
@@ -399,10 +410,10 @@ def make_deserializer(t) -> Callable[[bytes], Any]:
         kt, vt = t.key, t.value
 
         def des_map(data):
-            if not data:
-                return EMPTY
+            if not data:  # an empty value is no collection (ScyllaDB)
+                raise InvalidRequest("Not enough bytes to read a map (0 bytes)")
             kd, vd = kt._deserializer, vt._deserializer
-            flat = split_map(data)
+            flat = split_collection(data, 2)
             return make_map(
                 kt,
                 [

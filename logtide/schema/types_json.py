@@ -6,6 +6,8 @@ fromJson()/INSERT JSON do (implementation of logtide.schema.types).
 ``json.loads`` returns it.  Errors are raised as InvalidRequest; with a receiver the message
 is INSERT JSON's ``Error decoding JSON value for <receiver>: <detail>``, without one (None)
 the bare detail (the MarshalException text).  The detail is also in ``exc.detail``.
+
+One idea split for size with ``types.py`` and ``types_literal.py``: the CQL types (their JSON forms here).
 """
 
 from __future__ import annotations
@@ -82,12 +84,8 @@ def java_double_to_string(x: float) -> str:
 
 def java_float_to_string(x: float) -> str:
     """Java's Float.toString of a float32 value held in a Python float."""
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    if x == 0:
-        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
+    if x == 0 or math.isnan(x) or math.isinf(x):
+        return java_double_to_string(x)  # NaN, ±Infinity, ±0.0: the same text as a double's
     f32 = struct.unpack(">f", struct.pack(">f", x))[0]
     text = None
     for p in range(1, 10):
@@ -293,6 +291,13 @@ def _from_string(ctype, text):
         raise _Marshal(e.message) from None
 
 
+def _whole(obj) -> bool:
+    try:
+        return obj == int(obj)
+    except (ValueError, OverflowError):  # NaN, infinities
+        return False
+
+
 def _is_int(obj) -> bool:
     return isinstance(obj, int) and not isinstance(obj, bool)
 
@@ -312,7 +317,11 @@ def _native_from_json(ctype, obj):
     if name in _INT_NAMES:
         what, lim = _INT_NAMES[name]
         if isinstance(obj, str):
+            if not obj:  # ScyllaDB: "" is no number (Cassandra makes it an empty value)
+                raise _Marshal(f"Unable to make {name} from ''")
             return _from_string(ctype, obj)
+        if isinstance(obj, (float, Decimal)) and not isinstance(obj, bool) and _whole(obj):
+            obj = int(obj)  # ScyllaDB: 1e6 or 1.23456789E+9 is a whole number, so an integer
         if _is_int(obj) and -lim <= obj < lim:
             return obj
         raise _expected(f"{what} value", obj)

@@ -3,6 +3,8 @@ bound Python value validation (implementation of logtide.schema.types).
 
 ``value_from_string(ctype, text)`` mirrors ``AbstractType.fromString`` of the native types,
 raising InvalidRequest with the MarshalException messages Cassandra uses.
+
+One idea split for size with ``types.py`` and ``types_json.py``: the CQL types (their literals here).
 """
 
 from __future__ import annotations
@@ -130,12 +132,13 @@ def parse_inet(text: str) -> Optional[str]:
     return str(a)
 
 
-# -- timestamps (TimestampSerializer.dateStringToTimestamp) --
+# -- timestamps (TimestampSerializer.dateStringToTimestamp, with ScyllaDB's rules: at most 3 fraction
+#    digits, blanks around the zone) --
 
 _TS_RE = re.compile(
     r"(?P<y>[0-9]{4})-(?P<mo>[0-9]{1,2})-(?P<d>[0-9]{1,2})"
     r"(?:[ T](?P<h>[0-9]{1,2}):(?P<mi>[0-9]{1,2})(?::(?P<s>[0-9]{1,2})(?:\.(?P<f>[0-9]+))?)?)?"
-    r"(?P<z>\s*(?:Z|[+-][0-9]{2}(?::?[0-9]{2})?|(?:UTC|GMT|UT)(?:[+-][0-9]{1,2}(?::?[0-9]{2})?)?))?\Z",
+    r"(?P<z>\s*(?:Z|[+-][0-9]{2}(?::?[0-9]{2})?|(?:UTC|GMT|UT)(?:[+-][0-9]{1,2}(?::?[0-9]{2})?)?)\s*)?\Z",
     re.IGNORECASE,
 )
 
@@ -180,6 +183,8 @@ def timestamp_millis_from_string(source: str) -> int:
     if h > 23 or mi > 59 or s > 59:
         raise err
     frac = m["f"] or ""
+    if len(frac) > 3:  # ScyllaDB refuses what Cassandra would truncate
+        raise InvalidRequest(f"Unable to parse date '{source}': Milliseconds length exceeds expected ({len(frac)})")
     ms = int((frac + "000")[:3]) if frac else 0
     off = _zone_offset_seconds(m["z"] or "")
     if off is None:

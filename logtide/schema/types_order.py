@@ -23,7 +23,7 @@ import struct
 from decimal import Decimal
 
 from logtide.errors import InvalidRequest
-from logtide.schema.types_codec import split_collection, split_map, split_tuple
+from logtide.schema.types_codec import split_collection, split_tuple
 
 _EMPTY_ENC = b"\x00"
 _TAG = b"\x01"
@@ -232,7 +232,7 @@ def make_comparable(t):
             if not data:
                 return _EMPTY_ENC
             kc, vc = kt._comparable, vt._comparable
-            flat = split_map(data)
+            flat = split_collection(data, 2)
             parts = [b"\x01"]
             for i in range(0, len(flat), 2):
                 parts.append(b"\x01")

@@ -14,6 +14,8 @@ from typing import Any
 
 from logtide.config import OFF, integer, number, port
 
+from .startup import Listener, StartupError, bracket
+
 log = logging.getLogger("logtide.server")
 
 SERVE_KEYS = ("host", "port", "auth", "superuser", "superuser_password_file", "tls_cert", "tls_key", "workers",
@@ -26,10 +28,6 @@ DEFAULTS: dict[str, Any] = {"host": "127.0.0.1", "port": 9042, "auth": False, "w
 SYNCHRONOUS = ("FULL", "NORMAL", "OFF")
 MIN_KAFKA_REQUEST_BYTES = 128 << 10  # never below what a client may send before login
 MAX_KAFKA_REQUEST_BYTES = 1 << 30
-
-
-class StartupError(Exception):
-    """A configuration the server refuses to start with (the message says why)."""
 
 
 @dataclass
@@ -114,23 +112,6 @@ def cql_port(text: str) -> int:
     if value == OFF:
         raise argparse.ArgumentTypeError("CQL cannot be off: it is the server (0 or auto picks a free port)")
     return value
-
-
-@dataclass(frozen=True)
-class Listener:
-    """A port ``logtide serve`` listens on, with the option that sets it (``docs/server.md``, "Ports")."""
-
-    flag: str
-    host: str
-    port: int
-    can_be_off: bool
-
-    def refused(self, e: OSError) -> str:
-        """``cannot listen on HOST:PORT (reason): choose another port with FLAG[, or FLAG off]``."""
-        reason = (e.strerror or str(e)).strip()
-        reason = reason[:1].lower() + reason[1:]
-        text = f"cannot listen on {_bracket(self.host)}:{self.port} ({reason}): choose another port with {self.flag}"
-        return text + (f", or {self.flag} off" if self.can_be_off else "")
 
 
 def listeners(s: "ServeSettings") -> list[Listener]:
@@ -360,9 +341,9 @@ def serve(settings: ServeSettings) -> int:
         host, port = server.address
         metrics_port = start_metrics(server, settings)
         log.info("logtide %s listening on %s:%d, data directory %s (CQL native protocol v3/v4/v5; TLS %s; "
-                 "authentication %s; metrics %s)", package_version(), _bracket(host), port,
+                 "authentication %s; metrics %s)", package_version(), bracket(host), port,
                  os.path.abspath(settings.data_dir), "on" if ssl_ctx else "off", "on" if settings.auth else "off",
-                 f"http://{_bracket(host)}:{metrics_port}/metrics" if metrics_port else "off")
+                 f"http://{bracket(host)}:{metrics_port}/metrics" if metrics_port else "off")
         runtime.write(host, port, metrics_port)
 
     try:
@@ -376,10 +357,6 @@ def serve(settings: ServeSettings) -> int:
     finally:
         runtime.remove()
     return 0
-
-
-def _bracket(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
 
 
 def start_metrics(server: Any, settings: ServeSettings) -> int:

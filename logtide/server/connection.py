@@ -23,7 +23,7 @@ import functools
 import logging
 import time
 import traceback
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from logtide.errors import AuthenticationError, CqlError, ProtocolError, ServerError, StorageFailure
 from logtide.tracing import REQUEST_NAMES, TracingSession, query_parameters
@@ -35,8 +35,7 @@ from .frame import (FLAG_COMPRESSED, FLAG_TRACING, FLAG_WARNING, Frame, FrameErr
 from .statements import Outcome
 from .wire import BodyWriter
 
-if TYPE_CHECKING:
-    from .server import Server
+Server = Any  # the server.Server that accepted the connection (it imports this module, not back)
 
 log = logging.getLogger("logtide.server")
 

@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from logtide.errors import AlreadyExists, CqlError, ProtocolError, ReadFailure, StorageFailure, Unprepared
+from logtide.errors import AlreadyExists, CqlError, FunctionFailure, ProtocolError, ReadFailure, StorageFailure, Unprepared
 from logtide.result import ColumnSpec, SchemaChange
 
 from . import datatypes
@@ -282,6 +282,8 @@ def error(err: CqlError, version: int = 4) -> Response:
         w.string(err.keyspace).string(err.table)
     elif isinstance(err, Unprepared):
         w.short_bytes(err.statement_id)
+    elif isinstance(err, FunctionFailure):
+        w.string(err.keyspace).string(err.function).string_list(err.arg_types)
     elif isinstance(err, StorageFailure):
         # <cl><received><blockfor> then v4 <numfailures> / v5 <reasonmap>: this one node failed, at ONE
         w.short(CONSISTENCY_ONE).int(0).int(1)

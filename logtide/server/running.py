@@ -90,7 +90,7 @@ async def start_kafka(db: Any, kafka: Any, slots: ConnectionSlots | None = None,
     try:
         host, port = await broker.start()
     except OSError as e:  # taken since logtide serve checked it
-        from .cli import Listener, StartupError
+        from .startup import Listener, StartupError
 
         raise StartupError(Listener("--kafka-port", kafka.host, kafka.port, True).refused(e)) from None
     shown = f"[{host}]" if ":" in host else host

@@ -26,14 +26,13 @@ from __future__ import annotations
 import asyncio
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from logtide.result import SchemaChange
 
 from . import messages as M
 
-if TYPE_CHECKING:
-    from .connection import Connection
+Connection = Any  # a connection.Connection registered for events (it imports the server, which imports this)
 
 DEFAULT_TIMEOUT = 3.0  # cassandra-driver refreshes on an event within schema_event_refresh_window (2 s)
 

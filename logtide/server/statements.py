@@ -13,10 +13,11 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from logtide.engine.commit import WriteJob
+from logtide.engine.plan import is_write
 from logtide.errors import InvalidRequest
 from logtide.query.select_result import SelectResult
 from logtide.result import ColumnSpec, ResultSet, SchemaChange
-from logtide.session import WriteJob, is_write
 from logtide.tracing import TracingSession
 
 from . import messages as M

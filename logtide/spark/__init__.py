@@ -3,6 +3,8 @@
 ``logtide.spark.register(spark)`` registers ``logtide`` (a table, batch), ``logtide-cdc`` (the
 ScyllaDB CDC log of a table, batch and streaming) and ``logtide-changefeed`` (a changefeed topic, over
 Kafka or a local data directory, batch and streaming).  Needs the ``spark`` extra (pyspark, pyarrow).
+
+One idea split for size with ``lakehouse_job.py``: the package's entry points (the lakehouse job there).
 """
 
 from __future__ import annotations

@@ -237,13 +237,7 @@ class LogReading:
             pages = client.pages_of_each(query, [(stream, lo, hi) for stream in partition.streams])
             if labelled:
                 pages = with_change_types(pages, idx[L.STREAM_ID], t_i, op_i, [idx[k] for k in self.keys])
-            for page in pages:
-                batch = batcher.add(page)
-                if batch is not None:
-                    yield batch
-        batch = batcher.flush()
-        if batch is not None:
-            yield batch
+            yield from batcher.batches(pages)
 
 
 def with_change_types(pages: Iterator[list], stream_i: int, time_i: int, op_i: int, key_i: list[int]) -> Iterator[list]:

@@ -8,6 +8,9 @@ to changefeed consumers (docs/kafka.md "Consumer groups and offsets"), and so do
 
 confluent-kafka was chosen over kafka-python by a measurement on this machine: 20,000 records of
 one partition read from ``logtide serve`` in 0.51-1.18 s against 1.25-1.30 s (docs/spark.md).
+
+One idea split for size with ``changefeed_topic.py``: reading a changefeed topic (over the Kafka protocol
+here).
 """
 
 from __future__ import annotations

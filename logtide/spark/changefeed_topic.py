@@ -3,6 +3,9 @@
 Both give the same small interface (:class:`TopicAccess`), used by the driver (offsets, barriers,
 commits) and inside executors (reading one partition's offset range).  Accesses are opened where
 they are used and never pickled: a :class:`TopicAddress` (picklable) opens one.
+
+One idea split for size with ``changefeed_kafka.py``: reading a changefeed topic (its access over the
+Kafka protocol there).
 """
 
 from __future__ import annotations

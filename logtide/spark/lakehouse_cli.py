@@ -1,4 +1,8 @@
-"""``logtide pipeline lakehouse``: a changefeed into a Delta replica or a parquet change table (docs/spark.md)."""
+"""``logtide pipeline lakehouse``: a changefeed into a Delta replica or a parquet change table (docs/spark.md).
+
+One idea split for size with ``pipeline_cli.py``: the ``logtide pipeline`` command line (its lakehouse
+job here).
+"""
 
 from __future__ import annotations
 

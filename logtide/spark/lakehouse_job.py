@@ -13,6 +13,8 @@ The source is ``kafka://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...]/ks/t/name`` (th
 feed's initial scan, or a snapshot of the table joined to the feed) and a parquet change table holds the
 topic from its first record.  The query keeps its offsets in ``checkpoint`` (by default
 ``<target>/_checkpoint``, which Delta and Spark readers skip as a hidden directory).
+
+One idea split for size with the package's ``__init__.py``: its entry points (the lakehouse job here).
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """``logtide pipeline replicate`` and ``logtide pipeline lakehouse``: the Spark jobs on a local Spark (or any master),
-from the command line."""
+from the command line.
+
+One idea split for size with ``lakehouse_cli.py``: the ``logtide pipeline`` command line.
+"""
 
 from __future__ import annotations
 

@@ -181,13 +181,7 @@ def read_range(reader: TableReader, partition: TokenRangePartition) -> Iterator:
                 client.pages(f"{base} WHERE {where}", key) for key in partition.keys)
         else:
             pages = client.pages(f"{base} WHERE token({pk}) > ? AND token({pk}) <= ?", (partition.lo, partition.hi))
-        for page in pages:
-            batch = batcher.add(page)
-            if batch is not None:
-                yield batch
-        batch = batcher.flush()
-        if batch is not None:
-            yield batch
+        yield from batcher.batches(pages)
 
 
 def _arrow(t: Any, name: str) -> Any:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Iterator
 
 from ..schema import types as T
 
@@ -230,3 +230,13 @@ class PageBatcher:
             col, conv = columns[pick[0]], pick[1]
             arrays.append(pa.array(col if conv is None else [conv(v) for v in col], type=f.type))
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+    def batches(self, pages: Iterable[list]) -> Iterator[Any]:
+        """The batches of every page of ``pages``, the last one flushed at their end."""
+        for page in pages:
+            batch = self.add(page)
+            if batch is not None:
+                yield batch
+        batch = self.flush()
+        if batch is not None:
+            yield batch

@@ -185,8 +185,7 @@ def check(path: str | Path, progress: Any = None) -> CheckReport:
 
     ``progress`` (a ``logtide.progress.Progress``) is advanced once per record read."""
     advance = progress.advance if progress is not None else (lambda n=1: None)
-    from ..session import CATALOG_KEY
-    from .sqlite import GROUP_TABLES_KEY, Store, Txn, group_table_ids
+    from .sqlite import CATALOG_KEY, GROUP_TABLES_KEY, Store, Txn, group_table_ids
 
     report = CheckReport()
     store = Store.open(path, readonly=True, verify_commits=False)

@@ -5,6 +5,9 @@ bytes, strings and ints.  They are read here with an unpickler that resolves
 no global name at all, so a pickle that would import or call anything (the
 only way a pickle runs code) fails to load and the migration stops, naming
 the record, with nothing changed (``docs/durability.md``, "Migration").
+
+One idea split for size with ``opening.py`` and ``migrate_feeds.py``: opening a data directory, which migrates
+a 0.1 one (here).
 """
 
 from __future__ import annotations

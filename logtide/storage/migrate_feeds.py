@@ -19,6 +19,9 @@ power loss) commits nothing, the directory stays as it was, and the next
 writer open starts it again from the beginning.  Nothing read is trusted
 blindly: a row whose columns are not of their types (which a format-2 table
 cannot verify otherwise) stops the migration naming it, with nothing changed.
+
+One idea split for size with ``opening.py`` and ``migrate.py``: opening a data directory, which migrates an
+older format on the way (to format 3 here).
 """
 
 from __future__ import annotations

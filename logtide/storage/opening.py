@@ -19,6 +19,9 @@
   the commit returns, written to ``logtide.commits``.  A database whose
   sequence is behind that file lost acknowledged commits (its write-ahead log
   was deleted or truncated) and is refused.
+
+One idea split for size with ``migrate.py`` and ``migrate_feeds.py``: opening a data directory, migrating an
+older one on the way.
 """
 
 from __future__ import annotations

@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from .opening import CommitSequence
 
 DB_FILE = "logtide.db"
+# meta keys: the schema catalog (JSON) and the node's host id (16 bytes)
+CATALOG_KEY = "catalog"
+HOST_ID_KEY = "host_id"
 # meta key: the ids of the tables whose partitions may hold groups (writes there keep entries from overlapping)
 GROUP_TABLES_KEY = "group_tables"
 _UPSERT = "INSERT OR REPLACE INTO rows (tid, token, pk, ck, data) VALUES (?, ?, ?, ?, ?)"
@@ -499,7 +502,7 @@ class Store:
         conn.execute("PRAGMA cache_size=-65536")
         # checkpoint every WAL_CHECKPOINT_PAGES (~4 MB): SQLite then starts the WAL again from its
         # start, so commits overwrite blocks already written (an fdatasync of data only) instead of
-        # growing the file (a file-system journal commit each); docs/performance.md, "The WAL's size"
+        # growing the file (a file-system journal commit each); docs/performance-history.md, "The WAL's size"
         conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
         conn.execute("PRAGMA busy_timeout=10000")
         return conn

@@ -26,7 +26,7 @@ from logtide.cdc import capture as cdc_capture
 from logtide.cdc.capture import CdcTimeuuids
 from logtide.mutation.cells import Cell
 from logtide.query.read import LiveRow
-from logtide.session import TxnRowReader
+from logtide.engine.touched import TxnRowReader
 from logtide.schema import types as T
 from logtide.clock import ManualClock
 

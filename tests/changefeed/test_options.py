@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from logtide.changefeed.options import (
+from logtide.schema.changefeed_options import (
     ChangefeedOptions,
     SettingValue,
     format_interval,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from cassandra.util import Date
 
-from logtide.changefeed.options import ChangefeedOptions
+from logtide.schema.changefeed_options import ChangefeedOptions
 from logtide.changefeed.render import RowChange, image, partition_of, render, render_barrier
 from logtide.query.read import stored_partitions
 

@@ -159,7 +159,7 @@ def test_one_write_feeds_every_changefeed_and_the_cdc_log_in_one_commit(session)
 
 @pytest.mark.parametrize("mode", ["NEW_AND_OLD_IMAGES", "UPDATES"])
 def test_each_row_is_read_once_for_the_log_and_every_feed_and_never_after_the_write(session, monkeypatch, mode):
-    from logtide import session as session_module
+    from logtide.engine import touched as session_module
     session.execute("CREATE TABLE t (k int, c int, v int, PRIMARY KEY (k, c)) "
                     "WITH cdc = {'enabled': true, 'preimage': true}")
     for name in ("a", "b", "c"):

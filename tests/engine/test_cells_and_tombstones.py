@@ -177,3 +177,18 @@ def test_equal_expiry_falls_back_to_the_greater_value(t):
     t.execute("UPDATE t USING TIMESTAMP 10 AND TTL 100 SET v = 1 WHERE pk = 0 AND ck = 0")
     t.execute("UPDATE t USING TIMESTAMP 10 AND TTL 100 SET v = 0 WHERE pk = 0 AND ck = 0")
     assert rows(t.execute("SELECT v FROM t")) == [(1,)]
+
+
+def test_same_timestamp_and_expiry_the_lower_ttl_wins():
+    """ScyllaDB: equal timestamps and expiry times, the later derived write time (expiry - ttl) wins."""
+    written_first = Cell(1000, b"\x01", 3, 200)
+    written_later = Cell(1000, b"\x00", 2, 200)
+    assert reconcile(written_first, written_later) == reconcile(written_later, written_first) == written_later
+
+
+def test_rewriting_with_the_same_timestamp_and_expiry_keeps_the_later_write(session, clock):
+    session.execute("CREATE TABLE e (k int PRIMARY KEY, v int)")
+    session.execute("INSERT INTO e (k, v) VALUES (1, 2) USING TIMESTAMP 1000 AND TTL 3")
+    clock.advance(1)
+    session.execute("INSERT INTO e (k, v) VALUES (1, 1) USING TIMESTAMP 1000 AND TTL 2")
+    assert session.execute("SELECT v FROM e WHERE k = 1").one()[0] == 1

@@ -37,9 +37,16 @@ def test_select_json(t):
     assert rows(t.execute("SELECT JSON pk, v, s FROM t")) == [('{"pk": 0, "v": 1, "s": "x"}',)]
 
 
+def test_select_json_names_a_function_call_by_its_text_unquoted(t):
+    t.execute("INSERT INTO t (pk, ck, v) VALUES (0, 0, 1) USING TIMESTAMP 1234")
+    assert rows(t.execute("SELECT JSON ttl(v), writetime(v), v AS \"V\" FROM t")) == [
+        ('{"ttl(v)": null, "writetime(v)": 1234, "\\"V\\"": 1}',)]
+
+
 def test_insert_if_not_exists(t):
     r = t.execute("INSERT INTO t (pk, ck, v) VALUES (0, 0, 1) IF NOT EXISTS")
-    assert r.column_names == ["[applied]"] and rows(r) == [(True,)]
+    # ScyllaDB's result: the row's previous values (all null: there was none), applied or not
+    assert r.column_names == ["[applied]", "pk", "ck", "s", "v"] and rows(r) == [(True, None, None, None, None)]
     r = t.execute("INSERT INTO t (pk, ck, v) VALUES (0, 0, 2) IF NOT EXISTS")
     assert r.column_names == ["[applied]", "pk", "ck", "s", "v"]
     assert rows(r) == [(False, 0, 0, None, 1)]
@@ -48,25 +55,25 @@ def test_insert_if_not_exists(t):
 
 def test_update_if_exists(t):
     r = t.execute("UPDATE t SET v = 1 WHERE pk = 0 AND ck = 0 IF EXISTS")
-    assert rows(r) == [(False,)]
+    assert rows(r) == [(False, None, None, None, None)]
     assert rows(t.execute("SELECT * FROM t")) == []
     t.execute("INSERT INTO t (pk, ck, v) VALUES (0, 0, 0)")
-    assert rows(t.execute("UPDATE t SET v = 1 WHERE pk = 0 AND ck = 0 IF EXISTS")) == [(True,)]
+    assert rows(t.execute("UPDATE t SET v = 1 WHERE pk = 0 AND ck = 0 IF EXISTS")) == [(True, 0, 0, None, 0)]
 
 
 def test_update_if_condition(t):
     t.execute("INSERT INTO t (pk, ck, v) VALUES (0, 0, 0)")
     r = t.execute("UPDATE t SET v = 5 WHERE pk = 0 AND ck = 0 IF v = 3")
     assert r.column_names == ["[applied]", "v"] and rows(r) == [(False, 0)]
-    assert rows(t.execute("UPDATE t SET v = 5 WHERE pk = 0 AND ck = 0 IF v = 0")) == [(True,)]
-    assert rows(t.execute("UPDATE t SET v = 6 WHERE pk = 0 AND ck = 0 IF v > 4 AND s = null")) == [(True,)]
+    assert rows(t.execute("UPDATE t SET v = 5 WHERE pk = 0 AND ck = 0 IF v = 0")) == [(True, 0)]
+    assert rows(t.execute("UPDATE t SET v = 6 WHERE pk = 0 AND ck = 0 IF v > 4 AND s = null")) == [(True, None, 5)]
     assert rows(t.execute("SELECT v FROM t")) == [(6,)]
 
 
 def test_delete_if_condition(t):
     t.execute("INSERT INTO t (pk, ck, v) VALUES (0, 0, 0)")
     assert rows(t.execute("DELETE FROM t WHERE pk = 0 AND ck = 0 IF v = 1")) == [(False, 0)]
-    assert rows(t.execute("DELETE FROM t WHERE pk = 0 AND ck = 0 IF v = 0")) == [(True,)]
+    assert rows(t.execute("DELETE FROM t WHERE pk = 0 AND ck = 0 IF v = 0")) == [(True, 0)]
     assert rows(t.execute("SELECT * FROM t")) == []
 
 

@@ -27,7 +27,7 @@ from logtide.cdc.capture import CdcTimeuuids
 from logtide.cdc.streams import Generations
 from logtide.clock import ManualClock
 from logtide.mutation.builder import ListKeys
-from logtide.session import HOST_ID_KEY
+from logtide.storage.sqlite import HOST_ID_KEY
 from logtide.storage.records import group_rows, is_group
 from logtide.storage.sqlite import Store
 

@@ -178,3 +178,19 @@ def test_offset_fetch_of_every_topic_names_the_damage_and_other_groups_are_not_f
     assert [(p["error_code"], p["committed_offset"]) for p in parts] == [(E.NONE, -1)] * 2
     c.close()
 
+
+
+def test_offset_commit_over_a_damaged_offset_answers_corrupt_message_and_the_connection_serves_on(served):
+    c = RawClient("127.0.0.1", served.port)
+    jtopic = JSON_FEED.replace("/", ".")
+    body = {"group_id": "billing", "generation_id_or_member_epoch": -1, "member_id": "", "retention_time_ms": -1,
+            "topics": [{"name": jtopic, "partitions": [
+                {"partition_index": 1, "committed_offset": 0, "committed_metadata": ""}]}]}
+    _, rd = c.call(8, 2, body)
+    parts = c.decode(8, 2, rd)["topics"][0]["partitions"]
+    assert [(p["partition_index"], p["error_code"]) for p in parts] == [(1, E.CORRUPT_MESSAGE)]
+    # nothing was written over it, and the same connection is still served
+    _, rd = c.call(9, 5, {"group_id": "billing", "topics": [{"name": jtopic, "partition_indexes": [1]}]})
+    assert [p["error_code"] for p in c.decode(9, 5, rd)["topics"][0]["partitions"]] == [E.CORRUPT_MESSAGE]
+    c.close()
+    assert not any("Traceback" in line for line in served.srv.lines)

@@ -430,3 +430,18 @@ def test_serialize_deserialize_round_trip_is_stable(tv):
     for v in values:
         d = t.serialize(v)
         assert t.compare(t.serialize(t.deserialize(d)), d) == 0
+
+
+def test_a_text_value_that_is_not_utf8_fails_validation():
+    with pytest.raises(InvalidRequest, match="Validation failed - non-UTF8 character in a UTF8 string, at byte offset 1"):
+        T.TEXT.deserialize(b"a\xc0")
+
+
+@pytest.mark.parametrize("ctype", [T.ListType(T.TEXT, False), T.SetType(T.TEXT, False), T.MapType(T.TEXT, T.TEXT, False)])
+def test_a_collection_value_shorter_than_it_announces_is_refused(ctype):
+    with pytest.raises(InvalidRequest, match="Not enough bytes to read a"):
+        ctype.deserialize(b"\x00\x00\x00\x01")
+    with pytest.raises(InvalidRequest, match="Not enough bytes to read a"):
+        ctype.deserialize(b"")
+    with pytest.raises(InvalidRequest, match="(?i)not enough bytes"):
+        ctype.deserialize(struct.pack(">i", -1))

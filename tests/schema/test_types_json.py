@@ -195,3 +195,15 @@ def test_json_round_trip(t, value):
     canonical = t.deserialize(t.serialize(value))
     back = T.from_json(t, json.loads(T.to_json(t, canonical)), "v")
     assert t.serialize(back) == t.serialize(canonical)
+
+
+@pytest.mark.parametrize("ctype, obj, value", [
+    (T.INT, 1e6, 1_000_000), (T.BIGINT, 1.23456789e9, 1_234_567_890), (T.INT, Decimal("2E+3"), 2000)])
+def test_a_whole_number_in_scientific_notation_is_an_integer(ctype, obj, value):
+    assert T.from_json(ctype, obj, "v") == value
+
+
+@pytest.mark.parametrize("ctype, obj", [(T.INT, 1.5), (T.INT, 3e9), (T.INT, ""), (T.BIGINT, "")])
+def test_a_fraction_an_out_of_range_number_or_an_empty_string_is_no_integer(ctype, obj):
+    with pytest.raises(InvalidRequest):
+        T.from_json(ctype, obj, "v")

@@ -331,3 +331,15 @@ def test_python_collection_element_errors():
         T.python_to_value(UT, {"z": 1}, "v")
     with pytest.raises(InvalidRequest, match="same sign"):
         T.python_to_value(T.DURATION, cutil.Duration(1, -1, 0), "v")
+
+
+def test_a_timestamp_with_more_than_millisecond_digits_is_refused():
+    from logtide.schema.types_literal import timestamp_millis_from_string
+    with pytest.raises(InvalidRequest, match=r"Milliseconds length exceeds expected \(6\)"):
+        timestamp_millis_from_string("2011-02-03 04:05:12.345678+0000")
+    assert timestamp_millis_from_string("2011-02-03 04:05:12.345+0000") == 1296705912345
+
+
+def test_a_timestamp_zone_may_have_blanks_around_it():
+    from logtide.schema.types_literal import timestamp_millis_from_string
+    assert timestamp_millis_from_string("2011-02-03  Z ") == timestamp_millis_from_string("2011-02-03Z")

@@ -219,6 +219,22 @@ def test_a_damaged_committed_offset_fails_its_reads_and_check_names_consumer_and
         f"changefeed {JSON_FEED}, consumer 'billing', partition 1, committed offset: checksum mismatch"]
 
 
+def test_dropping_a_consumer_with_a_damaged_offset_and_adding_it_again_starts_it_afresh(tmp_path):
+    data = tmp_path / "d"
+    make_feeds(data)
+    _alter_value(data, "feed_offsets", "name = CAST('billing' AS BLOB) AND part = 1")
+    db = logtide.open(str(data))
+    try:
+        s = db.session()
+        s.execute(f'ALTER TOPIC "{JSON_FEED}" DROP CONSUMER billing')
+        s.execute(f'ALTER TOPIC "{JSON_FEED}" ADD CONSUMER billing')
+    finally:
+        db.close()
+    with DirectoryTopicReader(data) as r:
+        assert dict(r.committed(JSON_FEED, "billing")) == {}
+    assert check(data).findings == []
+
+
 def test_damaged_consumers_floors_scan_states_and_marks_are_each_reported_by_check(tmp_path):
     data = tmp_path / "d"
     make_feeds(data)

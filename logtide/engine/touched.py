@@ -1,4 +1,7 @@
-"""The capture stage both logs share: the touched rows before a write, read once (specs ``000``-``004``).
+"""Write stage 2, read: the rows a write touches, read once inside its transaction (specs ``000``-``004``).
+
+:class:`TxnRowReader` reads live rows inside the write transaction (read-before-write: list indices,
+counters, conditions, and the before-state of the logs).
 
 ``cdc.capture`` (the ScyllaDB CDC log) and ``changefeed.changes`` (YDB
 changefeeds) derive their rows from the same before-state of the rows a
@@ -10,15 +13,63 @@ rows that partition and range deletions remove (a changefeed writes one
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
-from .mutation.cells import Deletion, RowData
-from .mutation.model import PartitionUpdate
-from .query.read import LiveRow, live_row, stored_partition
-from .schema.model import Table
-from .storage.sqlite import Txn
+from ..mutation.apply import read_partition, read_row
+from ..mutation.builder import RowReader
+from ..mutation.cells import Cell, Deletion, RowData
+from ..mutation.model import PartitionUpdate
+from ..query.read import LiveRow, live_row, live_values, stored_partition
+from ..schema.model import Column, Table
+from ..storage.sqlite import Txn
 
 RowKey = tuple[int, bytes, bytes, bool]  # (store id, partition key, clustering key, static)
+
+_NO_COMPLEX: dict = {}  # query.read.complex_plan of a table without non-frozen collections
+
+
+class TxnRowReader(RowReader):
+    """Reads the live state of rows inside a write transaction (read-before-write)."""
+
+    def __init__(self, txn: Txn, now: int) -> None:
+        self.txn = txn
+        self.now = now
+
+    def row(self, table: Table, pk: bytes, token: int, ck: bytes, static: bool):
+        """The live row (or static row) as it is now, or None."""
+        part = read_partition(self.txn, table, token, pk)
+        if part is None:
+            return None
+        if static:
+            if part.static is None:
+                return None
+            return live_row(table, part.static, part.deletion, self.now, part.key, b"", static=True)
+        row = read_row(self.txn, table, token, pk, ck)
+        if row is None:
+            return None
+        return live_row(table, row, part.row_deletion(ck), self.now, part.key, ck)
+
+    def values(self, table: Table, pk: bytes, token: int, ck: bytes) -> tuple[dict[str, bytes | None], Any] | None:
+        """The live atomic values of a clustered row as it is now, and its live row marker (None when the
+        marker is not live), or None when nothing of the row is live: :meth:`row` for values only, for a
+        table without non-frozen collections (``query.read.live_values``; the CDC log's one pass for plain
+        upserts, ``cdc/upsert.py``)."""
+        part = read_partition(self.txn, table, token, pk)
+        if part is None:
+            return None
+        row = read_row(self.txn, table, token, pk, ck)
+        if row is None:
+            return None
+        return live_values(table, row, part.row_deletion(ck), self.now, _NO_COMPLEX)
+
+    def live_complex(self, table: Table, pk: bytes, token: int, ck: bytes, column: Column) -> list[tuple[bytes, Cell]]:
+        lr = self.row(table, pk, token, ck, column.is_static)
+        return [] if lr is None else lr.complex.get(column.name, [])
+
+    def live_cell(self, table: Table, pk: bytes, token: int, ck: bytes, column: Column) -> Cell | None:
+        lr = self.row(table, pk, token, ck, column.is_static)
+        return None if lr is None else lr.cells.get(column.name)
+
 
 
 class TouchedRows:

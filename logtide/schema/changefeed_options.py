@@ -17,6 +17,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Mapping, Sequence
 
+from ..cql.ast import SettingValue
 from ..errors import InvalidRequest
 
 MODES = ("KEYS_ONLY", "UPDATES", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES")
@@ -24,20 +25,6 @@ FORMATS = ("JSON", "DEBEZIUM_JSON", "DYNAMODB_STREAMS_JSON")
 
 DEFAULT_RETENTION_SECONDS = 24 * 3600
 MAX_RETENTION_SECONDS = 30 * 24 * 3600
-
-
-@dataclass(frozen=True)
-class SettingValue:
-    """One literal of ``WITH (...)`` as the DDL parser read it.
-
-    ``kind`` is ``'string'``, ``'bool'``, ``'int'``, ``'interval'`` (``value``
-    is the ISO-8601 text inside ``Interval('...')``) or ``'other'`` (any other
-    expression; ``value`` is its raw text).  ``text`` is the literal as written.
-    """
-
-    kind: str
-    value: object
-    text: str
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .model import DISABLED, ENABLED, topic_path
+from .changefeeds import DISABLED, ENABLED, topic_path
 
 # (feed) -> (state, partitions scanned, partitions total) from storage; None: the catalog only
 States = Callable[[Any], tuple[str, int | None, int | None]]

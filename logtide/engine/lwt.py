@@ -2,40 +2,45 @@
 
 Conditions are checked against the current row inside the same write
 transaction that applies the statement, so check and write are atomic (the
-single-node equivalent of Paxos).  A failed check writes nothing and returns
-Cassandra's result: ``[applied] = False`` with the current values.
+single-node equivalent of Paxos).  A failed check writes nothing.  The result
+is ScyllaDB's, applied or not: ``[applied]`` and the values the row had before
+the statement (docs/compatibility.md "Writes, lightweight transactions, JSON,
+validation and types").
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Sequence
 
-from .cql import ast
-from .errors import InvalidRequest
-from .mutation.builder import WriteContext
-from .query.read import LiveRow, column_bytes
-from .query.restrictions import analyse
-from .result import ColumnSpec, ResultSet, Row
-from .schema import types as T
-from .schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table
-from .storage.keys import clustering_key, partition_token, serialize_partition_key
+from ..cql import ast
+from ..errors import InvalidRequest
+from ..mutation.builder import WriteContext, check_assignments, is_conditional, json_values, key_bytes
+from ..query.read import LiveRow, column_bytes
+from ..query.restrictions import analyse
+from ..result import ColumnSpec, ResultSet, Row
+from ..schema import types as T
+from ..schema.model import CLUSTERING, PARTITION_KEY, REGULAR, STATIC, Column, Table, check_partition_key
+from ..storage.keys import clustering_key, partition_token, serialize_partition_key
 
 
 def _row_key(stmt: Any, table: Table, ctx: WriteContext) -> tuple[tuple[bytes, ...], bytes, int, tuple[bytes, ...] | None]:
     if isinstance(stmt, ast.Insert):
         if stmt.json is not None:
-            raise InvalidRequest("INSERT JSON with IF NOT EXISTS is not supported by logtide")
-        values = dict(zip(stmt.columns, stmt.values))
+            values = json_values(stmt, table, ctx)
+        else:
+            values = {n: ctx.ev.value(v, table.column(n).type, n) for n, v in zip(stmt.columns, stmt.values)
+                      if table.column(n) is not None and table.column(n).is_primary_key}
         key = []
         for c in table.partition_key:
             if c.name not in values:
                 raise InvalidRequest(f"Some partition key parts are missing: {c.name}")
-            key.append(_key_value(c, ctx.ev.value(values[c.name], c.type, c.name)))
+            key.append(key_bytes(c, values[c.name]))
         clustering = []
         for c in table.clustering_key:
             if c.name not in values:
                 return tuple(key), serialize_partition_key(key), partition_token(table, serialize_partition_key(key)), None
-            clustering.append(_key_value(c, ctx.ev.value(values[c.name], c.type, c.name)))
+            clustering.append(key_bytes(c, values[c.name]))
         pk = serialize_partition_key(key)
         return tuple(key), pk, partition_token(table, pk), tuple(clustering)
     kr = analyse(table, stmt.where, ctx.ev)
@@ -92,7 +97,9 @@ class _CurrentRow:
 
 def _compare(t: Any, current: Any, op: str, expected: Any) -> bool:
     if op == "IN":
-        return any(_compare(t, current, "=", e) for e in expected)
+        return expected is not None and any(_compare(t, current, "=", e) for e in expected)
+    if op == "NOT IN":
+        return expected is None or not any(_compare(t, current, "=", e) for e in expected)
     if op in ("=", "!="):
         if current is None or expected is None:
             eq = current is None and expected is None
@@ -137,74 +144,111 @@ def _condition_holds(cond: ast.Condition, table: Table, cur: _CurrentRow, ctx: W
     if cond.op in ("CONTAINS", "CONTAINS KEY"):
         et = t.key if cond.op == "CONTAINS KEY" else (t.value if isinstance(t, T.MapType) else t.element)
         needle = ctx.ev.value(cond.rhs, et, name)
+        if needle is T.UNSET:
+            raise InvalidRequest(f"Invalid unset value in the condition on column {name}")
         if value is None:
             return False
         items = value.keys() if cond.op == "CONTAINS KEY" else (value.values() if isinstance(t, T.MapType) else value)
         return any(et.compare(et.serialize(x), et.serialize(needle)) == 0 for x in items)
-    if cond.op == "IN":
+    if cond.op in ("IN", "NOT IN"):
         items = cond.rhs.items if isinstance(cond.rhs, ast.InValues) else None
         expected = ([ctx.ev.value(i, t, name) for i in items] if items is not None
-                    else list(ctx.ev.value(cond.rhs, T.ListType(t, True), name) or []))
+                    else _in_list(cond.rhs, t, name, ctx))
     else:
         expected = ctx.ev.value(cond.rhs, t, name)
+    if expected is T.UNSET or (isinstance(expected, list) and any(e is T.UNSET for e in expected)):
+        raise InvalidRequest(f"Invalid unset value in the condition on column {name}")
     return _compare(t, value, cond.op, expected)
 
 
-def _key_value(col: Any, value: Any) -> bytes:
-    """A primary key value of a conditional INSERT, serialized; null and unset are refused."""
-    if value is None or value is T.UNSET:
-        raise InvalidRequest(f"Invalid {'null' if value is None else 'unset'} value in condition for column {col.name}")
-    return col.type.serialize(value)
+@dataclass(frozen=True)
+class Outcome:
+    """A conditional statement's or batch's check: ``applied`` and the result the client gets either way."""
+
+    applied: bool
+    result: ResultSet
+
+
+def _in_list(rhs: Any, t: Any, name: str, ctx: WriteContext) -> list[Any] | None:
+    """The values of ``IF c IN ?``: a bound list may hold nulls (ScyllaDB compares them as values)."""
+    if isinstance(rhs, ast.BindMarker):
+        raw = ctx.ev.bound_value(rhs)
+        if raw is T.UNSET:
+            raise InvalidRequest(f"Invalid unset value for IN condition on column {name}")
+        if raw is None:
+            return None  # ScyllaDB: nothing is IN null, everything is NOT IN null
+        if isinstance(raw, (str, bytes, bytearray)) or not hasattr(raw, "__iter__"):
+            raise InvalidRequest(f"Invalid IN condition value for column {name}: expected a list")
+        return [None if x is None else T.python_to_value(t, x, name) for x in raw]
+    return list(ctx.ev.value(rhs, T.ListType(t, True), name) or [])
 
 
 def check_conditions(stmts: Sequence[Any], tables: Sequence[Table], contexts: Sequence[WriteContext],
-                     in_batch: bool) -> ResultSet | None:
-    """None when every condition holds; otherwise the ``[applied] = False`` result."""
+                     in_batch: bool) -> Outcome:
+    """Check the conditions of a conditional statement or batch against the rows as they are now.
+
+    The result is ScyllaDB's (cql3 CAS result set): ``[applied]`` and, for each
+    statement, the previous values of the columns its conditions name (every
+    column for ``IF [NOT] EXISTS``; in a batch, the union of them with the
+    primary key), null where the row did not exist."""
     keys = set()
-    failed: list[tuple[Any, Table, _CurrentRow]] = []
+    olds: list[tuple[Any, Table, _CurrentRow, bool]] = []
+    ok_all = True
     for stmt, table, ctx in zip(stmts, tables, contexts):
-        if not (getattr(stmt, "if_not_exists", False) or getattr(stmt, "if_exists", False)
-                or getattr(stmt, "conditions", ())):
-            continue
-        key, pk, token, clustering = _row_key(stmt, table, ctx)
+        if isinstance(stmt, ast.Update):
+            check_assignments(stmt, table)  # refused whether or not the conditions hold
+        if not is_conditional(stmt):
+            try:
+                key, pk, token, clustering = _row_key(stmt, table, ctx)
+            except InvalidRequest:  # e.g. a range deletion beside the conditions: no one row to show
+                continue
+        else:
+            key, pk, token, clustering = _row_key(stmt, table, ctx)
+        check_partition_key(key)
         keys.add(pk)
         ck = clustering_key(table.clustering_key, clustering) if clustering is not None else None
         row = ctx.reader.row(table, pk, token, ck, False) if ck is not None else None
         static = ctx.reader.row(table, pk, token, b"", True) if table.static_columns else None
         cur = _CurrentRow(key, row, static)
         static_only = clustering is None
-        ok: bool
+        exists_check = getattr(stmt, "if_not_exists", False) or getattr(stmt, "if_exists", False)
         if getattr(stmt, "if_not_exists", False):
             ok = not cur.exists(static_only)
         elif getattr(stmt, "if_exists", False):
             ok = cur.exists(static_only)
         else:
-            ok = all(_condition_holds(c, table, cur, ctx) for c in stmt.conditions)
-        if not ok:
-            failed.append((stmt, table, cur))
+            ok = all(_condition_holds(c, table, cur, ctx) for c in getattr(stmt, "conditions", ()))
+        ok_all = ok_all and ok
+        # the old row shown: the clustering row (with its partition's static values), else for a
+        # condition on columns the static row alone, else nothing
+        use_row = row is not None
+        shown = use_row or (static is not None and (static_only or not exists_check))
+        olds.append((stmt, table, cur, use_row if shown else None))
     if len(keys) > 1:
         raise InvalidRequest("Batch with conditions cannot span multiple partitions")
-    if not failed:
-        return None
-    return _not_applied(failed, in_batch)
+    return Outcome(ok_all, _result(olds, ok_all, in_batch))
 
 
-def _not_applied(failed: list[tuple[Any, Table, _CurrentRow]], in_batch: bool) -> ResultSet:
-    stmt, table, cur = failed[0]
-    applied = ColumnSpec(table.keyspace, table.name, "[applied]", T.BOOLEAN)
-    if getattr(stmt, "if_exists", False) and not cur.exists(False) and not in_batch:
-        return ResultSet("rows", (applied,), [Row(("[applied]",), [False])])
-    if getattr(stmt, "if_not_exists", False) or in_batch:
-        if cur.row is None and cur.static is None:
-            return ResultSet("rows", (applied,), [Row(("[applied]",), [False])])
-        cols = list(table.columns)
-    else:
-        names = []
-        for c in stmt.conditions:
-            n = c.lhs.name if isinstance(c.lhs, ast.ColumnRef) else c.lhs.column
-            if n not in names:
-                names.append(n)
-        cols = [c for c in table.columns if c.name in names]
-    specs = (applied,) + tuple(ColumnSpec(table.keyspace, table.name, c.name, c.type) for c in cols)
+def _shown_columns(stmt: Any, table: Table) -> set[str]:
+    if getattr(stmt, "if_not_exists", False) or getattr(stmt, "if_exists", False):
+        return {c.name for c in table.columns}
+    return {c.lhs.name if isinstance(c.lhs, ast.ColumnRef) else c.lhs.column for c in getattr(stmt, "conditions", ())}
+
+
+def _result(olds: list[tuple[Any, Table, _CurrentRow, bool | None]], applied: bool, in_batch: bool) -> ResultSet:
+    table = olds[0][1]
+    names: set[str] = {c.name for c in table.primary_key} if in_batch else set()
+    for stmt, _t, _cur, _use in olds:
+        names |= _shown_columns(stmt, table)
+    cols = [c for c in table.columns if c.name in names]
+    specs = (ColumnSpec(table.keyspace, table.name, "[applied]", T.BOOLEAN),) + tuple(
+        ColumnSpec(table.keyspace, table.name, c.name, c.type) for c in cols)
     names_t = tuple(s.name for s in specs)
-    return ResultSet("rows", specs, [Row(names_t, [False] + [cur.value(c) for c in cols])])
+    out = []
+    for _stmt, _t, cur, use_row in olds:
+        if use_row is None:
+            values: list[Any] = [None] * len(cols)
+        else:
+            values = [None if (not use_row and c.kind in (CLUSTERING, REGULAR)) else cur.value(c) for c in cols]
+        out.append(Row(names_t, [applied] + values))
+    return ResultSet("rows", specs, out)

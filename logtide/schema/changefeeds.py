@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .options import ChangefeedOptions
+from .changefeed_options import ChangefeedOptions
 
 ENABLED = "ENABLED"
 DISABLED = "DISABLED"

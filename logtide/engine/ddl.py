@@ -1,0 +1,135 @@
+"""Schema changes: DDL under the write lock, the CDC log tables and changefeeds that follow it, and DESCRIBE.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ..cdc import log_schema
+from ..cql import ast
+from ..errors import InvalidRequest
+from ..query.evaluate import TermEvaluator
+from ..result import ColumnSpec, ResultSet, Row, SchemaChange
+from ..schema import types as T
+from ..schema.catalog import Catalog
+from ..schema.model import Table
+from ..storage.sqlite import CATALOG_KEY
+from ..tracing import TracingSession
+from .commit import committed_event
+
+
+def drop_time_bound(ev: TermEvaluator, stmt: ast.AlterTableDrop) -> ast.AlterTableDrop:
+    """``DROP c USING TIMESTAMP t`` with ``t`` evaluated (a literal or a bound value)."""
+    value = ev.value(stmt.timestamp, T.BIGINT, "[timestamp]")
+    if value is None or value is T.UNSET:
+        raise InvalidRequest("Invalid null value of timestamp")
+    return replace(stmt, timestamp=ast.Constant("integer", str(value)))
+
+def execute_ddl(db: Any, user: str | None, keyspace: str | None, stmt: Any,
+                trace: TracingSession | None = None) -> ResultSet:
+    """A schema change, with the CDC log tables it implies, committed under the write lock (``Catalog.apply``,
+    ``cdc.log_schema``); the changefeeds follow; with authentication, permissions follow too."""
+    if trace is not None:
+        trace.event("Waiting for the write lock (schema change)")
+    with db.write_lock:
+        old = db.catalog
+        log_schema.check_statement(old, stmt, keyspace)
+        now = db.timestamps.next()
+        new, change = old.apply(stmt, keyspace, now)
+        if change is None:
+            return ResultSet("void")
+        log_schema.validate(new)
+        new = log_schema.sync_log_tables(old, new, now)
+        if trace is not None:
+            trace.event(f"Schema change: {change.change_type} {change.target} {change.keyspace}"
+                        + (f".{change.name}" if change.name else "")
+                        + "".join(f"; {c.change_type} {c.target} {c.keyspace}.{c.name}"
+                                  for c in _log_changes(old, new, change)))
+        dropped = _dropped_store_ids(old, new)
+        try:
+            with db.store.write() as txn:
+                txn.put_meta(CATALOG_KEY, new.to_json().encode())
+                for tid in dropped:
+                    txn.drop_table_data(tid)
+                db.feeds.dropped(txn, _dropped_feed_ids(old, new))
+                wrote = db.feeds.altered(txn, old, new)
+        except BaseException:
+            db.feeds.forget_offsets()
+            raise
+        db.catalog = new
+        if wrote:
+            db.feeds.notify()
+    implied = _log_changes(old, new, change)
+    if trace is not None:
+        trace.event(committed_event(db.store.synchronous))
+    auth = getattr(db, "auth", None)
+    if auth is not None:
+        _grants_follow_schema(auth, user, [change, *implied])
+    return ResultSet("schema_change", schema_change=change, implied_changes=implied)
+
+def describe(catalog: Catalog, keyspace: str | None, stmt: ast.Describe) -> ResultSet:
+    """``DESCRIBE ...``: ScyllaDB's rows (``schema.describe``)."""
+    from ..schema.describe import describe_rows
+    rows = describe_rows(stmt, catalog, keyspace)
+    names: tuple[str, ...] = ("keyspace_name", "type", "name", "create_statement")
+    if stmt.kind in ("keyspaces", "tables", "types", "functions", "aggregates"):
+        names = names[:3]  # a listing has no statements (ScyllaDB's get_listing_column_specifications)
+    cols = tuple(ColumnSpec("system", "describe", n, T.TEXT) for n in names)
+    return ResultSet("rows", cols, [Row(names, list(r[:len(names)])) for r in rows], describe=True)
+
+
+
+def _grants_follow_schema(auth: Any, user: str | None, changes: list[SchemaChange]) -> None:
+    """Permissions follow a schema change, as in ScyllaDB: the role that created a keyspace or table (and so the
+    CDC log that came with it) is granted every permission on it; a dropped one takes its grants with it."""
+    from ..auth import DataResource
+    for c in changes:
+        if c.target not in ("KEYSPACE", "TABLE"):
+            continue
+        table = c.name if c.target == "TABLE" else None
+        if c.change_type == "CREATED":
+            auth.grant_to_creator(user, DataResource(c.keyspace, table))
+        elif c.change_type == "DROPPED":
+            auth.forget(c.keyspace, table)
+
+
+def _log_changes(old: Catalog, new: Catalog, change: SchemaChange) -> list[SchemaChange]:
+    """Schema changes of CDC log tables that a DDL statement made implicitly (clients refresh on them)."""
+    out = []
+    for ks in new.keyspaces.values():
+        for name, t in ks.tables.items():
+            if t.cdc_base is None:
+                continue
+            before = old.find_table(ks.name, name)
+            if before is None:
+                out.append(SchemaChange("CREATED", "TABLE", ks.name, name))
+            elif before != t:
+                out.append(SchemaChange("UPDATED", "TABLE", ks.name, name))
+    for ks in old.keyspaces.values():
+        if ks.name not in new.keyspaces:
+            continue
+        for name, t in ks.tables.items():
+            if t.cdc_base is not None and new.find_table(ks.name, name) is None:
+                out.append(SchemaChange("DROPPED", "TABLE", ks.name, name))
+    return [c for c in out if (c.keyspace, c.name) != (change.keyspace, change.name)]
+
+
+
+def _dropped_feed_ids(old: Catalog, new: Catalog) -> list[int]:
+    """Changefeeds that went with a dropped table or keyspace."""
+    def ids(cat: Catalog) -> set[int]:
+        return {f.feed_id for ks in cat.keyspaces.values() for t in ks.tables.values() for f in t.changefeeds}
+    return sorted(ids(old) - ids(new))
+
+
+def _dropped_store_ids(old: Catalog, new: Catalog) -> list[int]:
+    def ids(cat: Catalog) -> set[int]:
+        return {t.store_id for ks in cat.all_keyspaces() for t in ks.tables.values()}
+    return sorted(ids(old) - ids(new))
+
+
+def truncate(db: Any, table: Table) -> ResultSet:
+    """``TRUNCATE``: every row of ``table`` removed in one commit (the CDC log keeps what it logged)."""
+    db.committer.run(lambda txn: txn.drop_table_data(table.store_id))
+    return ResultSet("void")

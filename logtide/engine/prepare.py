@@ -1,0 +1,94 @@
+"""Preparing a statement: parsed once, with the metadata of its bind markers and of its result columns
+(the native protocol's PREPARE; Cassandra's prepared metadata), and the checks made before a statement runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from ..cql import ast
+from ..query.bind import BindCollector
+from ..query.evaluate import TermEvaluator
+from ..query.select import SelectContext, VirtualSource
+from ..query.timeout import check_timeout
+from ..result import ColumnSpec
+from ..schema.model import Table
+
+
+@dataclass
+class PreparedStatement:
+    """A parsed statement ready to execute with bound values (``?`` or ``:name`` markers).
+
+    ``bind_specs`` names and types each marker as Cassandra's prepared
+    metadata does; ``pk_indexes`` gives the markers of the partition key
+    columns (for token-aware routing); ``result_columns`` the columns of a
+    SELECT's result.
+    """
+
+    query_string: str
+    parsed: ast.Parsed
+    keyspace: str | None
+    id: bytes = b""
+    bind_specs: tuple[ColumnSpec, ...] = ()
+    pk_indexes: tuple[int, ...] = ()
+    result_columns: tuple[ColumnSpec, ...] | None = None
+
+    @property
+    def bind_count(self) -> int:
+        return len(self.parsed.bind_markers)
+
+
+def prepare(session: Any, query: str) -> PreparedStatement:
+    """``Session.prepare``: a statement parsed once for repeated execution with bound values, with its bind and
+    result metadata (the native protocol's PREPARE)."""
+    parsed = session.db.parse(query)
+    stmt = parsed.statement
+    if isinstance(stmt, ast.UseKeyspace):
+        session._authorize(stmt)
+    # permissions are checked when a statement runs, not when it is prepared (Cassandra and ScyllaDB)
+    collector = BindCollector(session._table, lambda fc: _infer_call(session, fc))
+    collector.statement(stmt)
+    table = session._table(stmt.table) if isinstance(stmt, (ast.Insert, ast.Update, ast.Delete, ast.Select)) else None
+    result_columns = None
+    if isinstance(stmt, ast.Select):
+        markers: dict[int, tuple[str, Any]] = {}  # the markers the selectors type (f(?), m[?])
+        result_columns = result_columns_of(session, stmt, table, markers)
+        for index, (name, ctype) in markers.items():
+            if index not in collector.specs and table is not None:
+                collector.specs[index] = ColumnSpec(table.keyspace, table.name, name, ctype)
+    specs, pk_indexes = collector.result(len(parsed.bind_markers), table)
+    digest = hashlib.md5(((session.keyspace or "") + "\x00" + query).encode()).digest()
+    return PreparedStatement(query, parsed, session.keyspace, digest, specs, pk_indexes, result_columns)
+
+
+def _infer_call(session: Any, fc: ast.FunctionCall) -> Any:
+    ev = session._evaluator(None)
+    return session.db.functions.resolve(fc.name, [ev.infer_type(a) for a in fc.args], fc.args)
+
+
+def result_columns_of(session: Any, stmt: ast.Select, table: Table | None,
+                      markers: dict[int, tuple[str, Any]] | None = None) -> tuple[ColumnSpec, ...] | None:
+    """The result columns of a SELECT, its selectors compiled as its execution will (their errors are the
+    statement's, as in ScyllaDB's prepare); ``markers`` receives the bind markers the selectors type."""
+    from ..query.select import result_columns
+    if table is None:
+        return None
+    ev = TermEvaluator(session.db.functions, None, {} if markers is None else markers)
+    ctx = SelectContext(table, ev, session.db.now_seconds(), VirtualSource([]))
+    return result_columns(stmt, table, ctx)
+
+
+def check_timeouts(session: Any, stmt: Any, params: Any) -> None:
+    """ScyllaDB's ``USING TIMEOUT``: checked, then ignored (``query.timeout``)."""
+    for s in (stmt, *getattr(stmt, "statements", ())):
+        using = getattr(s, "using", None)
+        if using is not None and using.timeout is not None:
+            check_timeout(using, session._evaluator(params))
+
+
+def shortened(query: str, limit: int = 200) -> str:
+    """A statement's text for a trace event: one line, at most ``limit`` characters."""
+    text = " ".join(query.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."

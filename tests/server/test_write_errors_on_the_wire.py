@@ -1,0 +1,67 @@
+"""Write-side errors as cassandra-driver receives them: the protocol error a ScyllaDB client expects,
+never a server error (docs/compatibility.md "Writes, lightweight transactions, JSON, validation and
+types")."""
+
+from __future__ import annotations
+
+import pytest
+from cassandra import FunctionFailure, InvalidRequest
+from cassandra.query import UNSET_VALUE
+
+from .conftest import KEYSPACE_DDL, cluster
+
+
+@pytest.fixture(scope="module")
+def session(port):
+    c = cluster(port)
+    s = c.connect()
+    s.execute(KEYSPACE_DDL.format("wire_writes"))
+    s.set_keyspace("wire_writes")
+    s.execute("CREATE TABLE t (p text, c text, v int, l list<int>, m map<int, int>, PRIMARY KEY (p, c))")
+    yield s
+    c.shutdown()
+
+
+@pytest.mark.parametrize("text", ["'dog'", "'\"dog\"'", "'1.5'", "'\"\"'"])
+def test_fromjson_of_a_bad_value_is_a_function_failure(session, text):
+    with pytest.raises(FunctionFailure, match="Failed parsing fromJson parameter"):
+        session.execute(f"INSERT INTO t (p, c, v) VALUES ('a', 'b', fromJson({text}))")
+    stmt = session.prepare("INSERT INTO t (p, c, v) VALUES ('a', 'b', fromJson(?))")
+    with pytest.raises(FunctionFailure):
+        session.execute(stmt, [text.strip("'")])
+    assert session.execute("SELECT * FROM t WHERE p = 'a'").all() == []
+
+
+def test_fromjson_takes_a_whole_number_in_scientific_notation_for_an_int(session):
+    session.execute("INSERT INTO t (p, c, v) VALUES ('n', 'b', fromJson('1e6'))")
+    assert session.execute("SELECT v FROM t WHERE p = 'n'").one().v == 1_000_000
+
+
+def test_deleting_a_list_element_at_an_unset_index_is_no_server_error(session):
+    session.execute("INSERT INTO t (p, c, l, m) VALUES ('u', 'b', [1, 2], {1: 1})")
+    session.execute(session.prepare("DELETE l[?] FROM t WHERE p = 'u' AND c = 'b'"), [UNSET_VALUE])
+    with pytest.raises(InvalidRequest, match="unset value"):
+        session.execute(session.prepare("DELETE m[?] FROM t WHERE p = 'u' AND c = 'b'"), [UNSET_VALUE])
+    assert session.execute("SELECT l, m FROM t WHERE p = 'u'").one() == ([1, 2], {1: 1})
+
+
+def test_a_conditional_insert_with_a_null_clustering_key_is_an_invalid_request(session):
+    stmt = session.prepare("INSERT INTO t (p, c, v) VALUES (?, ?, 1) IF NOT EXISTS")
+    with pytest.raises(InvalidRequest, match="Invalid null value in condition for column c"):
+        session.execute(stmt, ["z", None])
+    with pytest.raises(InvalidRequest, match="Invalid null value in condition for column c"):
+        session.execute("INSERT INTO t (p, c, v) VALUES ('z', null, 1) IF NOT EXISTS")
+
+
+def test_an_applied_conditional_update_returns_the_previous_value(session):
+    session.execute("INSERT INTO t (p, c, v) VALUES ('w', 'b', 1)")
+    rs = session.execute("UPDATE t SET v = 2 WHERE p = 'w' AND c = 'b' IF v = 1")
+    assert rs.was_applied and rs.one().v == 1
+
+
+def test_a_batch_over_the_warn_threshold_warns_the_client(session):
+    session.execute("CREATE TABLE IF NOT EXISTS big (k int PRIMARY KEY, t text)")
+    inserts = "\n".join(f"INSERT INTO big (k, t) VALUES ({i}, '{'x' * 743}');" for i in range(129))
+    future = session.execute_async(f"BEGIN UNLOGGED BATCH\n{inserts}\nAPPLY BATCH")
+    future.result()
+    assert future.warnings and "exceeding specified WARN threshold" in future.warnings[0]
