@@ -14,7 +14,9 @@ The bar goes to standard error, and only when standard error is a terminal
 (so a command's standard output stays exactly the same either way, and logs,
 pipes and tests see no bar).  ``total`` may be None when the amount is not
 known in advance (the bar then counts up).  ``enabled=False`` forces it off;
-``enabled=True`` forces it on (tests).  ``counter=False`` makes it a status
+``enabled=True`` forces it on (tests).  The bar redraws at most every
+0.1 s (tqdm's default, which tqdm's own ``TQDM_MININTERVAL`` environment
+variable overrides).  ``counter=False`` makes it a status
 line: only the label, which ``describe`` replaces (a streaming job's
 ``batch 3: 120 records, lag 40 records``), and the last one stays on the
 terminal when the step ends.
@@ -76,7 +78,7 @@ def progress(label: str, total: int | None = None, unit: str = "rows", enabled: 
 
     sized = _columns(out) > 0  # a terminal that reports no size (a bare pty) gets 80 columns
     bar = tqdm(total=total, desc=label, unit=f" {unit}", file=out, leave=not counter, dynamic_ncols=sized,
-               ncols=None if sized else 80, nrows=None if sized else 24, mininterval=0.2,
+               ncols=None if sized else 80, nrows=None if sized else 24,
                bar_format=None if counter else "{desc}")
     try:
         yield Progress(bar)

@@ -27,7 +27,10 @@ def test_progress_is_silent_on_a_pipe_and_counts_when_forced():
 
 
 def run_on_terminal(argv: list[str], timeout: float = 120) -> tuple[subprocess.CompletedProcess, bytes]:
-    """Run a logtide command with its standard error on a pseudo-terminal: (result, what the terminal got)."""
+    """Run a logtide command with its standard error on a pseudo-terminal: (result, what the terminal got).
+
+    The bar redraws on every update (``TQDM_MININTERVAL=0``), so what the terminal got does not depend on how
+    fast the machine is."""
     leader, follower = pty.openpty()
     shown = bytearray()
 
@@ -45,7 +48,7 @@ def run_on_terminal(argv: list[str], timeout: float = 120) -> tuple[subprocess.C
     reader.start()
     try:
         done = subprocess.run([sys.executable, "-m", "logtide", *argv], stdout=subprocess.PIPE, stderr=follower,
-                              timeout=timeout)
+                              timeout=timeout, env={**os.environ, "TQDM_MININTERVAL": "0"})
     finally:
         os.close(follower)
         reader.join(10)
