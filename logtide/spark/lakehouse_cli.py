@@ -42,6 +42,9 @@ def add_lakehouse(jobs: "argparse._SubParsersAction") -> None:
     p.add_argument("--ssl-ca-file", metavar="PEM", help="TLS to the Kafka endpoint, trusting this CA bundle")
     p.add_argument("--option", "-o", action="append", default=[], metavar="KEY=VALUE",
                    help="any other logtide-changefeed source option (repeatable)")
+    from .pipeline_cli import add_credentials_option
+
+    add_credentials_option(p)
     p.add_argument("--master", default=os.environ.get("SPARK_MASTER", "local[2]"),
                    help="Spark master (default $SPARK_MASTER, else local[2])")
     p.set_defaults(run=run_lakehouse)
@@ -70,6 +73,38 @@ def source_extras(ns: argparse.Namespace) -> dict[str, str]:
     return opts
 
 
+KAFKA_CLIENT_LOGIN = ("kafka.sasl.username", "kafka.sasl.password", "kafka.sasl.jaas.config")
+
+
+def lakehouse_login(source: str, extras: dict[str, str], file: str | None) -> dict[str, str]:
+    """The ``username``/``password`` options of a ``kafka://`` source (docs/spark.md "Logins"): the URL's, else
+    ``-o username=``/``-o password=``, else the environment, the credentials file and the prompt.  A Kafka client
+    login given with ``-o kafka.sasl.*`` is the client's own and is left as it is."""
+    from .lakehouse_job import kafka_url_login
+    from .pipeline_cli import job_login
+
+    given = {k.lower(): k for k in extras}
+    if any(k in given for k in KAFKA_CLIENT_LOGIN):
+        if "kafka.sasl.password" in given or "kafka.sasl.jaas.config" in given:
+            import sys
+
+            from .credentials import url_password_warning
+
+            option = "-o " + given.get("kafka.sasl.password", given.get("kafka.sasl.jaas.config", ""))
+            print(url_password_warning("logtide pipeline lakehouse", option, "kafka"), file=sys.stderr)
+        return {}
+    username, password = kafka_url_login(source)
+    option = "--source"
+    typed_user = extras.pop(given["username"]) if "username" in given else None
+    typed_password = extras.pop(given["password"]) if "password" in given else None
+    if username is None and typed_user is not None:
+        username, option = typed_user, "-o username"
+    if password is None and typed_password is not None:
+        password, option = typed_password, "-o password"
+    username, password = job_login("lakehouse", option, username, password, "kafka", file)
+    return {} if username is None else {"username": username, "password": password or ""}
+
+
 def run_lakehouse(ns: argparse.Namespace) -> int:
     from ..errors import CommandFailure
     from .lakehouse_job import checkpoint_of, job_options, source_options
@@ -79,8 +114,12 @@ def run_lakehouse(ns: argparse.Namespace) -> int:
     try:
         source_options(ns.source, ns.data_dir)
         extras = source_extras(ns)
+        if ns.data_dir is None:
+            extras.update(lakehouse_login(ns.source, extras, ns.credentials))
     except OptionError as e:
         raise CommandFailure(str(e)) from None
+    except KeyboardInterrupt:
+        return 130
     if ns.format == "delta":
         require_module("deltalake", "lakehouse")
 

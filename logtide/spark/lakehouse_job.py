@@ -52,12 +52,22 @@ def source_options(source: str, data_dir: str | os.PathLike | None = None) -> di
     if scheme != "kafka" or not sep or not netloc or not topic.strip("/"):
         raise OptionError(f"--source: expected kafka://HOST:PORT/KEYSPACE/TABLE/CHANGEFEED (or a topic "
                           f"ks/t/name with --data-dir), got {source!r}")
-    userinfo, at, hosts = netloc.rpartition("@")
+    hosts = netloc.rpartition("@")[2]
     opts = {"topic": topic.strip("/"), "bootstrap": hosts}
-    if at:
-        user, _, password = userinfo.partition(":")
-        opts.update(username=unquote(user), password=unquote(password))
+    username, password = kafka_url_login(source)
+    if username:
+        opts.update(username=username, password=password or "")
     return opts
+
+
+def kafka_url_login(source: str) -> tuple[str | None, str | None]:
+    """The user name and password a ``kafka://USER:PASSWORD@...`` source carries (None where it has none)."""
+    scheme, sep, rest = source.partition("://")
+    userinfo, at, _ = rest.partition("/")[0].rpartition("@")
+    if not sep or not at:
+        return None, None
+    user, colon, password = userinfo.partition(":")
+    return (unquote(user) or None), (unquote(password) if colon else None)
 
 
 def job_options(source: str, data_dir: str | os.PathLike | None, options: Mapping[str, str] | None,

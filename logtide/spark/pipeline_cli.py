@@ -35,6 +35,9 @@ def add_pipeline(subparsers: "argparse._SubParsersAction", parent: argparse.Argu
     r.add_argument("--splits", type=int, default=16, metavar="N", help="token ranges of the snapshot (default 16)")
     r.add_argument("--max-rows-per-trigger", type=int, metavar="N",
                    help="at most N CDC log rows per micro-batch (default: all available)")
+    add_credentials_option(r)
+    r.add_argument("--target-credentials", metavar="FILE",
+                   help="the target's credentials file, when its login is not the source's (default: as --credentials)")
     r.add_argument("--master", default=os.environ.get("SPARK_MASTER", "local[2]"),
                    help="Spark master (default $SPARK_MASTER, else local[2])")
     r.set_defaults(run=run_replicate)
@@ -42,6 +45,34 @@ def add_pipeline(subparsers: "argparse._SubParsersAction", parent: argparse.Argu
 
     add_lakehouse(jobs)
     return p
+
+
+def add_credentials_option(p: argparse.ArgumentParser) -> None:
+    """``--credentials FILE``: cqlsh's option (docs/spark.md "Logins")."""
+    p.add_argument("--credentials", metavar="FILE",
+                   help="cqlsh credentials file ([PlainTextAuthProvider] username=, password=; mode 600) for a URL "
+                        "without USER or PASSWORD (default $LOGTIDE_CREDENTIALS, else ~/.cassandra/credentials); "
+                        "LOGTIDE_CQL_USERNAME/_PASSWORD and LOGTIDE_KAFKA_USERNAME/_PASSWORD win over it, a URL's "
+                        "login over both; a missing password is asked for on a terminal")
+
+
+def job_login(job: str, option: str, username: str | None, password: str | None, kind: str,
+              file: str | None) -> tuple[str | None, str | None]:
+    """The login of a job's URL (``kind`` ``cql`` or ``kafka``): the command line's ``username``/``password`` (a
+    password there draws a warning on standard error), else the environment, the credentials file ``file`` and
+    the terminal's prompt (:mod:`.credentials`)."""
+    import sys
+
+    from .credentials import Login, resolve_login, terminal_prompt, url_password_warning
+
+    if password is not None:
+        print(url_password_warning(f"logtide pipeline {job}", option, kind), file=sys.stderr)
+    given = Login(username, password, "the URL" if username else "", "the URL" if password is not None else "")
+    try:
+        login = resolve_login(given, kind, option, os.environ, file, terminal_prompt())
+    except EOFError:
+        raise CommandFailure(f"{option}: no password given at the prompt") from None
+    return login.username, login.password
 
 
 Say = Callable[[str], None]
@@ -137,12 +168,18 @@ def error_line(e: Any) -> str:
 
 def run_replicate(ns: argparse.Namespace) -> int:
     from .options import OptionError
-    from .replicate import parse_url
+    from .replicate import parse_url, url_login
 
     try:
-        source, target = parse_url(ns.source, "source"), parse_url(ns.target, "target")
+        parse_url(ns.source, "source"), parse_url(ns.target, "target")  # a malformed URL before any prompt
+        source = parse_url(ns.source, "source", job_login("replicate", "--source", *url_login(ns.source), "cql",
+                                                          ns.credentials))
+        target = parse_url(ns.target, "target", job_login("replicate", "--target", *url_login(ns.target), "cql",
+                                                          ns.target_credentials or ns.credentials))
     except OptionError as e:
         raise CommandFailure(str(e)) from None
+    except KeyboardInterrupt:
+        return 130
 
     def check() -> None:
         from .preflight import check_replicate

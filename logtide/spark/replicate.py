@@ -36,8 +36,17 @@ HELD_STATEMENTS = 5000  # statements an executor task gathers (and groups by par
 Progress = Callable[[str], None]
 
 
-def parse_url(url: str, role: str) -> Connection:
-    """``cql://[USER:PASSWORD@]HOST[,HOST...][:PORT]/KEYSPACE.TABLE`` as connection options."""
+def url_login(url: str) -> tuple[str | None, str | None]:
+    """The user name and password a ``cql://`` URL carries (None where it has none)."""
+    parts = urlsplit(url)
+    username = unquote(parts.username) if parts.username else None
+    password = unquote(parts.password) if parts.password is not None else None
+    return username, password
+
+
+def parse_url(url: str, role: str, login: tuple[str | None, str | None] | None = None) -> Connection:
+    """``cql://[USER:PASSWORD@]HOST[,HOST...][:PORT]/KEYSPACE.TABLE`` as connection options; ``login`` (user name,
+    password), when given, instead of the URL's (the command line's choice, docs/spark.md "Logins")."""
     parts = urlsplit(url)
     if parts.scheme != "cql" or not parts.hostname or not parts.path.strip("/"):
         raise OptionError(f"--{role}: expected cql://HOST:PORT/KEYSPACE.TABLE, got {url!r}")
@@ -50,8 +59,9 @@ def parse_url(url: str, role: str) -> Connection:
     except ValueError:
         raise OptionError(f"--{role}: bad port in {url!r}") from None
     opts["host"] = hosts
-    if parts.username:
-        opts["username"], opts["password"] = unquote(parts.username), unquote(parts.password or "")
+    username, password = login if login is not None else url_login(url)
+    if username:
+        opts["username"], opts["password"] = username, password or ""
     try:
         return Connection.parse(opts)
     except OptionError as e:
