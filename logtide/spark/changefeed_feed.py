@@ -127,7 +127,7 @@ def table_options(s: ChangefeedSettings) -> dict[str, str]:
         opts.update(username=conn.username, password=conn.password or "")
     if conn.ssl:
         opts["ssl"] = "true"
-    if conn.ssl_ca_file:
+    if conn.ssl and conn.ssl_ca_file:
         opts["sslCaFile"] = conn.ssl_ca_file
     return opts
 

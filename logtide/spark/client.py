@@ -15,7 +15,7 @@ import re
 import threading
 from typing import Any, Iterable, Iterator, Sequence
 
-from .options import Connection
+from .options import Connection, OptionError
 
 
 class Client:
@@ -73,13 +73,10 @@ class CqlClient(Client):
         if conn.username is not None:
             kwargs["auth_provider"] = PlainTextAuthProvider(conn.username, conn.password)
         if conn.ssl:
-            import ssl
+            from .tls import client_context
 
-            ctx = ssl.create_default_context(cafile=conn.ssl_ca_file)
-            if not conn.ssl_verify:
-                ctx.check_hostname = False
-                ctx.verify_mode = ssl.CERT_NONE
-            kwargs["ssl_context"] = ctx
+            kwargs["ssl_context"] = client_context(conn.ssl_ca_file, conn.ssl_verify, conn.ssl_cert_file,
+                                                   conn.ssl_key_password, conn.ssl_highest)
         self.cluster = Cluster(list(conn.hosts), port=conn.port, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
                                connect_timeout=conn.timeout, control_connection_timeout=conn.timeout,
                                idle_heartbeat_timeout=max(30, conn.timeout), **kwargs)
@@ -316,6 +313,8 @@ def open_client(conn: Connection) -> Client:
             raise ConnectionError(f"cannot open the logtide data directory {conn.path}: {e}") from None
     try:
         return CqlClient(conn)
+    except OptionError:  # a client certificate file that does not open: the option's own message
+        raise
     except Exception as e:  # NoHostAvailable, AuthenticationFailed, ssl errors, ...
         reasons = connect_failures(e)
         error = ConnectionRefused if all(refused for _, refused in reasons) else ConnectionError

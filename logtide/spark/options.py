@@ -11,12 +11,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from .option_error import OptionError
+from .tls import NAMES as TLS_NAMES, connector_tls, highest_protocol, pem_file  # OptionError: re-exported
+
 CONSISTENCY_LEVELS = ("ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM",
                       "LOCAL_ONE")
-
-
-class OptionError(ValueError):
-    """An option is missing, unknown or malformed; the message names it."""
 
 
 def lowered(options: Mapping[str, str]) -> dict[str, str]:
@@ -37,7 +36,7 @@ CONNECTOR = {
     "spark.cassandra.input.fetch.sizeInRows": "pageSize",
     "spark.cassandra.read.timeoutMS": "timeout",
 }
-CONNECTOR_NAMES = ("keyspace", *CONNECTOR)
+CONNECTOR_NAMES = ("keyspace", *CONNECTOR, *TLS_NAMES)
 
 
 def connector_options(options: Mapping[str, str], conf: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -47,6 +46,7 @@ def connector_options(options: Mapping[str, str], conf: Mapping[str, str] | None
     options are refused."""
     opts = lowered(options)
     conf = {str(k).lower(): str(v) for k, v in dict(conf or {}).items()}
+    connector_tls(opts, conf)
     for name, ours in CONNECTOR.items():
         key, mine = name.lower(), ours.lower()
         if key in opts and mine in opts:
@@ -170,9 +170,12 @@ class Connection:
     consistency: str = "LOCAL_ONE"  # the Spark Cassandra Connector's default
     page_size: int = 5000
     timeout: float = 60.0
+    ssl_cert_file: str | None = None  # PEM: the client's certificate (chain) and private key
+    ssl_key_password: str | None = None
+    ssl_highest: str | None = None  # the highest TLS version (``TLSv1_2``), None: the newest
 
     KEYS = {"host", "port", "table", "username", "password", "ssl", "sslcafile", "sslverify", "localdc",
-            "consistency", "pagesize", "timeout"}
+            "consistency", "pagesize", "timeout", "sslcertfile", "sslkeypassword", "sslprotocol"}
 
     @classmethod
     def parse(cls, opts: Mapping[str, str]) -> "Connection":
@@ -202,9 +205,20 @@ class Connection:
             raise OptionError(f"option consistency: expected one of {', '.join(CONSISTENCY_LEVELS)}, "
                               f"got {opts['consistency']!r}")
         username, password, timeout = parse_login(opts)
-        return cls(ks, t, hosts, port, path or None, username, password, parse_bool(opts, "ssl", False),
-                   opts.get("sslcafile"), parse_bool(opts, "sslVerify", True), opts.get("localdc"), consistency,
-                   parse_int(opts, "pageSize", 5000), timeout)
+        ssl = parse_bool(opts, "ssl", False)
+        given = [name for name in ("sslCaFile", "sslCertFile", "sslKeyPassword", "sslProtocol") if name.lower() in opts]
+        if not ssl and given:
+            raise OptionError(f"option {given[0]}: TLS is off: set ssl (spark.cassandra.connection.ssl.enabled) to "
+                              f"true")
+        if "sslkeypassword" in opts and "sslcertfile" not in opts:
+            raise OptionError("option sslKeyPassword: no sslCertFile (spark.cassandra.connection.ssl.keyStore.path) "
+                              "whose key it opens")
+        return cls(ks, t, hosts, port, path or None, username, password, ssl,
+                   pem_file(opts.get("sslcafile"), "sslCaFile (spark.cassandra.connection.ssl.trustStore.path)"),
+                   parse_bool(opts, "sslVerify", True), opts.get("localdc"), consistency,
+                   parse_int(opts, "pageSize", 5000), timeout,
+                   pem_file(opts.get("sslcertfile"), "sslCertFile (spark.cassandra.connection.ssl.keyStore.path)"),
+                   opts.get("sslkeypassword"), highest_protocol(opts.get("sslprotocol")))
 
     @property
     def qualified(self) -> str:
@@ -224,4 +238,4 @@ def quote(name: str) -> str:
 
 def describe(opts: Mapping[str, Any]) -> str:
     """Options for an error message, without the password."""
-    return ", ".join(f"{k}={'***' if k == 'password' else v}" for k, v in sorted(opts.items()))
+    return ", ".join(f"{k}={'***' if 'password' in k else v}" for k, v in sorted(opts.items()))

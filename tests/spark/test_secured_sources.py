@@ -4,6 +4,8 @@ the errors a Spark user sees when either is wrong (docs/spark.md "Connection opt
 from __future__ import annotations
 
 import ssl
+import subprocess
+from pathlib import Path
 
 import pytest
 from cassandra.auth import PlainTextAuthProvider
@@ -124,3 +126,56 @@ def test_connector_and_spark_kafka_names_carry_the_login_and_tls_as_logtides_nam
     theirs = spark.read.format("logtide-changefeed").options(**kafka).load()
     assert sorted(map(tuple, theirs.collect())) == sorted(map(tuple, ours.collect()))
     assert theirs.count() == 40
+
+
+def connector_tls(srv, **tls: str) -> dict:
+    """Connector settings reading ks.t from the secured server, with these ``spark.cassandra.connection.ssl.*``."""
+    return {"keyspace": "ks", "table": "t", "spark.cassandra.connection.host": "127.0.0.1",
+            "spark.cassandra.connection.port": str(srv.port), "spark.cassandra.auth.username": USER,
+            "spark.cassandra.auth.password": PASSWORD, "spark.cassandra.connection.ssl.enabled": "true",
+            "spark.cassandra.read.timeoutMS": "10000",
+            **{f"spark.cassandra.connection.ssl.{k.replace('_', '.')}": v for k, v in tls.items()}}
+
+
+def test_the_connectors_client_certificate_and_protocol_settings_read_over_tls(spark, secured, tmp_path):
+    srv, ca = secured
+    key = tmp_path / "client.pem"  # a client's certificate and key in one PEM file (the server's pair serves)
+    key.write_text(open(ca).read() + (Path(ca).parent / "key.pem").read_text())
+    expected = sorted((i % 6, i, f"v{i}") for i in range(40))
+    for tls in ({"trustStore_path": ca, "protocol": "TLSv1.2"},
+                {"trustStore_path": ca, "clientAuth_enabled": "true", "keyStore_path": str(key)}):
+        rows = spark.read.format("logtide").options(**connector_tls(srv, **tls)).load().collect()
+        assert sorted((r.pk, r.ck, r.v) for r in rows) == expected, tls
+    from logtide.spark.tls import client_context
+
+    assert client_context(ca, True, None, None, "TLSv1_2").maximum_version == ssl.TLSVersion.TLSv1_2
+    # a file without the key is refused naming the option
+    text = message(spark, "logtide", connector_tls(srv, trustStore_path=ca, clientAuth_enabled="true",
+                                                    keyStore_path=ca))
+    assert f"option sslCertFile: {ca} does not hold a certificate and its private key" in text
+
+
+def test_java_keystores_and_java_only_tls_settings_are_refused_naming_the_pem_option(spark, secured, tmp_path):
+    srv, ca = secured
+    jks = tmp_path / "truststore.jks"  # a real Java trust store, made by the JDK that Spark runs on
+    subprocess.run(["keytool", "-importcert", "-noprompt", "-alias", "ca", "-file", ca, "-keystore", str(jks),
+                    "-storepass", "changeit", "-storetype", "JKS"], check=True, capture_output=True)
+    text = message(spark, "logtide", connector_tls(srv, trustStore_path=str(jks)))
+    assert (f"option sslCaFile (spark.cassandra.connection.ssl.trustStore.path): {jks} is a Java keystore or binary "
+            f"certificate (JKS), which only Java reads: give a PEM file instead (keytool -exportcert -rfc") in text
+    refusals = {
+        "trustStore_type": ("JKS", "option spark.cassandra.connection.ssl.trustStore.type: JKS is a Java keystore, "
+                                   "which only Java reads: give a PEM CA bundle"),
+        "trustStore_password": ("changeit", "option spark.cassandra.connection.ssl.trustStore.password: a PEM CA "
+                                            "bundle has no password"),
+        "keyStore_type": ("PKCS12", "option spark.cassandra.connection.ssl.keyStore.type: PKCS12 is a Java keystore"),
+        "enabledAlgorithms": ("TLS_RSA_WITH_AES_128_CBC_SHA", "option spark.cassandra.connection.ssl.enabledAlgorithms:"
+                                                              " Java's cipher suite names mean nothing to OpenSSL"),
+        "protocol": ("SSLv3", "option sslProtocol: expected TLS, TLSv1.2 or TLSv1.3"),
+        "keyStore_path": (ca, "option spark.cassandra.connection.ssl.keyStore.path: used only with "
+                              "spark.cassandra.connection.ssl.clientAuth.enabled=true"),
+    }
+    for setting, (value, refusal) in refusals.items():
+        assert refusal in message(spark, "logtide", connector_tls(srv, trustStore_path=ca, **{setting: value})), setting
+    assert "changeit" not in message(spark, "logtide", connector_tls(srv, trustStore_path=ca,
+                                                                     trustStore_password="changeit"))
