@@ -77,8 +77,9 @@ def check_known(opts: Mapping[str, str], known: set[str], source: str) -> None:
     unknown = sorted(set(opts) - known - {"path"})
     if unknown:
         if unknown[0].startswith("spark.cassandra."):
+            names = (*CONNECTOR_NAMES, *sorted(k for k in known if k.startswith("spark.cassandra.")))
             raise OptionError(f"{source}: unknown option {unknown[0]!r}: of the Spark Cassandra Connector's settings "
-                              f"these mean something here: {', '.join(CONNECTOR_NAMES)} (docs/spark.md)")
+                              f"these mean something here: {', '.join(names)} (docs/spark.md)")
         raise OptionError(f"{source}: unknown option {unknown[0]!r} (known options: {', '.join(sorted(known))})")
 
 

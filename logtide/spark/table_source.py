@@ -21,11 +21,12 @@ from .client import open_client, shared_client
 from .compat import has_filter_pushdown, require
 from .errors import user_errors
 from .options import Connection, OptionError, check_known, connector_options, parse_bool, parse_int, quote
+from .split_size import OPTION as SPLIT_SIZE, split_count, split_size_mb, table_size
 from .table_info import ColumnInfo, TableInfo, load_table
 
 MIN_TOKEN = -(1 << 63)
 MAX_TOKEN = (1 << 63) - 1
-TABLE_KEYS = Connection.KEYS | OPTION_KEYS | {"splits", "tokenranges", "filterpushdown"}
+TABLE_KEYS = Connection.KEYS | OPTION_KEYS | {"splits", "tokenranges", "filterpushdown", SPLIT_SIZE.lower()}
 _PUSHABLE = {"ascii", "text", "varchar", "int", "bigint", "smallint", "tinyint", "boolean", "uuid", "timeuuid"}
 
 
@@ -99,8 +100,7 @@ class LogtideDataSource(DataSource):
     @user_errors
     def reader(self, schema: Any) -> "TableReader":
         conn, info, opts, meta = self._setup()
-        ranges = (parse_token_ranges(opts["tokenranges"]) if "tokenranges" in opts
-                  else token_ranges(parse_int(opts, "splits", 16)))
+        ranges = self._ranges(conn, opts)
         # Spark refuses a reader with pushFilters() unless spark.sql.python.filterPushdown.enabled is true,
         # so the pushing reader is opt-in (option filterPushdown=true, with that setting)
         pushdown = parse_bool(opts, "filterPushdown", False)
@@ -108,6 +108,24 @@ class LogtideDataSource(DataSource):
             require(has_filter_pushdown(), "filterPushdown", "4.1", "filter pushdown into Python data sources")
         cls = PushdownTableReader if pushdown else TableReader
         return cls(conn, info, [f.name for f in schema.fields], ranges, meta)
+
+
+    def _ranges(self, conn: Connection, opts: dict[str, str]) -> list[tuple[int, int]]:
+        """The token ranges to read: ``tokenRanges``, else ``splits`` even ranges, else as many as the table's
+        estimated size over ``spark.cassandra.input.split.sizeInMB`` (an option, or from the Spark conf)."""
+        given = [name for name in ("tokenRanges", "splits") if name.lower() in opts]
+        if len(given) == 2:
+            raise OptionError("options tokenRanges and splits exclude each other")
+        if given and SPLIT_SIZE.lower() in opts:
+            raise OptionError(f"options {given[0]} and {SPLIT_SIZE} exclude each other: give one")
+        if "tokenranges" in opts:
+            return parse_token_ranges(opts["tokenranges"])
+        size_mb = None if given else split_size_mb(opts, getattr(self, "conf", None))
+        if size_mb is None:
+            return token_ranges(parse_int(opts, "splits", 16))
+        with open_client(conn) as client:
+            size = table_size(client, conn.keyspace, conn.table, conn.path or ",".join(conn.hosts))
+        return token_ranges(split_count(size, size_mb))
 
 
 class TableReader(DataSourceReader):

@@ -169,8 +169,8 @@ def test_spark_cassandra_connector_settings_are_taken_from_the_spark_conf(spark,
     ({"keyspace": "src", "table": "t", "host": "127.0.0.1", "spark.cassandra.connection.host": "127.0.0.1"},
      "options spark.cassandra.connection.host and host mean the same: give one"),
     ({"keyspace": "src", "host": "127.0.0.1"}, "option table is required with keyspace"),
-    ({"keyspace": "src", "table": "t", "host": "127.0.0.1", "spark.cassandra.input.split.sizeInMB": "64"},
-     "unknown option 'spark.cassandra.input.split.sizeinmb': of the Spark Cassandra Connector's settings these mean "
+    ({"keyspace": "src", "table": "t", "host": "127.0.0.1", "spark.cassandra.connection.keepAliveMS": "64"},
+     "unknown option 'spark.cassandra.connection.keepalivems': of the Spark Cassandra Connector's settings these mean "
      "something here: keyspace, spark.cassandra.connection.host"),
     ({"keyspace": "src", "table": "t", "host": "127.0.0.1", "spark.cassandra.read.timeoutMS": "soon"},
      "option spark.cassandra.read.timeoutMS: expected milliseconds"),
