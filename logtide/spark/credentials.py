@@ -73,8 +73,9 @@ def read_credentials(path: str) -> Login:
         raise OptionError(f"cannot read credentials file {path}: {e.strerror}") from None
     if not file_is_private(st, os.getuid()):
         mode = stat.S_IMODE(st.st_mode)
+        readers = " and ".join(who for who, bit in (("group", stat.S_IRGRP), ("others", stat.S_IROTH)) if mode & bit)
         why = ("is owned by another user" if st.st_uid != os.getuid() else
-               f"may be read by {'group and others' if mode & stat.S_IRGRP and mode & stat.S_IROTH else 'group' if mode & stat.S_IRGRP else 'others'} (mode {mode:04o})")
+               f"may be read by {readers} (mode {mode:04o})")
         raise OptionError(f"credentials file {path} {why}: it must be yours and private, as cqlsh requires "
                           f"(chmod 600 {path})")
     parser = configparser.RawConfigParser()  # no interpolation: a password is taken as written

@@ -39,8 +39,9 @@ def connector_tls(opts: dict[str, str], conf: Mapping[str, str]) -> None:
     for setting in ("trustStore.type", "keyStore.type"):
         kind = given.get(setting, "PEM").strip().upper()
         if kind != "PEM":
-            file = "a PEM CA bundle (for a self-signed server certificate, the certificate itself)" if setting.startswith(
-                "trust") else "a PEM file with the client's certificate (chain) and private key"
+            trust = setting.startswith("trust")
+            file = ("a PEM CA bundle (for a self-signed server certificate, the certificate itself)" if trust
+                    else "a PEM file with the client's certificate (chain) and private key")
             raise OptionError(f"option {PREFIX}{setting}: {kind} is a Java keystore, which only Java reads: give "
                               f"{file} in {PREFIX}{setting.split('.')[0]}.path and leave {setting} out ({KEYTOOL})")
     if "trustStore.password" in given:

@@ -94,7 +94,8 @@ def test_the_login_comes_from_the_environment_variables(secured, tmp_path):
     assert reached_spark(done, tmp_path), done.stderr
     assert "warning" not in done.stderr
     # the user in the URL, the password from the environment
-    done = run(replicate_argv(secured, tmp_path, f"{USER}@", f"{USER}@"), job_env(tmp_path, LOGTIDE_CQL_PASSWORD=PASSWORD))
+    done = run(replicate_argv(secured, tmp_path, f"{USER}@", f"{USER}@"),
+               job_env(tmp_path, LOGTIDE_CQL_PASSWORD=PASSWORD))
     assert reached_spark(done, tmp_path), done.stderr
     wrong = run(replicate_argv(secured, tmp_path), {**env, "LOGTIDE_CQL_PASSWORD": "wrong"})
     assert not reached_spark(wrong, tmp_path) and wrong.returncode == 2
@@ -108,7 +109,8 @@ def test_the_login_comes_from_cqlshs_credentials_file(secured, tmp_path):
     write_credentials(tmp_path / "home" / ".cassandra" / "credentials",
                       f"[PlainTextAuthProvider]\nusername = {USER}\npassword = {PASSWORD}\n")
     assert reached_spark(run(replicate_argv(secured, tmp_path), env), tmp_path)  # cqlsh's default place
-    named = write_credentials(tmp_path / "creds.ini", f"[PlainTextAuthProvider]\nusername={USER}\npassword={PASSWORD}\n")
+    named = write_credentials(tmp_path / "creds.ini",
+                              f"[PlainTextAuthProvider]\nusername={USER}\npassword={PASSWORD}\n")
     (tmp_path / "home" / ".cassandra" / "credentials").unlink()
     assert reached_spark(run(replicate_argv(secured, tmp_path, "", "", "--credentials", str(named)), env), tmp_path)
     assert reached_spark(run(replicate_argv(secured, tmp_path), {**env, "LOGTIDE_CREDENTIALS": str(named)}), tmp_path)
@@ -130,7 +132,8 @@ def test_a_credentials_file_others_may_read_is_refused_in_one_line(secured, tmp_
     done = run(replicate_argv(secured, tmp_path), env)
     assert not reached_spark(done, tmp_path) and done.returncode == 2
     assert done.stderr == (f"logtide pipeline replicate: error: credentials file {shared} may be read by group and "
-                           f"others (mode 0644): it must be yours and private, as cqlsh requires (chmod 600 {shared})\n")
+                           f"others (mode 0644): it must be yours and private, as cqlsh requires "
+                           f"(chmod 600 {shared})\n")
     shared.chmod(0o640)
     assert "may be read by group (mode 0640)" in run(replicate_argv(secured, tmp_path), env).stderr
     missing = run(replicate_argv(secured, tmp_path, "", "", "--credentials", str(tmp_path / "none")), env)
