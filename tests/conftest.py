@@ -6,9 +6,10 @@ rather than skip; a line on the terminal says so (README, "Running the tests").
 
 The README runs the suite on parallel workers (pytest-xdist, ``-n auto``):
 :func:`pytest_xdist_auto_num_workers` picks how many, the installing above is
-done once by the controlling process before the workers start, and the tests
-that share one Spark session (``tests/spark``) are one ``xdist_group``, so one
-worker runs them all on one Spark session (tests/spark/conftest.py).
+done once by the controlling process before the workers start, and
+:func:`pytest_xdist_make_scheduler` hands every test of ``tests/spark`` to one
+worker, first, so the run starts one Spark session (tests/spark/conftest.py)
+while the other workers share the rest.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def _apt_install(packages: list[str]) -> bool:
     return True
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: one worker per CPU, at least 2 (the tests wait on servers and clients as much as they
     compute) and at most 4 (each worker starts servers, clients and perhaps Spark)."""
@@ -42,6 +44,19 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
     return min(4, max(2, cpus))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """pytest-xdist's scheduling by scope, where a scope is one test, except that ``tests/spark`` is ONE scope:
+    its tests share a Spark session; the largest scope is handed out first."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SparkOnOneWorker(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "tests/spark" if nodeid.startswith("tests/spark/") else nodeid
+
+    return SparkOnOneWorker(config, log)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

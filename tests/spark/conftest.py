@@ -11,14 +11,6 @@ from tests.server.test_cli import Serve
 
 pyspark = pytest.importorskip("pyspark")
 
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Every Spark test runs on one parallel worker (``xdist_group``), so the run starts ONE Spark session."""
-    for item in items:
-        if item.nodeid.startswith("tests/spark/"):
-            item.add_marker(pytest.mark.xdist_group("spark"))
-
-
 __all__ = ["KEYSPACE_DDL", "cluster", "Serve", "refused_stream", "serve"]
 
 
