@@ -7,9 +7,9 @@ rather than skip; a line on the terminal says so (README, "Running the tests").
 The README runs the suite on parallel workers (pytest-xdist, ``-n auto``):
 :func:`pytest_xdist_auto_num_workers` picks how many, the installing above is
 done once by the controlling process before the workers start, and
-:func:`pytest_xdist_make_scheduler` hands every test of ``tests/spark`` to one
-worker, first, so the run starts one Spark session (tests/spark/conftest.py)
-while the other workers share the rest.
+:func:`pytest_xdist_make_scheduler` hands out whole test files, and every
+test of ``tests/spark`` to one worker, first, so the run starts one Spark
+session (tests/spark/conftest.py) while the other workers share the rest.
 """
 
 from __future__ import annotations
@@ -48,13 +48,14 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """pytest-xdist's scheduling by scope, where a scope is one test, except that ``tests/spark`` is ONE scope:
-    its tests share a Spark session; the largest scope is handed out first."""
+    """pytest-xdist's scheduling by scope, where a scope is one test file (its module fixtures and the order of
+    its tests hold, as in a run without workers), except that ``tests/spark`` is ONE scope: its tests share a
+    Spark session; the largest scope is handed out first."""
     from xdist.scheduler import LoadScopeScheduling
 
     class SparkOnOneWorker(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "tests/spark" if nodeid.startswith("tests/spark/") else nodeid
+            return "tests/spark" if nodeid.startswith("tests/spark/") else nodeid.split("::", 1)[0]
 
     return SparkOnOneWorker(config, log)
 
