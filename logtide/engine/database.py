@@ -16,7 +16,7 @@ from ..cdc.streams import FIRST_GENERATION_START, Generation, Generations, Topol
 from ..clock import Clock, SystemClock, TimestampSource
 from ..counters import WriteCounters
 from ..cql import ast, parse
-from ..mutation.builder import ListKeys
+from ..mutation.context import ListKeys
 from ..mutation.model import Mutation
 from ..query.functions import FunctionRegistry, TimeuuidSource
 from ..schema.catalog import Catalog

@@ -12,7 +12,9 @@ from typing import Any, Sequence
 
 from ..cql import ast
 from ..errors import InvalidRequest
-from ..mutation.builder import WriteContext, build, check_batch_size
+from ..mutation.assignments import is_conditional
+from ..mutation.builder import build, check_batch_size
+from ..mutation.context import WriteContext
 from ..mutation.model import Mutation
 from ..query.evaluate import TermEvaluator
 from ..result import ResultSet
@@ -36,12 +38,6 @@ ROLE_STATEMENTS = (ast.CreateRole, ast.AlterRole, ast.DropRole, ast.ListRoles, a
 def is_write(stmt: Any) -> bool:
     """An INSERT, UPDATE, DELETE or BATCH: a statement that ``Session.plan_write`` makes a ``WriteJob`` of."""
     return isinstance(stmt, WRITES)
-
-
-def is_conditional(s: Any) -> bool:
-    """A statement with IF NOT EXISTS, IF EXISTS or IF conditions: a lightweight transaction."""
-    return bool(getattr(s, "if_not_exists", False) or getattr(s, "if_exists", False) or getattr(s, "conditions", ()))
-
 
 
 def write_job(session: Any, stmts: Sequence[Any], evs: Sequence[TermEvaluator], client_ts: int | None,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..mutation.apply import read_partition, read_row
-from ..mutation.builder import RowReader
+from ..mutation.context import RowReader
 from ..mutation.cells import Cell, Deletion, RowData
 from ..mutation.model import PartitionUpdate
 from ..query.read import LiveRow, live_row, live_values, stored_partition
