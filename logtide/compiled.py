@@ -30,7 +30,7 @@ MODULES = (
     "logtide.mutation.apply", "logtide.mutation.builder", "logtide.mutation.cells", "logtide.mutation.model",
     "logtide.mutation.context", "logtide.mutation.targets", "logtide.mutation.writer", "logtide.mutation.insert",
     "logtide.mutation.assignments", "logtide.mutation.collections", "logtide.mutation.arithmetic",
-    "logtide.mutation.deletion",
+    "logtide.mutation.deletion", "logtide.mutation.images", "logtide.engine.capture",
     "logtide.query.bind", "logtide.query.evaluate", "logtide.query.read",
     "logtide.schema.model", "logtide.schema.types", "logtide.schema.types_codec", "logtide.schema.types_literal",
     "logtide.schema.types_order",

@@ -24,25 +24,22 @@ import json
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, NamedTuple
+from typing import Any, Callable, Iterable
 
 from ..errors import CorruptRecord
-from ..mutation.model import Mutation
 from ..ratelog import RateLimitedLog
 from ..query.read import stored_partitions
 from ..schema.model import Table
 from ..storage.sqlite import Txn
 from . import storage as S
-from .changes import FeedChange, TablePlan, derive, live_values, row_key
+from .changes import FeedChange, WritePlan, row_key
 from ..schema.changefeeds import DISABLED, ENABLED, INITIAL_SCAN, Changefeed, topic_path
 from .json_format import JsonRecords
 from .render import Rendered, RowChange, hash_partition, image, render, render_barrier, render_json
 from .schema_changes import render_schema_change, schema_changed
 
-# The changefeeds sit below the engine: they are given the database (``engine.database.Engine``) and the
-# write's touched rows (``engine.touched.TouchedRows``), not their classes.
+# The changefeeds sit below the engine: they are given the database (``engine.database.Engine``), not its class.
 Database = Any
-TouchedRows = Any
 
 log = logging.getLogger("logtide.changefeed")
 
@@ -170,31 +167,6 @@ class Feeds:
         txn.put_meta(CLOCK_KEY, b'{"step":%d,"tx":%d,"seq":%d}' % (self._step, self._tx_limit, self._seq_limit))
 
     # -- the write path ----------------------------------------------------------------------
-    def capture_before(self, mutation: Mutation, touched: "TouchedRows", txn: Txn, now: int) -> list[Any] | None:
-        """Before the write: the touched rows of every table with an active changefeed (None if there is none)."""
-        out = None
-        catalog = self.db.catalog
-        for pu in mutation:
-            wp = self._write_plan(pu.table, catalog)
-            if wp is None:
-                continue
-            out = out if out is not None else []
-            if wp.fast and pu.deletion is None and not pu.range_deletions and pu.static is None \
-                    and (not self.scans or self._scanned(wp.table)):
-                out.append((pu, wp, None))  # the write records the rows it merges: nothing to read before it
-                continue
-            t = wp.table
-            existing = touched.deleted_rows(pu, txn, now)
-            static = pu.static is not None or (pu.deletion is not None and bool(t.clustering_key))
-            for ck in pu.rows:
-                touched.row(t, pu.pk, pu.token, ck, False)
-            if static:
-                touched.row(t, pu.pk, pu.token, b"", True)
-            if pu.deletion is not None and not t.clustering_key:
-                touched.row(t, pu.pk, pu.token, b"", False)
-            out.append((pu, wp, existing))
-        return out
-
     def current_table(self, table: Table) -> Table | None:
         """The table as the catalog has it now, under the write lock (None if it was dropped meanwhile).
 
@@ -206,7 +178,7 @@ class Feeds:
         t = self.db.catalog.find_table(table.keyspace, table.name)
         return t if t is not None and t.store_id == table.store_id else None
 
-    def _write_plan(self, table: Table, catalog: Any) -> "WritePlan | None":
+    def write_plan(self, table: Table, catalog: Any) -> "WritePlan | None":
         """The :class:`WritePlan` of the table a statement resolved, as the catalog has it now (None: no active
         changefeed, or dropped meanwhile); kept while the catalog and the statement's table stay the same objects
         (the catalog is immutable: every DDL statement makes a new one)."""
@@ -222,26 +194,15 @@ class Feeds:
         self._resolved[table.store_id] = (catalog, table, wp)
         return wp
 
-    def _scanned(self, table: Table) -> bool:
+    def scanned(self, table: Table) -> bool:
         """Whether no changefeed of ``table`` is still in its initial scan."""
         scans = self.scans
         return all(scans.get(f.feed_id) is None or scans[f.feed_id].done for f in table.changefeeds)
 
-    def capture_after(self, before: list[Any], touched: "TouchedRows", read_row: Callable, txn: Txn) -> None:
-        """After the write, in its transaction: derive the changes and append each active feed's records."""
-        changes: list[tuple[WritePlan, Any, bool]] = []
-        for pu, wp, existing in before:
-            if existing is None:  # see capture_before
-                changes.append((wp, _row_values(pu, wp.plan, touched.records, touched.now, wp.old_image), True))
-                continue
-            t = wp.table
-
-            def b(ck: bytes, static: bool, pu=pu, t=t):
-                return touched.row(t, pu.pk, pu.token, ck, static)
-
-            def a(ck: bytes, static: bool, pu=pu, t=t):
-                return touched.after(t, pu.pk, pu.token, ck, static, read_row)
-            changes.append((wp, derive(pu, b, existing, a, t, wp.plan, wp.updates), False))
+    def store(self, txn: Txn, changes: list[tuple["WritePlan", Any, bool]]) -> None:
+        """Append, in the write's transaction, the records of its changes to each active changefeed of their
+        tables, under one new virtual timestamp: ``changes`` holds (plan, changes, direct) for each partition
+        update, the changes of ``changefeed.changes.row_values`` (``direct``) or ``partition_changes``."""
         if not any([c for _, c, _ in changes]):
             return
         step, tx = self.next_vts()
@@ -260,7 +221,7 @@ class Feeds:
 
     def _append_rows(self, txn: Txn, wp: "WritePlan", rows: list[tuple], step: int, tx: int,
                      next_offsets: dict) -> None:
-        """The records of a statement's row changes (:func:`_row_values`) in each JSON changefeed of the table:
+        """The records of a statement's row changes (``changefeed.changes.row_values``) in each JSON changefeed of the table:
         the bytes :meth:`_append` writes for the same changes."""
         for feed, jr, parts in wp.json_feeds:
             if len(rows) == 1 and parts == 1:  # the common case: one row, one partition
@@ -596,47 +557,3 @@ class Feeds:
         S.put_scan_state(txn, feed.feed_id, pos.to_doc())
         self.save_clock(txn)
         self._offsets = nxt
-
-
-class WritePlan(NamedTuple):
-    """What the write path does for one table object's active changefeeds (spec ``004``, "Guarantees"), made
-    once per table (a schema change, or a changefeed added, dropped or disabled, makes a new table object)."""
-
-    table: Table
-    plan: TablePlan
-    updates: bool  # one of the active changefeeds renders ``updated`` (UPDATES mode)
-    fast: bool  # all of them are JSON ones that do not: their row upserts and deletes take the direct path
-    feeds: tuple[Changefeed, ...]  # the active changefeeds
-    json_feeds: tuple[tuple[Changefeed, JsonRecords, int], ...]  # with their renderers and partition counts (fast)
-    old_image: bool  # one of them shows the image before the write (OLD_IMAGE, NEW_AND_OLD_IMAGES)
-
-    @classmethod
-    def of(cls, table: Table, json_records: Callable[[Table, Changefeed], JsonRecords]) -> "WritePlan":
-        """The plan of ``table`` (which has an active changefeed)."""
-        active = tuple(f for f in table.changefeeds if not f.disabled)
-        updates = any(f.options.mode == "UPDATES" for f in active)
-        fast = not updates and all(f.options.format == "JSON" for f in active)
-        jf = tuple((f, json_records(table, f), f.options.partitions) for f in active) if fast else ()
-        old = any(f.options.mode in ("OLD_IMAGE", "NEW_AND_OLD_IMAGES") for f in active)
-        return cls(table, TablePlan(table), updates, fast, active, jf, old)
-
-
-def _row_values(pu: Any, plan: TablePlan, records: dict, now: int,
-                old_image: bool) -> list[tuple[bool, tuple[bytes, ...], list | None, list | None]]:
-    """(erase, primary key, values before, values after) of each clustered row an update without partition,
-    range or static changes writes, in clustering order: what :func:`~logtide.changefeed.changes.derive` makes
-    of it, as serialized values of the regular columns in name order (``JsonRecords.row_columns``), taken from
-    the stored records the write merged (``TouchedRows.records``); the values before are read only for a
-    changefeed that shows them (``old_image``: None otherwise)."""
-    out = []
-    tid = plan.table.store_id
-    key = pu.key
-    clustered = plan.clustered
-    for ck in sorted(pu.rows) if len(pu.rows) > 1 else pu.rows:
-        upd = pu.rows[ck]
-        old, old_outer, row, outer = records[(tid, pu.pk, ck, False)]
-        b = None if old is None or not old_image else live_values(plan, old, old_outer, now)
-        a = None if row is None else live_values(plan, row, outer, now)
-        erase = upd.deletion is not None and a is None
-        out.append((erase, key + upd.clustering if clustered else key, b, None if erase else a))
-    return out
