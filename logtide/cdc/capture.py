@@ -23,7 +23,10 @@ from ..schema.catalog import Catalog
 from ..schema.model import Table
 from ..storage.keys import cdc_token
 from . import log_schema as L
-from .log import LogAppend, LogRow, PreState, derive, log_update, touched_rows, upsert_timestamp
+from .log import derive, touched_rows
+from .log_rows import LogAppend, LogRow, log_update
+from .log_upsert import upsert_timestamp
+from .row_state import PreState
 from ..schema.cdc_options import CdcOptions
 from .streams import FUTURE_LIMIT_MICROS, Generation, Generations
 from .upsert import UpsertTemplate

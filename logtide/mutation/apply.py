@@ -49,7 +49,7 @@ def decoded_row(txn: Txn, table: Any, pk: bytes, ck: bytes, data: bytes | None) 
 
 def apply_mutation(mutation: Mutation, txn: Txn, now: int, logs: Any = (), touched: Any = None) -> None:
     """Write every partition update of ``mutation`` into ``txn``, and the CDC log rows ``logs`` (each a
-    ``cdc.log.LogAppend``); with ``touched`` (an ``engine.touched.TouchedRows``), record there the rows as
+    ``cdc.log_rows.LogAppend``); with ``touched`` (an ``engine.touched.TouchedRows``), record there the rows as
     the write leaves them (the postimages of the capture stage, ``engine.capture``).
 
     The rows the statement or batch writes go to storage in one call at the end (a batch's hundred

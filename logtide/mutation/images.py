@@ -29,7 +29,7 @@ class TouchedRow(NamedTuple):
     (``postimage``), each a :data:`StoredRow` or None where the row had or has no record.
 
     An immutable value; a NamedTuple because one is made per touched row on the write path (as
-    ``changefeed.render.RowChange`` and ``cdc.log.LogRow``)."""
+    ``changefeed.render.RowChange`` and ``cdc.log_rows.LogRow``)."""
 
     key: RowKey
     preimage: StoredRow | None

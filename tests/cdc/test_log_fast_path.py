@@ -21,6 +21,9 @@ from hypothesis import strategies as st
 
 import logtide
 from logtide.cdc import log as cdc_log
+from logtide.cdc import log_rows as cdc_log_rows
+from logtide.cdc import row_state as cdc_row_state
+from logtide.cdc.log_upsert import upsert_rows
 from logtide.cdc import upsert as cdc_upsert
 from logtide.cdc import capture as cdc_capture
 from logtide.cdc.capture import CdcTimeuuids
@@ -65,7 +68,7 @@ def compared():
 
     def both(self):
         again = cdc_log.Derivation(self.base, self.opts, self.pu, self.pre)
-        fast = self._upsert_rows()
+        fast = upsert_rows(self)
         if fast is None:
             return self.general_rows()
         seen["fast"] += 1
@@ -87,9 +90,9 @@ def compared():
         if got is None:
             return None
         seen["one pass"] = seen.get("one pass", 0) + 1
-        pre = cdc_log.PreState(rows={ck: _live_row(pu, ck, before.get(ck)) for ck in pu.rows})
+        pre = cdc_row_state.PreState(rows={ck: _live_row(pu, ck, before.get(ck)) for ck in pu.rows})
         rows = cdc_log.Derivation(self.base, self.opts, pu, pre).general_rows()
-        want = cdc_log.log_update(self.log, stream, rows, same_timeuuid, self.opts.ttl, now, token)
+        want = cdc_log_rows.log_update(self.log, stream, rows, same_timeuuid, self.opts.ttl, now, token)
         assert (got.stream_id, got.token, got.rows) == (want.stream_id, want.token, want.rows)
         return got
 
