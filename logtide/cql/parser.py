@@ -806,13 +806,15 @@ class _Parser:
     # ------------------------------------------------------------------
 
     def _type(self) -> ast.TypeExpr:
-        """type: native | list<T> | set<T> | map<K, V> | tuple<T, ...> | frozen<T> | [ks.]udt."""
+        """type: native | list<T> | set<T> | map<K, V> | tuple<T, ...> | frozen<T> | vector<T, N> | [ks.]udt."""
         tok = self._peek()
         if tok.kind == IDENT:
             name = tok.value
             if name in NATIVE_TYPES:
                 self.i += 1
                 return ast.TypeExpr(name)
+            if name == "vector" and self._at_punct("<", k=1):
+                return self._vector_type()
             if name in ("list", "set", "frozen", "map", "tuple") and self._at_punct("<", k=1):
                 self.i += 2
                 params = [self._type()]
@@ -830,6 +832,21 @@ class _Parser:
         if self._accept_punct("."):
             return ast.TypeExpr(self._ident(), (), first)
         return ast.TypeExpr(first)
+
+    def _vector_type(self) -> ast.TypeExpr:
+        """vector_type: VECTOR '<' type ',' INTEGER '>' (Cassandra 5, ScyllaDB); the dimension's range is
+        checked when the type is resolved, a dimension that is no integer is a syntax error."""
+        self.i += 2
+        element = self._type()
+        self._expect_punct(",")
+        negative = self._accept_punct("-")
+        tok = self._peek()
+        if tok.kind != INTEGER:
+            self._no_viable()
+        self.i += 1
+        self._expect_punct(">")
+        dimension = int(tok.value)
+        return ast.TypeExpr("vector", (element,), dimension=-dimension if negative else dimension)
 
     # ------------------------------------------------------------------
     # Properties (WITH ... AND ...)

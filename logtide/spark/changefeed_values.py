@@ -136,7 +136,7 @@ def _key_text(t: Any) -> Convert:
 
 def from_json(t: Any) -> Convert:
     """A function from a JSON/Debezium record value of CQL type ``t`` to its Spark value (null stays None)."""
-    if isinstance(t, (T.ListType, T.SetType)):
+    if isinstance(t, (T.ListType, T.SetType, T.VectorType)):
         el = from_json(t.element)
         return _nullable(lambda v: [el(x) for x in v])
     if isinstance(t, T.MapType):
