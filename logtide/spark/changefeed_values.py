@@ -159,7 +159,7 @@ def from_json(t: Any) -> Convert:
 
 def from_attribute(t: Any) -> Convert:
     """A function from a DynamoDB AttributeValue of CQL type ``t`` to its Spark value (None/NULL -> None)."""
-    if isinstance(t, (T.ListType, T.SetType)):
+    if isinstance(t, (T.ListType, T.SetType, T.VectorType)):
         el = from_attribute(t.element)
         scalar_el = _nullable(_scalar(_name(t.element))) if t.element.kind == "native" else None
 
