@@ -44,6 +44,7 @@ _CONSTANT_KINDS = {
 
 
 _AFTER_FROM = ("where", "group", "order", "per", "limit", "allow", "bypass", "using")  # clauses after SELECT's FROM
+MAX_RELATIONS = 100
 _TOO_DEEP = "statement nested too deeply to parse (collection literals, parentheses or function calls)"
 
 
@@ -510,14 +511,24 @@ class _Parser:
     # ------------------------------------------------------------------
 
     def _where_clause(self) -> tuple[ast.Relation, ...]:
+        """whereClause: relation (AND relation)*, at most MAX_RELATIONS of them (ScyllaDB's default
+        ``max_relations_in_where_clause``: more is a syntax error)."""
         relations = [self._relation()]
         while self._accept_kw("and"):
             relations.append(self._relation())
+            if len(relations) > MAX_RELATIONS:
+                raise SyntaxException(f"{self._where(self.tokens[self.i - 1])} too many relations in WHERE clause "
+                                      f"(at most {MAX_RELATIONS})")
         return tuple(relations)
 
     def _relation(self) -> ast.Relation:
         """relation: c op term | c [NOT] IN ... | c CONTAINS [KEY] t | c LIKE t | c IS NOT NULL | c '[' t ']' op term
-        | (c, ...) op ... | token(c, ...) op term."""
+        | (c, ...) op ... | token(c, ...) op term | '(' relation ')'."""
+        if self._at_punct("(") and (self._at_punct("(", k=1) or not (self._at_punct(",", k=2) or self._at_punct(")", k=2))):
+            self.i += 1  # a relation in parentheses (ScyllaDB), not a tuple of columns
+            relation = self._relation()
+            self._expect_punct(")")
+            return relation
         if self._accept_punct("("):
             columns = self._ident_list()
             self._expect_punct(")")
