@@ -129,7 +129,7 @@ def _in_values(ev: Evaluator, rhs: Any, ctype: Any, receiver: str, select: bool 
     """The values of ``IN (...)`` or ``IN ?``; None for a null list in a SELECT (it matches nothing)."""
     if isinstance(rhs, ast.InValues):
         return [ev.value(t, ctype, receiver) for t in rhs.items]
-    values = ev.value(rhs, T.ListType(ctype, True), f"in({receiver})")
+    values = ev.value(rhs, T.ListType(ctype, True), f"IN({receiver})")
     if values is None:
         if select:
             return None
