@@ -624,12 +624,17 @@ class _Parser:
     # ------------------------------------------------------------------
 
     def _bind_marker(self) -> ast.BindMarker:
-        """bindMarker: '?' | ':' ident."""
+        """bindMarker: '?' | ':' ident.  A name used again is the same variable (ScyllaDB's
+        ``duplicate_bind_variable_names_refer_to_same_variable``): one value binds every use."""
         if self._accept_punct("?"):
             marker = ast.BindMarker(len(self.markers))
         else:
             self._expect_punct(":")
-            marker = ast.BindMarker(len(self.markers), self._ident())
+            name = self._ident()
+            for earlier in self.markers:
+                if earlier.name == name:
+                    return earlier
+            marker = ast.BindMarker(len(self.markers), name)
         self.markers.append(marker)
         return marker
 

@@ -145,3 +145,14 @@ def test_a_whole_in_list_marker_is_named_as_scylla_names_it(t):
     assert [(s.name, s.type.cql()) for s in c.bind_specs] == [("IN(v)", "list<int>")]
     m = t.prepare("SELECT v FROM t WHERE pk = 0 AND (ck) IN ?")
     assert [(s.name, s.type.cql()) for s in m.bind_specs] == [("IN((ck))", "list<frozen<tuple<int>>>")]
+
+
+def test_a_bind_marker_name_used_twice_is_one_variable(t):
+    p = t.prepare("SELECT v FROM t WHERE ck = :x AND pk = :x")
+    assert [s.name for s in p.bind_specs] == ["x"] and p.pk_indexes == (0,)
+    assert rows(t.execute(p, {"x": 3})) == [(33,)]
+    assert rows(t.execute(p, (4,))) == [(44,)]
+    u = t.prepare("UPDATE t SET v = :v WHERE pk = :k AND ck = :k")
+    assert [s.name for s in u.bind_specs] == ["v", "k"]
+    t.execute(u, {"v": -1, "k": 2})
+    assert rows(t.execute("SELECT v FROM t WHERE pk = 2 AND ck = 2")) == [(-1,)]
