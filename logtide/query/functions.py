@@ -298,8 +298,12 @@ def _to_blob(t: Any) -> Callable[[Any], bytes]:
 
 
 def _from_blob(t: Any) -> Callable[[bytes], Any]:
+    ascii = t == T.ASCII
+
     def f(b: bytes) -> Any:
         try:
+            if ascii and not b.isascii():  # ascii's bytes are 7-bit (the codec reads them as UTF-8)
+                raise ValueError("not ASCII")
             return t.deserialize(b) if b else T.EMPTY  # an empty blob is the empty value of any type
         except Exception as e:
             raise InvalidRequest(f"In call to function system.blobas{t.cql()}, value 0x{b.hex()} is not a "

@@ -244,3 +244,12 @@ def test_token_as_a_selector_takes_the_partition_key_types(session):
         with pytest.raises(InvalidRequest) as e:
             session.execute(query)
         assert str(e.value) == message
+
+
+def test_blob_as_ascii_refuses_bytes_that_are_not_ascii(session):
+    session.execute("CREATE TABLE a (k int PRIMARY KEY, t ascii)")
+    session.execute("INSERT INTO a (k, t) VALUES (1, blobAsAscii(0x41207e))")
+    assert rows(session.execute("SELECT t FROM a")) == [("A ~",)]
+    with pytest.raises(InvalidRequest, match=r"^In call to function system.blobasascii, value 0xc3a9 is not a valid "
+                                             r"binary representation for type ascii$"):
+        session.execute("INSERT INTO a (k, t) VALUES (2, blobAsAscii(0xc3a9))")
