@@ -216,6 +216,8 @@ class FunctionRegistry:
                 add(Function(f"{name}asblob", (t,), N("blob"), _to_blob(t)))
                 add(Function(f"blobas{name}", (N("blob"),), t, _from_blob(t)))
         add(Function("varcharasblob", (N("text"),), N("blob"), _to_blob(N("text"))))
+        add(Function("counterasblob", (N("counter"),), N("blob"), _to_blob(N("counter"))))
+        add(Function("blobascounter", (N("blob"),), N("counter"), _from_blob(N("counter"))))
         add(Function("blobasvarchar", (N("blob"),), N("text"), _from_blob(N("text"))))
 
 
