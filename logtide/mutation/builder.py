@@ -566,6 +566,8 @@ def _assigned_columns(stmt: ast.Update, table: Table) -> list[Column]:
 def _addressed_rows(table: Table, kr: KeyRestrictions, static_only: bool) -> list[Target]:
     _check_no_filters(kr)
     parts = _partition_targets(table, kr)
+    if kr.empty:  # an empty IN (``b IN ()``) addresses no row
+        return []
     if static_only:
         if kr.clustering_restricted:
             raise InvalidRequest("Invalid restrictions on clustering columns since the UPDATE statement modifies only static columns")
@@ -853,6 +855,8 @@ def build_delete(stmt: ast.Delete, table: Table, ctx: WriteContext, mutation: Mu
         return targets
     _check_no_filters(kr)
     parts = _partition_targets(table, kr)
+    if kr.empty:  # ``b IN ()`` deletes nothing (its clustering prefixes were stood in for by the whole partition)
+        return []
     ck_cols = table.clustering_key
     out: list[Target] = []
     for key, pk, token in parts:
