@@ -532,7 +532,7 @@ async def describe_groups(conn: "KafkaConnection", req: dict, version: int) -> d
     return {"groups": out}
 
 
-GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)  # Kafka AclOperation bits READ, DELETE, DESCRIBE
+GROUP_OPERATIONS = (1 << 3) | (1 << 8)  # Kafka AclOperation bits READ, DESCRIBE (no DELETE: DeleteGroups is not served)
 
 
 async def list_groups(conn: "KafkaConnection", req: dict, version: int) -> dict:

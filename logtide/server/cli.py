@@ -14,7 +14,7 @@ from typing import Any
 
 from logtide.config import OFF, integer, number, port
 
-from .startup import Listener, StartupError, bracket
+from .startup import PortSetting, StartupError, bracket
 
 log = logging.getLogger("logtide.server")
 
@@ -114,17 +114,17 @@ def cql_port(text: str) -> int:
     return value
 
 
-def listeners(s: "ServeSettings") -> list[Listener]:
+def listeners(s: "ServeSettings") -> list[PortSetting]:
     """The ports of ``s`` that are on: CQL, then Kafka and metrics (metrics on the CQL host)."""
-    out = [Listener("--port", s.host, s.port, False)]
+    out = [PortSetting("--port", s.host, s.port, False)]
     if s.kafka_port is not None:
-        out.append(Listener("--kafka-port", s.kafka_host, s.kafka_port, True))
+        out.append(PortSetting("--kafka-port", s.kafka_host, s.kafka_port, True))
     if s.metrics_port is not None:
-        out.append(Listener("--metrics-port", s.host, s.metrics_port, True))
+        out.append(PortSetting("--metrics-port", s.host, s.metrics_port, True))
     return out
 
 
-def check_ports(wanted: list[Listener]) -> None:
+def check_ports(wanted: list[PortSetting]) -> None:
     """Bind every fixed port (0 is any free one: nothing to check) as the servers will, all at once, then
     release them: a taken port is a StartupError naming it and its option before anything is created."""
     import socket

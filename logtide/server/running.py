@@ -90,9 +90,9 @@ async def start_kafka(db: Any, kafka: Any, slots: ConnectionSlots | None = None,
     try:
         host, port = await broker.start()
     except OSError as e:  # taken since logtide serve checked it
-        from .startup import Listener, StartupError
+        from .startup import PortSetting, StartupError
 
-        raise StartupError(Listener("--kafka-port", kafka.host, kafka.port, True).refused(e)) from None
+        raise StartupError(PortSetting("--kafka-port", kafka.host, kafka.port, True).refused(e)) from None
     shown = f"[{host}]" if ":" in host else host
     advertised = broker.advertised[0]
     log.info("Kafka endpoint on %s:%d (changefeed topics; %sSASL %s)", shown, port,

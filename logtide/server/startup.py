@@ -14,7 +14,7 @@ class StartupError(Exception):
 
 
 @dataclass(frozen=True)
-class Listener:
+class PortSetting:
     """A port ``logtide serve`` listens on, with the option that sets it (``docs/server.md``, "Ports")."""
 
     flag: str

@@ -127,8 +127,9 @@ def test_a_member_is_acted_as_only_by_the_role_that_joined_as_it(roles):
     app = login(roles, "app")
     j = start_member(app, "billing", t0.topic)
     reader = login(roles, "reader")
-    described = reader.request(15, 4, {"groups": ["billing"], "include_authorized_operations": False})["groups"][0]
+    described = reader.request(15, 4, {"groups": ["billing"], "include_authorized_operations": True})["groups"][0]
     assert described["error_code"] == E.NONE and [m["member_id"] for m in described["members"]] == [j["member_id"]]
+    assert described["authorized_operations"] == (1 << 3) | (1 << 8)  # READ and DESCRIBE; DeleteGroups not served
     member = {"group_id": "billing", "generation_id": j["generation_id"], "member_id": j["member_id"],
               "group_instance_id": None}
     assert reader.request(13, 2, {"group_id": "billing", "member_id": j["member_id"]})["error_code"] == \
