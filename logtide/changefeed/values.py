@@ -175,7 +175,7 @@ def to_json_value(ctype: Any, value: Any) -> Any:
     kind = ctype.kind
     if kind == "native":
         return _native_json(ctype.name, value)
-    if kind in ("list", "set"):
+    if kind in ("list", "set", "vector"):
         return [to_json_value(ctype.element, x) for x in value]
     if kind == "tuple":
         return [to_json_value(t, x) for t, x in tuple_items(ctype, value)]
@@ -235,7 +235,7 @@ def to_attribute_value(ctype: Any, value: Any) -> dict | None:
     kind = ctype.kind
     if kind == "native":
         return _native_attribute(ctype.name, value)
-    if kind == "list":
+    if kind in ("list", "vector"):
         return {"L": [_nested(ctype.element, x) for x in value]}
     if kind == "tuple":
         return {"L": [_nested(t, x) for t, x in tuple_items(ctype, value)]}

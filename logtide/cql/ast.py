@@ -32,12 +32,14 @@ class TypeExpr:
     ``name`` is the lower-cased native/collection name (``'int'``, ``'map'``,
     ``'frozen'``, ``'tuple'``, ``'list'``, ``'set'``, ``'varchar'`` ...) or a
     user-defined type name (case-folded like any identifier), in which case
-    ``keyspace`` may be given.  ``params`` holds the type arguments.
+    ``keyspace`` may be given.  ``params`` holds the type arguments; ``dimension`` is the
+    size of a ``vector<T, N>`` as written (``name`` ``'vector'``, ``params`` ``(T,)``).
     """
 
     name: str
     params: tuple["TypeExpr", ...] = ()
     keyspace: str | None = None
+    dimension: int | None = None
 
 
 # --------------------------------------------------------------------------

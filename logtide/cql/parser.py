@@ -44,6 +44,7 @@ _CONSTANT_KINDS = {
 
 
 _AFTER_FROM = ("where", "group", "order", "per", "limit", "allow", "bypass", "using")  # clauses after SELECT's FROM
+MAX_RELATIONS = 100
 _TOO_DEEP = "statement nested too deeply to parse (collection literals, parentheses or function calls)"
 
 
@@ -510,14 +511,24 @@ class _Parser:
     # ------------------------------------------------------------------
 
     def _where_clause(self) -> tuple[ast.Relation, ...]:
+        """whereClause: relation (AND relation)*, at most MAX_RELATIONS of them (ScyllaDB's default
+        ``max_relations_in_where_clause``: more is a syntax error)."""
         relations = [self._relation()]
         while self._accept_kw("and"):
             relations.append(self._relation())
+            if len(relations) > MAX_RELATIONS:
+                raise SyntaxException(f"{self._where(self.tokens[self.i - 1])} too many relations in WHERE clause "
+                                      f"(at most {MAX_RELATIONS})")
         return tuple(relations)
 
     def _relation(self) -> ast.Relation:
         """relation: c op term | c [NOT] IN ... | c CONTAINS [KEY] t | c LIKE t | c IS NOT NULL | c '[' t ']' op term
-        | (c, ...) op ... | token(c, ...) op term."""
+        | (c, ...) op ... | token(c, ...) op term | '(' relation ')'."""
+        if self._at_punct("(") and (self._at_punct("(", k=1) or not (self._at_punct(",", k=2) or self._at_punct(")", k=2))):
+            self.i += 1  # a relation in parentheses (ScyllaDB), not a tuple of columns
+            relation = self._relation()
+            self._expect_punct(")")
+            return relation
         if self._accept_punct("("):
             columns = self._ident_list()
             self._expect_punct(")")
@@ -613,12 +624,17 @@ class _Parser:
     # ------------------------------------------------------------------
 
     def _bind_marker(self) -> ast.BindMarker:
-        """bindMarker: '?' | ':' ident."""
+        """bindMarker: '?' | ':' ident.  A name used again is the same variable (ScyllaDB's
+        ``duplicate_bind_variable_names_refer_to_same_variable``): one value binds every use."""
         if self._accept_punct("?"):
             marker = ast.BindMarker(len(self.markers))
         else:
             self._expect_punct(":")
-            marker = ast.BindMarker(len(self.markers), self._ident())
+            name = self._ident()
+            for earlier in self.markers:
+                if earlier.name == name:
+                    return earlier
+            marker = ast.BindMarker(len(self.markers), name)
         self.markers.append(marker)
         return marker
 
@@ -806,13 +822,15 @@ class _Parser:
     # ------------------------------------------------------------------
 
     def _type(self) -> ast.TypeExpr:
-        """type: native | list<T> | set<T> | map<K, V> | tuple<T, ...> | frozen<T> | [ks.]udt."""
+        """type: native | list<T> | set<T> | map<K, V> | tuple<T, ...> | frozen<T> | vector<T, N> | [ks.]udt."""
         tok = self._peek()
         if tok.kind == IDENT:
             name = tok.value
             if name in NATIVE_TYPES:
                 self.i += 1
                 return ast.TypeExpr(name)
+            if name == "vector" and self._at_punct("<", k=1):
+                return self._vector_type()
             if name in ("list", "set", "frozen", "map", "tuple") and self._at_punct("<", k=1):
                 self.i += 2
                 params = [self._type()]
@@ -830,6 +848,21 @@ class _Parser:
         if self._accept_punct("."):
             return ast.TypeExpr(self._ident(), (), first)
         return ast.TypeExpr(first)
+
+    def _vector_type(self) -> ast.TypeExpr:
+        """vector_type: VECTOR '<' type ',' INTEGER '>' (Cassandra 5, ScyllaDB); the dimension's range is
+        checked when the type is resolved, a dimension that is no integer is a syntax error."""
+        self.i += 2
+        element = self._type()
+        self._expect_punct(",")
+        negative = self._accept_punct("-")
+        tok = self._peek()
+        if tok.kind != INTEGER:
+            self._no_viable()
+        self.i += 1
+        self._expect_punct(">")
+        dimension = int(tok.value)
+        return ast.TypeExpr("vector", (element,), dimension=-dimension if negative else dimension)
 
     # ------------------------------------------------------------------
     # Properties (WITH ... AND ...)

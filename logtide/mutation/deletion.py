@@ -41,6 +41,8 @@ def build_delete(stmt: ast.Delete, table: Table, ctx: WriteContext, mutation: Mu
         return targets
     check_no_filters(kr)
     parts = partition_targets(table, kr)
+    if kr.empty:  # ``b IN ()`` deletes nothing (its clustering prefixes were stood in for by the whole partition)
+        return []
     ck_cols = table.clustering_key
     out: list[Target] = []
     for key, pk, token in parts:

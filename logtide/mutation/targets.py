@@ -100,6 +100,8 @@ def addressed_rows(table: Table, kr: KeyRestrictions, static_only: bool) -> list
     its static row (``static_only``)."""
     check_no_filters(kr)
     parts = partition_targets(table, kr)
+    if kr.empty:  # an empty IN (``b IN ()``) addresses no row
+        return []
     if static_only:
         if kr.clustering_restricted:
             raise InvalidRequest("Invalid restrictions on clustering columns since the UPDATE statement modifies only static columns")

@@ -118,7 +118,7 @@ class BindCollector:
         if col is None:
             return
         if rel.op in ("IN", "NOT IN"):
-            self.operand("IN", rel.rhs, col.type, col.name)
+            self.operand(rel.op, rel.rhs, col.type, col.name)
             return
         if rel.op in ("CONTAINS", "CONTAINS KEY"):
             t = col.type
@@ -156,8 +156,8 @@ class BindCollector:
         elif isinstance(rhs, ast.InValues):
             for item in rhs.items:
                 self.term(item, ctype, name)
-        else:
-            self.term(rhs, T.ListType(ctype, False), f"in({name})")
+        else:  # ScyllaDB's name for the marker of a whole list: IN(c), NOT IN(c)
+            self.term(rhs, T.ListType(ctype, False), f"{op}({name})")
 
     # -- statements ----------------------------------------------------------
     def statement(self, stmt: Any) -> None:

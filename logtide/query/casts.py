@@ -37,7 +37,7 @@ _MARSHAL = {
     "timestamp": "TimestampType", "timeuuid": "TimeUUIDType", "tinyint": "ByteType", "uuid": "UUIDType",
     "varint": "IntegerType",
 }
-_PREFIX = "org.apache.cassandra.db.marshal."
+MARSHAL_PREFIX = _PREFIX = "org.apache.cassandra.db.marshal."
 
 
 def marshal_name(t: Any) -> str:
@@ -51,6 +51,8 @@ def marshal_name(t: Any) -> str:
         inner = f"{_PREFIX}MapType({marshal_name(t.key)},{marshal_name(t.value)})"
     elif kind == "tuple":
         return f"{_PREFIX}TupleType({','.join(marshal_name(i) for i in t.items)})"
+    elif kind == "vector":  # never wrapped in FrozenType; its element as ScyllaDB prepares it, not frozen
+        return f"{_PREFIX}VectorType({marshal_name(t.element.unfreeze())}, {t.dimension})"
     else:
         return t.cql()
     return inner if t.is_multicell else f"{_PREFIX}FrozenType({inner})"

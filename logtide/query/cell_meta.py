@@ -73,6 +73,9 @@ def _column(fc: ast.FunctionCall, table: Table, name: str) -> tuple[Column, Any]
     if col is None:
         raise InvalidRequest(f"Undefined column name {arg.name}")
     if col.is_primary_key:
+        if name in (WRITETIME, TTL):  # ScyllaDB's words (prepare_column_mutation_attribute)
+            where = "partition key" if selector is None else "primary key"
+            raise InvalidRequest(f"{name.upper()} is not legal on {where} component {col.name}")
         raise InvalidRequest(f"Cannot use selection function {label} on PRIMARY KEY part {col.name}")
     if col.type.is_counter:
         raise InvalidRequest(f"Cannot use selection function {label} on counter column {col.name}")

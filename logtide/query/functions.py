@@ -8,6 +8,7 @@ with cassandra-driver conventions.
 from __future__ import annotations
 
 import datetime
+import math
 import random
 import threading
 import uuid
@@ -139,6 +140,8 @@ class FunctionRegistry:
         (else ``Type error: ... cannot be passed as argument i of function ... of type T``); several:
         exact matches win over weak ones, and more than one is ambiguous.  ``texts`` name the
         arguments in messages."""
+        if name in SIMILARITY_FUNCTIONS:
+            return similarity_function(name, arg_types, terms, texts)
         cands = self.candidates(name)
         if not cands:
             raise InvalidRequest(f"Unknown function '{name}'")
@@ -213,7 +216,83 @@ class FunctionRegistry:
                 add(Function(f"{name}asblob", (t,), N("blob"), _to_blob(t)))
                 add(Function(f"blobas{name}", (N("blob"),), t, _from_blob(t)))
         add(Function("varcharasblob", (N("text"),), N("blob"), _to_blob(N("text"))))
+        add(Function("counterasblob", (N("counter"),), N("blob"), _to_blob(N("counter"))))
+        add(Function("blobascounter", (N("blob"),), N("counter"), _from_blob(N("counter"))))
         add(Function("blobasvarchar", (N("blob"),), N("text"), _from_blob(N("text"))))
+
+
+# ---------------------------------------------------------------------------
+# vector similarity (Cassandra 5, ScyllaDB)
+# ---------------------------------------------------------------------------
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    na = sum(x * x for x in a)
+    nb = sum(y * y for y in b)
+    if na == 0 or nb == 0:
+        return math.nan  # ScyllaDB answers NaN for an all-zero vector (Cassandra refuses it)
+    return (1 + dot / math.sqrt(na * nb)) / 2
+
+
+def _euclidean(a: Sequence[float], b: Sequence[float]) -> float:
+    return 1 / (1 + sum((x - y) * (x - y) for x, y in zip(a, b)))
+
+
+def _dot_product(a: Sequence[float], b: Sequence[float]) -> float:
+    return (1 + sum(x * y for x, y in zip(a, b))) / 2
+
+
+SIMILARITY_FUNCTIONS: dict[str, Callable[[Sequence[float], Sequence[float]], float]] = {
+    "similarity_cosine": _cosine, "similarity_euclidean": _euclidean, "similarity_dot_product": _dot_product}
+
+
+def _float_vector_dimension(actual: Any, term: Any) -> tuple[bool, int | None]:
+    """Whether an argument can be a ``vector<float, n>`` and, when it tells, its ``n`` (ScyllaDB's
+    ``test_assignment_any_size_float_vector``): a float vector column or result, a list literal of float
+    literals (no null among them), or null and a bind marker, which fit any ``n``."""
+    if actual is not None:
+        if isinstance(actual, T.VectorType) and actual.element == T.FLOAT:
+            return True, actual.dimension
+        return False, None
+    if isinstance(term, ast.BindMarker) or (isinstance(term, ast.Constant) and term.kind == "null"):
+        return True, None
+    if isinstance(term, ast.ListLiteral) and term.items:
+        for item in term.items:
+            if isinstance(item, ast.Constant) and item.kind == "null":
+                return False, None
+            if test_assignment(item, T.FLOAT) == NOT_ASSIGNABLE:
+                return False, None
+        return True, len(term.items)
+    return False, None
+
+
+def similarity_function(name: str, arg_types: Sequence[Any | None], terms: Sequence[Any] | None,
+                        texts: Sequence[str] | None) -> Function:
+    """``similarity_cosine|euclidean|dot_product(vector<float, n>, vector<float, n>)``: ScyllaDB's vector
+    similarity scores (a float in [0, 1]), ``n`` taken from whichever argument tells it, with ScyllaDB's
+    messages for a wrong argument."""
+    signature = f"system.{name}(vector<float, n>, vector<float, n>)"
+    if len(arg_types) != 2:
+        raise InvalidRequest(f"Invalid number of arguments for function {signature}")
+    dims = []
+    for i in range(2):
+        term = terms[i] if terms is not None and i < len(terms) else None
+        text = texts[i] if texts is not None and i < len(texts) else "?"
+        ok, dim = _float_vector_dimension(arg_types[i], term)
+        if not ok:
+            of_type = f" of type {arg_types[i].cql()}" if arg_types[i] is not None else ""
+            raise InvalidRequest(f"Function system.{name} requires a float vector argument, but found {text}{of_type}")
+        dims.append(dim)
+    if dims[0] is None and dims[1] is None:
+        first = texts[0] if texts else "?"
+        raise InvalidRequest(f"Cannot infer type of argument {first} for function {signature}")
+    if None not in dims and dims[0] != dims[1]:
+        raise InvalidRequest(f"All arguments must have the same vector dimensions, but found vector<float, {dims[0]}> "
+                             f"and vector<float, {dims[1]}>")
+    vector = T.VectorType(T.FLOAT, dims[0] if dims[0] is not None else dims[1])
+    score = SIMILARITY_FUNCTIONS[name]
+    return Function(name, (vector, vector), T.FLOAT, lambda a, b: T.python_to_value(T.FLOAT, score(a, b), name))
 
 
 def _to_blob(t: Any) -> Callable[[Any], bytes]:
@@ -221,8 +300,12 @@ def _to_blob(t: Any) -> Callable[[Any], bytes]:
 
 
 def _from_blob(t: Any) -> Callable[[bytes], Any]:
+    ascii = t == T.ASCII
+
     def f(b: bytes) -> Any:
         try:
+            if ascii and not b.isascii():  # ascii's bytes are 7-bit (the codec reads them as UTF-8)
+                raise ValueError("not ASCII")
             return t.deserialize(b) if b else T.EMPTY  # an empty blob is the empty value of any type
         except Exception as e:
             raise InvalidRequest(f"In call to function system.blobas{t.cql()}, value 0x{b.hex()} is not a "

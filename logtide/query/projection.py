@@ -234,7 +234,7 @@ def wire_exact(t: Any) -> bool:
         return False
     k = t.kind
     inner: tuple = ()
-    if k in ("list", "set"):
+    if k in ("list", "set", "vector"):
         inner = (t.element,)
     elif k == "map":
         inner = (t.key, t.value)

@@ -129,7 +129,7 @@ def _in_values(ev: Evaluator, rhs: Any, ctype: Any, receiver: str, select: bool 
     """The values of ``IN (...)`` or ``IN ?``; None for a null list in a SELECT (it matches nothing)."""
     if isinstance(rhs, ast.InValues):
         return [ev.value(t, ctype, receiver) for t in rhs.items]
-    values = ev.value(rhs, T.ListType(ctype, True), f"in({receiver})")
+    values = ev.value(rhs, T.ListType(ctype, True), f"IN({receiver})")
     if values is None:
         if select:
             return None
@@ -232,6 +232,9 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator, *, selec
                 kr.clustering_gap_error = (
                     f"Clustering column \"{col.name}\" cannot be restricted (preceding column "
                     f"\"{ck_cols[kr.clustering_slice.first].name}\" is restricted by a non-EQ relation)")
+            elif col.name in multi:  # a multi-column relation after a gap: ScyllaDB's words
+                kr.clustering_gap_error = ("Clustering columns may not be skipped in multi-column relations. "
+                                           "They should appear in the PRIMARY KEY order")
             else:
                 kr.clustering_gap_error = (
                     f"PRIMARY KEY column \"{col.name}\" cannot be restricted as preceding column "

@@ -69,7 +69,8 @@ def references_duration(t: Any) -> bool:
 
 
 def is_non_frozen_udt_expr(expr: ast.TypeExpr) -> bool:
-    return expr.name not in NON_UDT_TYPE_NAMES
+    """Whether a type as written names a user type without ``frozen<>`` (a vector is frozen by itself)."""
+    return expr.name not in NON_UDT_TYPE_NAMES and expr.dimension is None
 
 
 def user_type_object(udt: UserTypeDef, frozen: bool = False) -> Any:

@@ -8,6 +8,7 @@ Type objects (frozen dataclasses, hashable, compared by value):
     SetType(element, frozen)
     MapType(key, value, frozen)
     TupleType(items)                       always frozen
+    VectorType(element, dimension)         always frozen (Cassandra 5 / ScyllaDB vector<T, N>)
     UserType(keyspace, name, field_names, field_types, frozen)
     CounterType is NativeType('counter').
 
@@ -414,6 +415,33 @@ class UserType(CqlType):
         return any(t.references_udt(keyspace, name) for t in self.field_types)
 
 
+MAX_VECTOR_DIMENSION = 16000  # ScyllaDB's cql3_type::MAX_VECTOR_DIMENSION
+
+
+@dataclass(frozen=True, eq=True)
+class VectorType(CqlType):
+    """``vector<element, dimension>`` (Cassandra 5, ScyllaDB): ``dimension`` values of one type, always frozen.
+
+    The element is kept frozen (a vector's value is one cell); the type prints as ScyllaDB's
+    ``cql3_type_name`` does, the element without its own ``frozen<>`` (``vector<set<int>, 2>``).
+    Values are lists; on the wire elements of a fixed-size type follow each other, the others each
+    after its length as an unsigned vint (``types_codec``)."""
+
+    element: CqlType
+    dimension: int
+
+    kind = "vector"
+
+    def cql(self) -> str:
+        return f"vector<{self.element.unfreeze().cql()}, {self.dimension}>"
+
+    def references_duration(self) -> bool:
+        return self.element.references_duration()
+
+    def references_udt(self, keyspace, name) -> bool:
+        return self.element.references_udt(keyspace, name)
+
+
 CounterType = NativeType("counter")
 
 ASCII = NativeType("ascii")
@@ -482,6 +510,8 @@ def _build_driver_type(t: CqlType):
         return _ct.UserType.make_udt_class(
             t.keyspace, t.name, tuple(t.field_names), tuple(ft.driver_type for ft in t.field_types)
         )
+    if k == "vector":
+        return _ct.VectorType.apply_parameters([t.element.driver_type, t.dimension], None)
     raise AssertionError(k)
 
 
@@ -625,6 +655,32 @@ class _RawTuple(_Raw):
         return TupleType(tuple(out))
 
 
+class _RawVector(_Raw):
+    """ScyllaDB's ``cql3_type::raw_vector``: frozen by itself, its element frozen too."""
+
+    supports_freezing = True
+    frozen = True
+
+    def __init__(self, element, dimension):
+        self.element = element
+        self.dimension = dimension
+
+    def freeze(self):
+        return self
+
+    def __str__(self):
+        return f"vector<{self.element}, {self.dimension}>"
+
+    def prepare(self, keyspace, lookup):
+        if self.dimension <= 0:
+            raise InvalidRequest("Vectors must have a dimension greater than 0")
+        if self.dimension > MAX_VECTOR_DIMENSION:
+            raise InvalidRequest(f"Vectors must have a dimension less than or equal to {MAX_VECTOR_DIMENSION}")
+        if self.element.is_counter:
+            raise InvalidRequest(f"Counters are not allowed inside vectors: {self}")
+        return VectorType(self.element.prepare(keyspace, lookup).freeze(), self.dimension)
+
+
 _PARAM_COUNT = {"list": 1, "set": 1, "map": 2, "frozen": 1}
 
 
@@ -648,6 +704,8 @@ def _raw_from_expr(expr) -> _Raw:
         return _RawCollection(name, None, _raw_from_expr(params[0]))
     if expr.keyspace is None and name == "tuple" and params:
         return _RawTuple([_raw_from_expr(p) for p in params])
+    if expr.keyspace is None and name == "vector" and expr.dimension is not None:
+        return _RawVector(_raw_from_expr(params[0]), expr.dimension)
     if expr.keyspace is None and name in NATIVE_TYPE_NAMES:
         if params:
             raise SyntaxException(f"type {name} does not take type arguments")
@@ -676,7 +734,7 @@ def type_expr_to_string(expr) -> str:
 # parse_type_string: inverse of .cql()
 # ---------------------------------------------------------------------------
 
-_TOKEN = re.compile(r'\s*(?:(?P<q>"(?:[^"]|"")*")|(?P<id>[A-Za-z_][A-Za-z0-9_]*)|(?P<p>[<>,.]))')
+_TOKEN = re.compile(r'\s*(?:(?P<q>"(?:[^"]|"")*")|(?P<id>[A-Za-z_][A-Za-z0-9_]*)|(?P<p>[<>,.])|(?P<n>\d+))')
 
 
 def _tokenize(text: str):
@@ -692,6 +750,8 @@ def _tokenize(text: str):
             out.append(("id", m.group("q")[1:-1].replace('""', '"'), True))
         elif m.group("id") is not None:
             out.append(("id", m.group("id"), False))
+        elif m.group("n") is not None:
+            out.append(("n", m.group("n"), False))
         else:
             out.append(("p", m.group("p"), False))
     return out
@@ -743,6 +803,16 @@ def parse_type_string(text: str, keyspace: Optional[str] = None, lookup_udt=None
             if lw == "tuple":
                 return TupleType(tuple(args))
             raise SyntaxException(f"Invalid type string: {text!r}")
+        if not quoted and lw == "vector" and peek("<"):
+            expect("<")
+            element = parse()
+            expect(",")
+            if pos >= len(toks) or toks[pos][0] != "n":
+                raise SyntaxException(f"Invalid type string: {text!r}")
+            dimension = int(toks[pos][1])
+            pos += 1
+            expect(">")
+            return VectorType(element.freeze(), dimension)
         ks = keyspace
         name = word if quoted else word.lower()
         if peek("."):
@@ -783,7 +853,8 @@ __all__ = [
     "ASCII", "BIGINT", "BLOB", "BOOLEAN", "COUNTER", "CounterType", "CqlType", "DATE", "DECIMAL",
     "DOUBLE", "DURATION", "EMPTY", "FLOAT", "INET", "INT", "ListType", "MapType",
     "NATIVE_TYPE_NAMES", "NativeType", "SMALLINT", "SetType", "TEXT", "TIME", "TIMESTAMP",
-    "TIMEUUID", "TINYINT", "TupleType", "UNSET", "UUID_TYPE", "UserType", "VARINT",
+    "TIMEUUID", "TINYINT", "TupleType", "UNSET", "UUID_TYPE", "UserType", "VARINT", "VectorType",
+    "MAX_VECTOR_DIMENSION",
     "from_json", "maybe_quote", "parse_type_string", "python_to_value", "resolve_type",
     "term_to_value", "to_json", "value_from_string", "java_double_to_string",
     "java_float_to_string", "ConfigurationException",

@@ -33,7 +33,7 @@ def contains_set_or_map(t) -> bool:
     k = t.kind
     if k in ("set", "map"):
         return True
-    if k == "list":
+    if k in ("list", "vector"):
         return contains_set_or_map(t.element)
     if k in ("tuple", "udt"):
         return any(contains_set_or_map(i) for i in t.items)
@@ -152,6 +152,88 @@ def make_map(key_type, pairs) -> CqlMap:
 
 
 # ---------------------------------------------------------------------------
+# vectors
+# ---------------------------------------------------------------------------
+
+# Element types whose every value has one size (Cassandra's and ScyllaDB's value_length_if_fixed): a
+# vector of them is its elements back to back; other elements each follow their length as an unsigned vint.
+FIXED_LENGTH = {"boolean": 1, "int": 4, "float": 4, "bigint": 8, "double": 8, "timestamp": 8,
+                "uuid": 16, "timeuuid": 16}
+
+
+def fixed_length(t) -> Optional[int]:
+    """The size of every value of ``t``, or None when values vary in size."""
+    return FIXED_LENGTH.get(t.name) if t.kind == "native" else None
+
+
+def uvint_pack(n: int) -> bytes:
+    """Cassandra's unsigned vint: as many leading 1 bits in the first byte as bytes follow it."""
+    extra = min((max(n.bit_length(), 1) - 1) // 7, 8)
+    if extra == 8:
+        return b"\xff" + n.to_bytes(8, "big")
+    body = n.to_bytes(extra + 1, "big")
+    return bytes((body[0] | ((0xFF << (8 - extra)) & 0xFF),)) + body[1:]
+
+
+def uvint_unpack(data: bytes, pos: int) -> tuple[int, int]:
+    """The unsigned vint at ``pos`` and the position after it."""
+    first = data[pos]
+    extra = 0
+    while extra < 8 and first & (0x80 >> extra):
+        extra += 1
+    if pos + 1 + extra > len(data):
+        raise struct.error("short vint")
+    value = first & (0xFF >> extra) if extra < 8 else 0
+    for b in data[pos + 1:pos + 1 + extra]:
+        value = (value << 8) | b
+    return value, pos + 1 + extra
+
+
+def split_vector(t, data: bytes) -> List[bytes]:
+    """The ``t.dimension`` serialized elements of a vector value; a value of another size is refused."""
+    n = t.dimension
+    size = fixed_length(t.element)
+    if size is not None:
+        if len(data) != size * n:
+            raise InvalidRequest(f"Invalid vector value for {t.cql()}: expected {size * n} bytes "
+                                 f"({n} elements of {size} bytes), got {len(data)}")
+        return [data[i * size:(i + 1) * size] for i in range(n)]
+    out = []
+    p = 0
+    try:
+        for _ in range(n):
+            ln, p = uvint_unpack(data, p)
+            if p + ln > len(data):
+                raise struct.error("short")
+            out.append(bytes(data[p:p + ln]))
+            p += ln
+    except (struct.error, IndexError):
+        raise InvalidRequest(f"Invalid vector value for {t.cql()}: not enough bytes for {n} elements") from None
+    if p != len(data):
+        raise InvalidRequest(f"Invalid vector value for {t.cql()}: {len(data) - p} bytes remain after "
+                             f"reading all {n} elements")
+    return out
+
+
+def pack_vector(t, elements: List[bytes]) -> bytes:
+    """A vector value from its serialized elements (as many as the dimension)."""
+    if fixed_length(t.element) is not None:
+        return b"".join(elements)
+    return b"".join(uvint_pack(len(b)) + b for b in elements)
+
+
+def _vector_elements(t, v) -> list:
+    if isinstance(v, (str, bytes, bytearray)) or not hasattr(v, "__iter__") or hasattr(v, "items"):
+        raise _err(t, v, "expected a list")
+    v = list(v)
+    if len(v) != t.dimension:
+        raise InvalidRequest(f"Invalid vector value for {t.cql()}: expected {t.dimension} elements, got {len(v)}")
+    if any(x is None for x in v):
+        raise InvalidRequest("null is not supported inside vectors")
+    return v
+
+
+# ---------------------------------------------------------------------------
 # serializers
 # ---------------------------------------------------------------------------
 
@@ -197,6 +279,14 @@ def make_serializer(t) -> Callable[[Any], bytes]:
             except Exception as e:  # struct.error, TypeError, ValueError ...
                 raise _err(t, v, e) from None
         return ser_native
+
+    if k == "vector":
+        el = t.element
+
+        def ser_vector(v):
+            es = el._serializer
+            return pack_vector(t, [es(x) for x in _vector_elements(t, v)])
+        return ser_vector
 
     if not contains_set_or_map(t):
         drv = t.driver_type.serialize
@@ -364,6 +454,14 @@ def make_deserializer(t) -> Callable[[bytes], Any]:
                 return EMPTY
             return drv(data, PROTO)
         return des_native
+
+    if k == "vector":
+        el = t.element
+
+        def des_vector(data):
+            d = el._deserializer
+            return [d(b) for b in split_vector(t, data)]
+        return des_vector
 
     if not contains_set_or_map(t):
         drv = t.driver_type.deserialize

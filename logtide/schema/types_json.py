@@ -243,7 +243,7 @@ def to_json(ctype, value: Any) -> str:
         return _native_json(ctype.name, value)
     if value is EMPTY:
         return '""'
-    if k in ("list", "set"):
+    if k in ("list", "set", "vector"):
         el = ctype.element
         return "[" + ", ".join(to_json(el, x) for x in value) + "]"
     if k == "map":
@@ -431,6 +431,16 @@ def _from_json(ctype, obj):
         if k == "set":
             return sorted_set_of(ctype.element, out)
         return out
+    if k == "vector":  # ScyllaDB's json_utils: an array of exactly the dimension's values
+        if not isinstance(obj, list):
+            raise _Marshal("vector_type must be represented as JSON Array")
+        if len(obj) > ctype.dimension:
+            raise _Marshal(f"Too many values ({len(obj)}) for vector with size {ctype.dimension}")
+        if len(obj) < ctype.dimension:
+            raise _Marshal(f"Too few values ({len(obj)}) for vector with size {ctype.dimension}")
+        if any(x is None for x in obj):
+            raise _Marshal("null is not supported inside vectors")
+        return [_from_json(ctype.element, x) for x in obj]
     if k == "map":
         if not isinstance(obj, dict):
             raise _expected("a map", obj)

@@ -602,7 +602,7 @@ def _resolve_hint(term, ctx):
                 udts[(t.keyspace, t.name)] = t
             for sub in getattr(t, "items", ()) if t.kind in ("tuple", "udt") else ():
                 collect(sub)
-            if t.kind in ("list", "set"):
+            if t.kind in ("list", "set", "vector"):
                 collect(t.element)
             if t.kind == "map":
                 collect(t.key)
@@ -621,7 +621,7 @@ def test_assignment(term, ctype, ctx) -> int:
     if isinstance(term, ast.Constant):
         if term.kind == "null":
             return NOT_ASSIGNABLE if ctype.is_counter else WEAKLY_ASSIGNABLE
-        if k in ("list", "set", "map", "udt"):
+        if k in ("list", "set", "map", "udt", "vector"):
             return NOT_ASSIGNABLE
         if k == "tuple":
             return WEAKLY_ASSIGNABLE  # not a native type: Cassandra skips validation
@@ -630,6 +630,8 @@ def test_assignment(term, ctype, ctx) -> int:
     if isinstance(term, (ast.BindMarker, ast.FunctionCall)):
         return WEAKLY_ASSIGNABLE
     if isinstance(term, ast.ListLiteral):
+        if k == "vector":  # a list literal is a vector literal when a vector receives it (ScyllaDB)
+            return _test_all(term.items, ctype.element, ctx) if term.items else WEAKLY_ASSIGNABLE
         if k != "list":
             return NOT_ASSIGNABLE
         if not term.items:
@@ -820,7 +822,29 @@ def _prepare(term, ctype, receiver: str, ctx: _Ctx, in_collection: Optional[str]
     raise InvalidRequest(f"Invalid value {term!r} for {receiver}")
 
 
+def _prepare_vector(term, ctype, receiver, ctx):
+    """A list literal received by a vector column, with ScyllaDB's checks and messages."""
+    if len(term.items) != ctype.dimension:
+        raise InvalidRequest(f"Invalid vector literal for {receiver}: type {ctype.cql()} expects "
+                             f"{ctype.dimension} elements but got {len(term.items)}")
+    el = ctype.element
+    for t in term.items:
+        if test_assignment(t, el, ctx) == NOT_ASSIGNABLE:
+            raise InvalidRequest(f"Invalid vector literal for {receiver}: value {term_text(t)} is not of type "
+                                 f"{el.unfreeze().cql()}")
+    vname = f"value({receiver})"
+    values = [_prepare(t, el, vname, ctx) for t in term.items]  # bind markers too (ScyllaDB takes them)
+    for v in values:
+        if v is None:
+            raise InvalidRequest("null is not supported inside vectors")
+        if v is UNSET_():
+            return UNSET_()
+    return values
+
+
 def _prepare_list(term, ctype, receiver, ctx):
+    if ctype.kind == "vector":
+        return _prepare_vector(term, ctype, receiver, ctx)
     if ctype.kind != "list":
         raise InvalidRequest(f"Invalid list literal for {receiver} of type {ctype.cql()}")
     el = ctype.element
@@ -1051,6 +1075,15 @@ def python_to_value(ctype, obj, receiver: str) -> Any:
                 f"Tuple value contained too many fields (expected {len(types)}, got {len(obj)})"
             )
         return tuple(python_to_value(t, x, f"{receiver}[{i}]") for i, (x, t) in enumerate(zip(obj, types)))
+    if k == "vector":
+        if isinstance(obj, (str, bytes, bytearray, Mapping)) or not hasattr(obj, "__iter__"):
+            raise _bad(ctype, obj, receiver, "expected a list")
+        items = list(obj)
+        if len(items) != ctype.dimension:
+            raise _bad(ctype, obj, receiver, f"expected {ctype.dimension} elements, got {len(items)}")
+        if any(x is None for x in items):
+            raise InvalidRequest("null is not supported inside vectors")
+        return [python_to_value(ctype.element, x, f"value({receiver})") for x in items]
     if k == "udt":
         if isinstance(obj, (str, bytes, bytearray, int, float)):
             raise _bad(ctype, obj, receiver, "expected a user type value")

@@ -14,7 +14,8 @@ comparator:
 * uuid: version nibble, then the timestamp (version 1) or the msb unsigned, then the lsb as
   signed bytes; timeuuid: timestamp then lsb as signed bytes;
 * list/set: 0x01 + element per element, 0x00 at the end; map: 0x01 + key + value per entry;
-* tuple/UDT: one component per type component: 0x00 for null/missing, 0x01 + component.
+* tuple/UDT: one component per type component: 0x00 for null/missing, 0x01 + component;
+* vector: 0x01 + its elements (as many as the dimension, none null) one after the other.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import struct
 from decimal import Decimal
 
 from logtide.errors import InvalidRequest
-from logtide.schema.types_codec import split_collection, split_tuple
+from logtide.schema.types_codec import split_collection, split_tuple, split_vector
 
 _EMPTY_ENC = b"\x00"
 _TAG = b"\x01"
@@ -259,4 +260,13 @@ def make_comparable(t):
                     parts.append(types[i]._comparable(b))
             return b"".join(parts)
         return comp_tuple
+    if k == "vector":
+        el = t.element
+
+        def comp_vector(data):
+            if not data:
+                return _EMPTY_ENC
+            ec = el._comparable
+            return b"\x01" + b"".join(ec(b) for b in split_vector(t, data))
+        return comp_vector
     raise AssertionError(k)

@@ -136,7 +136,7 @@ def _key_text(t: Any) -> Convert:
 
 def from_json(t: Any) -> Convert:
     """A function from a JSON/Debezium record value of CQL type ``t`` to its Spark value (null stays None)."""
-    if isinstance(t, (T.ListType, T.SetType)):
+    if isinstance(t, (T.ListType, T.SetType, T.VectorType)):
         el = from_json(t.element)
         return _nullable(lambda v: [el(x) for x in v])
     if isinstance(t, T.MapType):
@@ -159,7 +159,7 @@ def from_json(t: Any) -> Convert:
 
 def from_attribute(t: Any) -> Convert:
     """A function from a DynamoDB AttributeValue of CQL type ``t`` to its Spark value (None/NULL -> None)."""
-    if isinstance(t, (T.ListType, T.SetType)):
+    if isinstance(t, (T.ListType, T.SetType, T.VectorType)):
         el = from_attribute(t.element)
         scalar_el = _nullable(_scalar(_name(t.element))) if t.element.kind == "native" else None
 

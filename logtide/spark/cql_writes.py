@@ -35,7 +35,7 @@ SNAPSHOT_OPTIONS = {  # the table source's options for each snapshot mode (what 
 
 def to_cql(t: Any) -> Callable[[Any], Any]:
     """The inverse of :func:`logtide.spark.types.converter`: a Spark value back to a driver value."""
-    if isinstance(t, T.ListType):
+    if isinstance(t, (T.ListType, T.VectorType)):
         el = to_cql(t.element)
         return lambda v: None if v is None else [el(x) for x in v]
     if isinstance(t, T.SetType):

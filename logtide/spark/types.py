@@ -53,7 +53,7 @@ def quote_ident(name: str) -> str:
 
 def spark_ddl(t: Any) -> str:
     """The Spark DDL type string of a CQL type (see the module's table)."""
-    if isinstance(t, (T.ListType, T.SetType)):
+    if isinstance(t, (T.ListType, T.SetType, T.VectorType)):
         return f"array<{spark_ddl(t.element)}>"
     if isinstance(t, T.MapType):
         return f"map<{spark_ddl(t.key)},{spark_ddl(t.value)}>"
@@ -72,7 +72,7 @@ def arrow_type(t: Any) -> Any:
     """The Arrow type Spark expects for the Spark type of CQL type ``t``."""
     import pyarrow as pa
 
-    if isinstance(t, (T.ListType, T.SetType)):
+    if isinstance(t, (T.ListType, T.SetType, T.VectorType)):
         return pa.list_(arrow_type(t.element))
     if isinstance(t, T.MapType):
         return pa.map_(arrow_type(t.key), arrow_type(t.value))
@@ -96,7 +96,7 @@ def _identity(v: Any) -> Any:
 
 def converter(t: Any) -> Callable[[Any], Any]:
     """A function from a driver-decoded CQL value to the Python value Arrow takes for ``arrow_type(t)``."""
-    if isinstance(t, (T.ListType, T.SetType)):
+    if isinstance(t, (T.ListType, T.SetType, T.VectorType)):
         el = converter(t.element)
         return lambda v: None if v is None else [el(x) for x in v]
     if isinstance(t, T.MapType):

@@ -338,3 +338,17 @@ def test_grant_on_role_resources_parse():
     assert stmt("GRANT ALTER ON ALL ROLES TO r").resource == ast.Resource("all roles")
     assert stmt("GRANT DROP ON ROLE 'x' TO r").resource == ast.Resource("role", role="x")
     assert stmt("GRANT SELECT ON role TO r").resource == ast.Resource("table", None, "role")
+
+
+def test_vector_type_parses_element_and_dimension():
+    assert column_type("vector<float, 3>") == T("vector", (T("float"),), dimension=3)
+    assert column_type("VECTOR<frozen<set<int>>, 2>") == T("vector", (T("frozen", (T("set", (T("int"),)),)),),
+                                                          dimension=2)
+    assert column_type("vector<float, -18>").dimension == -18  # its range is checked when the type is resolved
+    assert column_type("vector").name == "vector"  # without '<' it is a user type's name
+
+
+@pytest.mark.parametrize("dimension", ["dog", "1.5", "", "3, 4"])
+def test_vector_dimension_must_be_an_integer(dimension):
+    with pytest.raises(SyntaxException):
+        column_type(f"vector<float, {dimension}>")

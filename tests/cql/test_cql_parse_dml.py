@@ -485,3 +485,19 @@ def test_select_without_from_reads_system_one_row():
 def test_read_side_syntax_errors(text):
     with pytest.raises(SyntaxException):
         parse(text)
+
+
+def test_a_relation_may_stand_in_parentheses_and_a_column_tuple_still_parses():
+    assert where_of("((p = 1)) AND (c) > (2) AND ((c, d) IN ((1, 2)))") == where_of(
+        "p = 1 AND (c) > (2) AND (c, d) IN ((1, 2))")
+    assert where_of('(("Q" IN (1)))')[0].lhs == ast.ColumnRef("Q")
+    with pytest.raises(SyntaxException, match="expecting '\\)'"):
+        where_of("(p = 1")
+
+
+def test_a_where_clause_holds_at_most_100_relations_as_in_scylla():
+    assert len(where_of("p = 1" + " AND v = 1" * 99)) == 100
+    with pytest.raises(SyntaxException, match=r"^line 1:\d+ too many relations in WHERE clause \(at most 100\)$"):
+        where_of("p = 1" + " AND v = 1" * 100)
+    with pytest.raises(SyntaxException, match="too many relations"):
+        stmt("DELETE FROM t WHERE p = 1" + " AND v = 1" * 100)

@@ -3,6 +3,7 @@ LOGTIDE_ORIGINAL_TTL, LOGTIDE_LIST_KEYS and LOGTIDE_MARKER_* selectors (docs/sem
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import pytest
@@ -90,8 +91,8 @@ def test_static_collections_read_the_static_row(t):
 def test_metadata_functions_refuse_keys_counters_and_wrong_arguments(t):
     t.execute("CREATE TABLE c (pk int PRIMARY KEY, n counter)")
     for query, message in [
-        ("SELECT writetime(pk) FROM t", "Cannot use selection function writeTime on PRIMARY KEY part pk"),
-        ("SELECT ttl(ck) FROM t", "Cannot use selection function ttl on PRIMARY KEY part ck"),
+        ("SELECT writetime(pk) FROM t", "WRITETIME is not legal on partition key component pk"),
+        ("SELECT ttl(ck) FROM t", "TTL is not legal on partition key component ck"),
         ("SELECT maxwritetime(pk) FROM t", "maxwritetime on PRIMARY KEY part pk"),
         ("SELECT writetime(n) FROM c", "Cannot use selection function writeTime on counter column n"),
         ("SELECT writetime(l[0]) FROM t", "WRITETIME on a subscript is only valid for non-frozen map or set columns"),
@@ -105,3 +106,20 @@ def test_metadata_functions_refuse_keys_counters_and_wrong_arguments(t):
     ]:
         with pytest.raises(InvalidRequest, match=message.replace("(", r"\(").replace("[", r"\[")):
             t.execute(query)
+
+
+def test_an_element_or_field_of_a_frozen_key_has_no_write_time_or_ttl(session):
+    session.execute("CREATE TYPE pt (a int)")
+    session.execute("CREATE TABLE fk (pk frozen<map<int, int>>, ck frozen<pt>, v int, PRIMARY KEY (pk, ck))")
+    for query, message in [("SELECT WRITETIME(pk[1]) FROM fk", "WRITETIME is not legal on primary key component pk"),
+                           ("SELECT TTL(ck.a) FROM fk", "TTL is not legal on primary key component ck"),
+                           ("SELECT TTL(ck) FROM fk", "TTL is not legal on partition key component ck")]:
+        with pytest.raises(InvalidRequest, match=f"^{re.escape(message)}$"):
+            session.execute(query)
+
+
+def test_write_time_and_ttl_take_aliases_and_name_their_json_keys(t):
+    t.execute("UPDATE t USING TIMESTAMP 7 AND TTL 100 SET v = 1 WHERE pk = 0 AND ck = 0")
+    result = t.execute("SELECT writetime(v) AS w, ttl(v) AS left FROM t")
+    assert list(result.column_names) == ["w", "left"] and rows(result) == [(7, 100)]
+    assert rows(t.execute("SELECT JSON writetime(v), ttl(v) AS left FROM t")) == [('{"writetime(v)": 7, "left": 100}',)]

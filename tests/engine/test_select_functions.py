@@ -244,3 +244,25 @@ def test_token_as_a_selector_takes_the_partition_key_types(session):
         with pytest.raises(InvalidRequest) as e:
             session.execute(query)
         assert str(e.value) == message
+
+
+def test_blob_as_ascii_refuses_bytes_that_are_not_ascii(session):
+    session.execute("CREATE TABLE a (k int PRIMARY KEY, t ascii)")
+    session.execute("INSERT INTO a (k, t) VALUES (1, blobAsAscii(0x41207e))")
+    assert rows(session.execute("SELECT t FROM a")) == [("A ~",)]
+    with pytest.raises(InvalidRequest, match=r"^In call to function system.blobasascii, value 0xc3a9 is not a valid "
+                                             r"binary representation for type ascii$"):
+        session.execute("INSERT INTO a (k, t) VALUES (2, blobAsAscii(0xc3a9))")
+
+
+def test_counter_as_blob_and_back_take_counters_only(session):
+    session.execute("CREATE TABLE cn (k int PRIMARY KEY, c counter)")
+    session.execute("CREATE TABLE bi (k int PRIMARY KEY, i bigint, v int)")
+    session.execute("UPDATE cn SET c = c + 1000 WHERE k = 1")
+    session.execute("INSERT INTO bi (k, i, v) VALUES (1, 1000, 7)")
+    assert rows(session.execute("SELECT counterasblob(c) FROM cn")) == [((1000).to_bytes(8, "big"),)]
+    assert rows(session.execute("SELECT blobascounter(bigintasblob(i)) FROM bi")) == [(1000,)]
+    with pytest.raises(InvalidRequest, match="function system.counterasblob of type counter"):
+        session.execute("SELECT counterasblob(i) FROM bi")
+    with pytest.raises(InvalidRequest, match="blobascounter, value 0x00000007 is not a valid binary representation"):
+        session.execute("SELECT blobascounter(intasblob(v)) FROM bi")

@@ -88,3 +88,35 @@ def test_a_column_restricted_by_two_multi_column_relations(session, where, messa
         session.execute(f"SELECT * FROM t2 WHERE a = 0 AND {where}")
     assert str(e.value) == message
     session.execute("SELECT * FROM t2 WHERE a = 0 AND (b) > (0) AND (b) < (2)")
+
+
+@pytest.fixture
+def plain(session):
+    session.execute("CREATE TABLE p (a int, b int, c int, d int, v int, PRIMARY KEY (a, b, c, d))")
+    insert = session.prepare("INSERT INTO p (a, b, c, d, v) VALUES (0, ?, ?, ?, ?)")
+    for b, c, d in VALUES:
+        session.execute(insert, (b, c, d, b * 100 + c * 10 + d))
+    return session
+
+
+def test_a_multi_column_in_selects_the_rows_of_its_tuples(plain):
+    assert rows(plain.execute("SELECT v FROM p WHERE a = 0 AND (b, c, d) IN ((1, 2, 0), (0, 1, 2), (9, 9, 9))")) == [
+        (12,), (120,)]
+    assert rows(plain.execute("SELECT v FROM p WHERE a = 0 AND (b, c) IN ((2, 2), (0, 1)) ORDER BY b DESC")) == [
+        (222,), (221,), (220,), (12,), (11,), (10,)]
+    prepared = plain.prepare("SELECT v FROM p WHERE a = 0 AND (b, c, d) IN ?")
+    assert rows(plain.execute(prepared, ([(2, 0, 1), (1, 1, 1)],))) == [(111,), (201,)]
+    assert rows(plain.execute("SELECT v FROM p WHERE a = 0 AND (b, c, d) IN ()")) == []
+
+
+@pytest.mark.parametrize("where, message", [
+    ("(b, c, d) IN ((1, 2), (0, 1, 2))", r"^Expected 3 elements in value tuple, but got 2: \(1, 2\)$"),
+    ("(b, c, d) = (1, 2)", r"^Expected 3 elements in value tuple, but got 2: \(1, 2\)$"),
+    ("(c, d) IN ((1, 2))", "^Clustering columns may not be skipped in multi-column relations. "
+                           "They should appear in the PRIMARY KEY order$"),
+    ("(b, d) IN ((1, 2))", "^Clustering columns must appear in the PRIMARY KEY order in multi-column relations: b, d$"),
+    ("(b, v) IN ((1, 2))", "^Multi-column relations can only be applied to clustering columns but was applied to: v$"),
+])
+def test_a_multi_column_relation_is_refused_with_scylla_messages(plain, where, message):
+    with pytest.raises(InvalidRequest, match=message):
+        plain.execute(f"SELECT v FROM p WHERE a = 0 AND {where}")

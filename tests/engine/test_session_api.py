@@ -71,7 +71,7 @@ def test_garbage_paging_state_is_refused(t):
 
 def test_prepared_metadata(t):
     p = t.prepare("SELECT v FROM t WHERE pk = ? AND ck IN ? LIMIT ?")
-    assert [(s.name, s.type.cql()) for s in p.bind_specs] == [("pk", "int"), ("in(ck)", "list<int>"), ("[limit]", "int")]
+    assert [(s.name, s.type.cql()) for s in p.bind_specs] == [("pk", "int"), ("IN(ck)", "list<int>"), ("[limit]", "int")]
     assert p.pk_indexes == (0,)
     assert [(c.name, c.type.cql()) for c in p.result_columns] == [("v", "int")]
     assert len(p.id) == 16
@@ -136,3 +136,23 @@ def test_describe_output_recreates_the_schema(session, tmp_path):
             s2.execute(p.text)
         again = "\n".join(r.create_statement for r in s2.execute("DESCRIBE KEYSPACE ks"))
     assert again == script
+
+
+def test_a_whole_in_list_marker_is_named_as_scylla_names_it(t):
+    p = t.prepare("SELECT v FROM t WHERE pk = ? AND ck NOT IN ? ALLOW FILTERING")
+    assert [s.name for s in p.bind_specs] == ["pk", "NOT IN(ck)"]
+    c = t.prepare("UPDATE t SET v = 1 WHERE pk = 0 AND ck = 0 IF v IN ?")
+    assert [(s.name, s.type.cql()) for s in c.bind_specs] == [("IN(v)", "list<int>")]
+    m = t.prepare("SELECT v FROM t WHERE pk = 0 AND (ck) IN ?")
+    assert [(s.name, s.type.cql()) for s in m.bind_specs] == [("IN((ck))", "list<frozen<tuple<int>>>")]
+
+
+def test_a_bind_marker_name_used_twice_is_one_variable(t):
+    p = t.prepare("SELECT v FROM t WHERE ck = :x AND pk = :x")
+    assert [s.name for s in p.bind_specs] == ["x"] and p.pk_indexes == (0,)
+    assert rows(t.execute(p, {"x": 3})) == [(33,)]
+    assert rows(t.execute(p, (4,))) == [(44,)]
+    u = t.prepare("UPDATE t SET v = :v WHERE pk = :k AND ck = :k")
+    assert [s.name for s in u.bind_specs] == ["v", "k"]
+    t.execute(u, {"v": -1, "k": 2})
+    assert rows(t.execute("SELECT v FROM t WHERE pk = 2 AND ck = 2")) == [(-1,)]

@@ -113,3 +113,15 @@ def test_a_counter_batch_refuses_a_custom_timestamp(session):
     with pytest.raises(InvalidRequest, match="Cannot provide custom timestamp for counter BATCH"):
         session.execute("BEGIN COUNTER BATCH USING TIMESTAMP 3 UPDATE cnt SET c = c + 1 WHERE k = 0; APPLY BATCH")
     assert rows(session.execute("SELECT * FROM cnt")) == []
+
+
+def test_an_empty_in_on_a_clustering_column_writes_nothing(session):
+    session.execute("CREATE TABLE ein (a int, b int, c int, s int static, PRIMARY KEY (a, b)) WITH cdc = {'enabled': true}")
+    session.execute("INSERT INTO ein (a, b, c, s) VALUES (1, 1, 1, 1)")
+    session.execute("INSERT INTO ein (a, b, c) VALUES (1, 2, 2)")
+    logged = len(rows(session.execute("SELECT * FROM ein_scylla_cdc_log")))
+    for statement in ("DELETE FROM ein WHERE a = 1 AND b IN ()", "DELETE FROM ein WHERE a = 1 AND (b) IN ()",
+                      "DELETE c FROM ein WHERE a = 1 AND b IN ()", "UPDATE ein SET c = 5 WHERE a = 1 AND b IN ()"):
+        session.execute(statement)
+    assert rows(session.execute("SELECT b, c, s FROM ein WHERE a = 1")) == [(1, 1, 1), (2, 2, 1)]
+    assert len(rows(session.execute("SELECT * FROM ein_scylla_cdc_log"))) == logged  # nothing logged either

@@ -445,3 +445,55 @@ def test_a_collection_value_shorter_than_it_announces_is_refused(ctype):
         ctype.deserialize(b"")
     with pytest.raises(InvalidRequest, match="(?i)not enough bytes"):
         ctype.deserialize(struct.pack(">i", -1))
+
+
+# ---------------------------------------------------------------------------
+# vectors
+# ---------------------------------------------------------------------------
+
+
+def test_vector_of_fixed_size_elements_is_their_bytes_back_to_back():
+    t = T.parse_type_string("vector<float, 2>")
+    assert t.serialize([1.0, -2.0]) == struct.pack(">ff", 1.0, -2.0)
+    assert t.deserialize(struct.pack(">ff", 1.0, -2.0)) == [1.0, -2.0]
+
+
+def test_vector_of_variable_size_elements_prefixes_each_with_an_unsigned_vint():
+    t = T.parse_type_string("vector<text, 2>")
+    long = "x" * 200  # a length of 200 takes two vint bytes: 0x80 0xc8
+    data = t.serialize(["ab", long])
+    assert data == b"\x02ab" + b"\x80\xc8" + long.encode()
+    assert t.deserialize(data) == ["ab", long]
+
+
+@pytest.mark.parametrize("type_text, value", [
+    ("vector<float, 3>", [1.0, 2.5, -3.0]), ("vector<bigint, 2>", [1, -(2**63)]), ("vector<text, 2>", ["", "é"]),
+    ("vector<uuid, 1>", [uuid.UUID(int=5)]), ("vector<set<int>, 2>", [{1, 2}, {3}]),
+    ("vector<varint, 2>", [10**30, -1]), ("vector<boolean, 3>", [True, False, True])])
+def test_vector_bytes_are_what_the_driver_encodes_and_decodes(type_text, value):
+    t = T.parse_type_string(type_text)
+    data = t.serialize(value)
+    assert data == t.driver_type.serialize(value, 4)
+    assert t.deserialize(data) == t.driver_type.deserialize(data, 4)
+
+
+@pytest.mark.parametrize("data, message", [
+    (b"\x00" * 7, "expected 8 bytes"), (b"\x00" * 9, "expected 8 bytes")])
+def test_a_fixed_size_vector_value_of_another_size_is_refused(data, message):
+    with pytest.raises(InvalidRequest, match=message):
+        T.parse_type_string("vector<int, 2>").deserialize(data)
+
+
+@pytest.mark.parametrize("data, message", [
+    (b"\x01a", "not enough bytes for 2 elements"), (b"\x01a\x01b\x01c", "2 bytes remain")])
+def test_a_variable_size_vector_value_must_hold_exactly_its_elements(data, message):
+    with pytest.raises(InvalidRequest, match=message):
+        T.parse_type_string("vector<text, 2>").deserialize(data)
+
+
+def test_vectors_order_element_by_element():
+    t = T.parse_type_string("vector<int, 2>")
+    ordered = [[-5, 9], [-1, -3], [0, 0], [0, 1], [2, -7]]
+    assert sorted(ordered[::-1], key=lambda v: t.comparable(t.serialize(v))) == ordered
+    texts = T.parse_type_string("vector<text, 2>")
+    assert texts.compare(texts.serialize(["a", "z"]), texts.serialize(["ab", "a"])) < 0

@@ -160,3 +160,23 @@ def test_maybe_quote():
     assert T.maybe_quote("Ut") == '"Ut"'
     assert T.maybe_quote("select") == '"select"'
     assert T.maybe_quote('a"b') == '"a""b"'
+
+
+def test_resolve_vector_freezes_its_element_and_prints_it_as_scylla_does():
+    t = resolve(ast.TypeExpr("vector", (E("set", E("int")),), dimension=2))
+    assert t == T.VectorType(T.SetType(T.INT, True), 2)
+    assert t.cql() == "vector<set<int>, 2>" and t.is_frozen and not t.is_multicell
+    assert T.parse_type_string(t.cql()) == t
+    u = resolve(ast.TypeExpr("vector", (E("ut"),), dimension=3))
+    assert u.cql() == "vector<ut, 3>" and u.element.frozen
+    assert T.parse_type_string("vector<frozen<ut>, 3>", "ks", lookup) == u
+    assert pickle.loads(pickle.dumps(t)) == t
+
+
+@pytest.mark.parametrize("dimension, message", [
+    (0, "Vectors must have a dimension greater than 0"), (-1, "Vectors must have a dimension greater than 0"),
+    (16001, "Vectors must have a dimension less than or equal to 16000")])
+def test_resolve_vector_checks_the_dimension_with_scylla_wording(dimension, message):
+    with pytest.raises(InvalidRequest, match=f"^{message}$"):
+        resolve(ast.TypeExpr("vector", (E("float"),), dimension=dimension))
+    assert resolve(ast.TypeExpr("vector", (E("float"),), dimension=16000)).dimension == 16000

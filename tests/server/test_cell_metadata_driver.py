@@ -52,7 +52,7 @@ def test_prepared_metadata_types_are_lists(session):
 
 
 def test_refusals_keep_their_messages(session):
-    with pytest.raises(InvalidRequest, match="Cannot use selection function writeTime on PRIMARY KEY part pk"):
+    with pytest.raises(InvalidRequest, match="WRITETIME is not legal on partition key component pk"):
         session.execute("SELECT writetime(pk) FROM t")
     with pytest.raises(InvalidRequest, match="it takes a non-frozen list column"):
         session.execute("SELECT logtide_list_keys(s) FROM t")

@@ -109,3 +109,28 @@ def test_bound_values_in_where_and_collections_ops(port):
     row = s.execute(s.prepare("SELECT l, m, st FROM types_ops.t WHERE k = ? AND c IN ?"), ("a", [ts])).one()
     assert row.l == [1, 2, 3] and dict(row.m) == {"x": 1, "y": 2} and row.st is None
     c.shutdown()
+
+
+@pytest.mark.parametrize("protocol", [4, 5])
+def test_vectors_travel_as_scylla_sends_them_a_custom_vector_type(port, protocol):
+    from cassandra.cqltypes import VectorType
+
+    c = cluster(port, protocol)
+    s = c.connect()
+    ks = f"vectors_v{protocol}"
+    s.execute(KEYSPACE_DDL.format(ks))
+    s.execute(f"CREATE TABLE {ks}.t (k int PRIMARY KEY, f vector<float, 3>, t vector<text, 2>, "
+              "s vector<set<int>, 2>)")
+    insert = s.prepare(f"INSERT INTO {ks}.t (k, f, t, s) VALUES (?, ?, ?, ?)")
+    bound = {m.name: m.type for m in insert.column_metadata}
+    assert issubclass(bound["f"], VectorType) and bound["f"].vector_size == 3
+    assert bound["f"].subtype.typename == "float"
+    s.execute(insert, (1, [1.0, 2.5, -3.0], ["a", "bc" * 100], [{2, 1}, {3}]))
+    s.execute(f"INSERT INTO {ks}.t (k, f) VALUES (2, [0.5, 0.25, 0.125])")
+    row = s.execute(f"SELECT f, t, s FROM {ks}.t WHERE k = 1").one()
+    assert row.f == [1.0, 2.5, -3.0] and row.t == ["a", "bc" * 100] and [set(x) for x in row.s] == [{1, 2}, {3}]
+    score = s.prepare(f"SELECT k, similarity_euclidean(f, ?) FROM {ks}.t WHERE k = 2")
+    assert s.execute(score, ([0.5, 0.25, 0.125],)).one()[1] == 1.0
+    with pytest.raises(ValueError):  # the driver checks the dimension of a bound vector
+        s.execute(insert, (3, [1.0], None, None))
+    c.shutdown()

@@ -585,6 +585,7 @@ def _values():
         ("map<int, text>", {1: "one", 2: "two"}), ("map<date, int>", {Date(datetime.date(2022, 2, 22)): 1}),
         ("map<frozen<tuple<int, text>>, int>", {(1, "a"): 5}), ("tuple<int, text, double>", (1, None, 2.5)),
         ("frozen<list<frozen<map<text, bigint>>>>", [{"a": 1}, {}]),
+        ("vector<float, 2>", [1.5, -2.0]), ("vector<text, 2>", ["a", ""]),
     ]
 
 
