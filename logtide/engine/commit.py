@@ -24,6 +24,7 @@ from ..schema.model import Table
 from ..storage.sqlite import Txn
 from ..tracing import TracingSession
 from .touched import TouchedRows, TxnRowReader
+from .views import view_updates
 
 
 def commit_mutation(db: Any, mutation: Mutation, txn: Txn, now: int, reader: TxnRowReader,
@@ -41,7 +42,10 @@ def commit_mutation(db: Any, mutation: Mutation, txn: Txn, now: int, reader: Txn
     if trace is not None:
         trace_capture(trace, log_updates, feed_rows is not None)
     touched.record_after = feed_rows is not None  # a changefeed's new images: no read after the write
+    views = view_updates(db.catalog, mutation, touched, txn, now)  # materialized views' rows before the write
     apply_mutation(mutation, txn, now, log_updates, touched)
+    if views is not None:
+        views.apply(txn, touched, reader.row, now)
     db.counters.committed(sum([len(lu.rows) for lu in log_updates]) if log_updates else 0)
     if trace is not None:
         trace.event("Rows appended to the write transaction" + (" with their CDC log rows" if log_updates else ""))

@@ -17,6 +17,7 @@ from ..schema.model import Table
 from ..storage.sqlite import CATALOG_KEY
 from ..tracing import TracingSession
 from .commit import committed_event
+from .views import build_new_views
 
 
 def drop_time_bound(ev: TermEvaluator, stmt: ast.AlterTableDrop) -> ast.AlterTableDrop:
@@ -52,6 +53,7 @@ def execute_ddl(db: Any, user: str | None, keyspace: str | None, stmt: Any,
                 txn.put_meta(CATALOG_KEY, new.to_json().encode())
                 for tid in dropped:
                     txn.drop_table_data(tid)
+                build_new_views(txn, old, new, db.now_seconds())
                 db.feeds.dropped(txn, _dropped_feed_ids(old, new))
                 wrote = db.feeds.altered(txn, old, new)
         except BaseException:
@@ -130,6 +132,14 @@ def _dropped_store_ids(old: Catalog, new: Catalog) -> list[int]:
 
 
 def truncate(db: Any, table: Table) -> ResultSet:
-    """``TRUNCATE``: every row of ``table`` removed in one commit (the CDC log keeps what it logged)."""
-    db.committer.run(lambda txn: txn.drop_table_data(table.store_id))
+    """``TRUNCATE``: every row of ``table`` removed in one commit, with its materialized views' rows (the CDC log
+    keeps what it logged); a view cannot be truncated itself (ScyllaDB's ``truncate_statement``)."""
+    if table.view is not None:
+        raise InvalidRequest("Cannot TRUNCATE materialized view directly; must truncate base table instead")
+    ids = [table.store_id] + [v.store_id for v, _ in db.catalog.views_by_base.get(table.store_id, ())]
+
+    def work(txn: Any) -> None:
+        for tid in ids:
+            txn.drop_table_data(tid)
+    db.committer.run(work)
     return ResultSet("void")

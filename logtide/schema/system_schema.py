@@ -407,7 +407,7 @@ def table_flags(table: Table) -> SortedSet:
     return SortedSet(["compound", "counter"] if table.is_counter_table else ["compound"])
 
 
-def _table_row(table: Table) -> dict[str, Any]:
+def table_row(table: Table) -> dict[str, Any]:
     o = {**properties.table_defaults(), **table.options}
     return {
         "keyspace_name": table.keyspace,
@@ -436,7 +436,7 @@ def _table_row(table: Table) -> dict[str, Any]:
 
 
 def _tables_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
-    return [_table_row(t) for t in _all_tables(catalog)]
+    return [table_row(t) for t in _all_tables(catalog) if t.view is None]
 
 
 def _columns_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
@@ -590,7 +590,7 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM_SCHEMA, "dropped_columns"): _dropped_columns_rows,
     (SYSTEM_SCHEMA, "types"): _types_rows,
     (SYSTEM_SCHEMA, "triggers"): _no_rows,
-    (SYSTEM_SCHEMA, "views"): _no_rows,
+    (SYSTEM_SCHEMA, "views"): lambda catalog, node: _views_rows(catalog),
     (SYSTEM_SCHEMA, "functions"): _no_rows,
     (SYSTEM_SCHEMA, "aggregates"): _no_rows,
     (SYSTEM_SCHEMA, "indexes"): _no_rows,
@@ -610,6 +610,11 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM_VIRTUAL_SCHEMA, "tables"): _virtual_tables_rows,
     (SYSTEM_VIRTUAL_SCHEMA, "columns"): _virtual_columns_rows,
 }
+
+
+def _views_rows(catalog: "Catalog") -> list[dict[str, Any]]:
+    from logtide.schema.views import views_rows
+    return views_rows(catalog, table_row)
 
 
 def _changefeed_rows(catalog: "Catalog") -> list[dict[str, Any]]:
