@@ -352,3 +352,47 @@ def test_views_survive_a_restart(tmp_path, clock):
         assert rows(s.execute("SELECT v, p, c FROM ks.mv")) == [("b", 1, 1)]
         assert rows(s.execute("SELECT where_clause FROM system_schema.views")) == [
             ("v IS NOT null AND p IS NOT null AND c IS NOT null",)]
+
+
+# ---------------------------------------------------------------- CDC and changefeeds beside views
+
+
+WRITES = [
+    "INSERT INTO {t} (p, c, v, w) VALUES (1, 1, 'a', 1)",
+    "UPDATE {t} SET v = 'b' WHERE p = 1 AND c = 1",
+    "UPDATE {t} USING TTL 50 SET w = 2 WHERE p = 1 AND c = 2",
+    "DELETE v FROM {t} WHERE p = 1 AND c = 1",
+    "INSERT INTO {t} (p, c, v) VALUES (2, 1, 'c')",
+    "DELETE FROM {t} WHERE p = 2 AND c > 0",
+    "DELETE FROM {t} WHERE p = 1",
+]
+
+
+def cdc_log(session, table):
+    return [tuple(r) for r in session.execute(
+        f'SELECT "cdc$batch_seq_no", "cdc$operation", "cdc$ttl", p, c, v, w, "cdc$deleted_v", "cdc$deleted_w" '
+        f"FROM {table}_scylla_cdc_log")]
+
+
+def test_a_cdc_base_with_a_view_logs_exactly_what_it_logs_without(session):
+    for name in ("plain", "viewed"):
+        session.execute(f"CREATE TABLE {name} (p int, c int, v text, w int, PRIMARY KEY (p, c)) "
+                        "WITH cdc = {'enabled': true, 'preimage': true, 'postimage': true}")
+    mv(session, base="viewed")
+    for w in WRITES:
+        session.execute(w.format(t="plain"))
+        session.execute(w.format(t="viewed"))
+    assert cdc_log(session, "viewed") == cdc_log(session, "plain")
+    assert len(cdc_log(session, "plain")) > len(WRITES)
+    assert rows(session.execute("SELECT * FROM system_schema.tables WHERE keyspace_name = 'ks' AND "
+                                "table_name = 'mv_scylla_cdc_log'")) == []
+
+
+def test_a_changefeed_cannot_be_added_to_a_view(t):
+    mv(t)
+    refused(t, "ALTER TABLE mv ADD CHANGEFEED f WITH (FORMAT = 'JSON', MODE = 'UPDATES')",
+            "Cannot add changefeed to materialized view ks.mv: a view is derived from its base table ks.t, add the "
+            "changefeed there")
+    t.execute("ALTER TABLE t ADD CHANGEFEED f WITH (FORMAT = 'JSON', MODE = 'UPDATES')")  # the base may have one
+    t.execute("INSERT INTO t (p, c, v) VALUES (1, 1, 'a')")
+    assert rows(t.execute("SELECT v FROM mv")) == [("a",)]
