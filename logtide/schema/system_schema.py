@@ -77,6 +77,12 @@ _DISTRIBUTED_TABLES: dict[str, tuple] = {
         [("range_end", "bigint")],
         [("streams", "frozen<set<blob>>")],
     ),
+    "view_build_status": (
+        "materialized views build status",
+        [("keyspace_name", "text"), ("view_name", "text")],
+        [("host_id", "uuid")],
+        [("status", "text")],
+    ),
 }
 
 # (table, comment, partition key, clustering key, regular columns) with (name, type string) pairs
@@ -289,6 +295,13 @@ _SYSTEM_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]
             ("schema_version", "uuid"),
             ("tokens", "set<text>"),
         ],
+    ),
+    "built_views": ("built views", [("keyspace_name", "text")], [("view_name", "text")], []),
+    "views_builds_in_progress": (
+        "views builds current progress",
+        [("keyspace_name", "text")],
+        [("view_name", "text")],
+        [("generation_number", "int"), ("last_token", "text")],
     ),
 }
 
@@ -591,6 +604,9 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM_SCHEMA, "types"): _types_rows,
     (SYSTEM_SCHEMA, "triggers"): _no_rows,
     (SYSTEM_SCHEMA, "views"): lambda catalog, node: _views_rows(catalog),
+    (SYSTEM, "built_views"): lambda catalog, node: _built_views_rows(catalog),
+    (SYSTEM, "views_builds_in_progress"): _no_rows,
+    (SYSTEM_DISTRIBUTED, "view_build_status"): lambda catalog, node: _built_views_rows(catalog, node.host_id),
     (SYSTEM_SCHEMA, "functions"): _no_rows,
     (SYSTEM_SCHEMA, "aggregates"): _no_rows,
     (SYSTEM_SCHEMA, "indexes"): _no_rows,
@@ -615,6 +631,11 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
 def _views_rows(catalog: "Catalog") -> list[dict[str, Any]]:
     from logtide.schema.views import views_rows
     return views_rows(catalog, table_row)
+
+
+def _built_views_rows(catalog: "Catalog", host_id: uuid.UUID | None = None) -> list[dict[str, Any]]:
+    from logtide.schema.views import built_views_rows
+    return built_views_rows(catalog, host_id)
 
 
 def _changefeed_rows(catalog: "Catalog") -> list[dict[str, Any]]:

@@ -187,7 +187,7 @@ def _where_columns(stmt: CreateView, base: Table) -> tuple[set[str], dict[str, s
     return not_null, restricted
 
 
-def _view_key(stmt: CreateView, base: Table, not_null: set[str]) -> tuple[list[Column], list[Column], Column | None]:
+def _view_key(stmt: CreateView, base: Table, filtered: set[str]) -> tuple[list[Column], list[Column], Column | None]:
     """The view's partition and clustering key columns (base columns), and the one non-key base column among
     them, with ``validate_primary_key``'s checks."""
     seen: set[str] = set()
@@ -215,7 +215,7 @@ def _view_key(stmt: CreateView, base: Table, not_null: set[str]) -> tuple[list[C
                               "primary key")
                 non_pk = column
             lone_pk = column.kind == PARTITION_KEY and len(base.partition_key) == 1
-            if not lone_pk and name not in not_null:
+            if not lone_pk and name not in filtered:
                 raise ire(f"Primary key column '{name}' is required to be filtered by 'IS NOT NULL'")
     return keys[0], keys[1], non_pk
 
@@ -309,7 +309,7 @@ def create_view(cat: Any, ks_name: str, stmt: CreateView) -> Outcome:
                   "undelivered updates to expire before being replayed.")
     selected = _selected(stmt, base)
     not_null, restricted = _where_columns(stmt, base)
-    partition, clustering, non_pk = _view_key(stmt, base, not_null)
+    partition, clustering, non_pk = _view_key(stmt, base, not_null | set(restricted))
     key_names = {c.name for c in partition + clustering}
     for column in base.columns:
         included = selected is None or column in selected
@@ -420,9 +420,14 @@ def check_alter_table(table: Table) -> None:
 
 
 def check_drop_column(ks: Keyspace, table: Table, column: str) -> None:
-    """A base column a view has (selected or in its key) cannot be dropped."""
+    """A base column a view needs cannot be dropped: one it selects, has in its key or its WHERE clause, and,
+    when the view's key has no regular base column, any regular column (ScyllaDB keeps the view row alive
+    through such "virtual columns")."""
+    base_pk = {c.name for c in table.primary_key}
+    regular = table.column(column) is not None and table.column(column).kind == REGULAR
     for view in views_of(ks, table.name):
-        if view.column(column) is not None or any(
+        virtual = regular and all(c.name in base_pk for c in view.primary_key)
+        if virtual or view.column(column) is not None or any(
                 isinstance(r.lhs, ast.ColumnRef) and r.lhs.name == column for r in view.view.relations):
             raise ire(f"Cannot drop column {column} from base table {ks.name}.{table.name}: materialized view "
                       f"{view.name} needs this column")
@@ -513,5 +518,21 @@ def views_rows(catalog: Any, table_row: Callable[[Table], dict[str, Any]]) -> li
             del row["table_name"], row["flags"]
             row.update(view_name=name, base_table_id=view.view.base_id, base_table_name=view.view.base_table,
                        include_all_columns=view.view.include_all_columns, where_clause=view.view.where_clause)
+            rows.append(row)
+    return rows
+
+
+def built_views_rows(catalog: Any, host_id: uuid.UUID | None) -> list[dict[str, Any]]:
+    """``system.built_views`` (``host_id`` None) or ``system_distributed.view_build_status``: every view, since
+    logtide builds a view inside its CREATE statement (status ``SUCCESS``, ScyllaDB's word for a finished build);
+    ``system.views_builds_in_progress`` is therefore always empty."""
+    rows = []
+    for ks in catalog.all_keyspaces():
+        for name in sorted(ks.tables):
+            if ks.tables[name].view is None:
+                continue
+            row: dict[str, Any] = {"keyspace_name": ks.name, "view_name": name}
+            if host_id is not None:
+                row.update(host_id=host_id, status="SUCCESS")
             rows.append(row)
     return rows

@@ -396,3 +396,30 @@ def test_a_changefeed_cannot_be_added_to_a_view(t):
     t.execute("ALTER TABLE t ADD CHANGEFEED f WITH (FORMAT = 'JSON', MODE = 'UPDATES')")  # the base may have one
     t.execute("INSERT INTO t (p, c, v) VALUES (1, 1, 'a')")
     assert rows(t.execute("SELECT v FROM mv")) == [("a",)]
+
+
+def test_a_restriction_other_than_is_not_null_also_filters_a_key_column(session):
+    session.execute("CREATE TABLE s (p int PRIMARY KEY, v int)")
+    mv(session, key="v, p", where="v >= 0 AND p IS NOT NULL", base="s")
+    session.execute("INSERT INTO s (p, v) VALUES (1, 1)")
+    assert rows(session.execute("SELECT * FROM mv")) == [(1, 1)]
+    session.execute("UPDATE s SET v = -1 WHERE p = 1")
+    assert rows(session.execute("SELECT * FROM mv")) == []
+
+
+def test_an_unselected_column_keeps_view_rows_alive_and_cannot_be_dropped(session):
+    session.execute("CREATE TABLE s (p int PRIMARY KEY, a int, b int, c int)")
+    mv(session, select="p, a", key="p", where="p IS NOT NULL", base="s")
+    refused(session, "ALTER TABLE s DROP b",
+            "Cannot drop column b from base table ks.s: materialized view mv needs this column")
+    session.execute("DROP MATERIALIZED VIEW mv")
+    mv(session, select="p, a, b", key="a, p", where="a IS NOT NULL AND p IS NOT NULL", base="s")
+    session.execute("ALTER TABLE s DROP c")  # the view's key has a regular column: no virtual columns
+
+
+def test_build_progress_tables_show_every_view_built(t, db):
+    mv(t)
+    assert rows(t.execute("SELECT * FROM system.built_views")) == [("ks", "mv")]
+    assert rows(t.execute("SELECT keyspace_name, view_name, status FROM system_distributed.view_build_status")) == [
+        ("ks", "mv", "SUCCESS")]
+    assert rows(t.execute("SELECT * FROM system.views_builds_in_progress")) == []
