@@ -45,7 +45,7 @@ def commit_mutation(db: Any, mutation: Mutation, txn: Txn, now: int, reader: Txn
     views = view_updates(db.catalog, mutation, touched, txn, now)  # materialized views' rows before the write
     apply_mutation(mutation, txn, now, log_updates, touched)
     if views is not None:
-        views.apply(txn, touched, reader.row, now)
+        views.apply(txn, touched, reader.row, now, trace)
     db.counters.committed(sum([len(lu.rows) for lu in log_updates]) if log_updates else 0)
     if trace is not None:
         trace.event("Rows appended to the write transaction" + (" with their CDC log rows" if log_updates else ""))

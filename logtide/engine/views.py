@@ -101,8 +101,14 @@ class ViewUpdates:
     def __init__(self) -> None:
         self.pending: list[tuple[Table, bytes, int, bytes, tuple[tuple[Table, ViewFilter, ViewRow | None], ...]]] = []
 
-    def apply(self, txn: Txn, touched: Any, read_row: Any, now: int) -> None:
-        """Write the views' rows after the base write (``touched`` recorded the base rows as it left them)."""
+    def apply(self, txn: Txn, touched: Any, read_row: Any, now: int, trace: Any = None) -> None:
+        """Write the views' rows after the base write (``touched`` recorded the base rows as it left them);
+        ``trace`` (a traced request) gets ScyllaDB's event for each view with ``synchronous_updates``."""
+        if trace is not None:
+            seen = {(v.keyspace, v.name): v for *_, befores in self.pending for v, _, _ in befores}
+            for view in seen.values():
+                if view.options.get("synchronous_updates") == "true":
+                    trace.event(f"Forcing {view.keyspace}.{view.name} view update to be synchronous")
         for base, pk, token, ck, befores in self.pending:
             after = touched.after(base, pk, token, ck, False, read_row)
             for view, accepts, old in befores:

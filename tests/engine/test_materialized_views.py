@@ -423,3 +423,4 @@ def test_build_progress_tables_show_every_view_built(t, db):
     assert rows(t.execute("SELECT keyspace_name, view_name, status FROM system_distributed.view_build_status")) == [
         ("ks", "mv", "SUCCESS")]
     assert rows(t.execute("SELECT * FROM system.views_builds_in_progress")) == []
+

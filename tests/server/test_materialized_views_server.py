@@ -109,3 +109,19 @@ def test_sigkill_while_writing_leaves_base_and_view_agreeing(tmp_path):
         view = sorted((r.v, r.k) for r in s.execute("SELECT v, k FROM kv.mv"))
     assert base == view
     assert {i % 300 for i in acknowledged} <= {k for _, k in base}
+
+
+def test_a_traced_write_names_the_views_with_synchronous_updates(serve):
+    c = cluster(serve.port)
+    s = c.connect()
+    s.execute("DROP KEYSPACE IF EXISTS mvt")
+    s.execute(KEYSPACE_DDL.format("mvt"))
+    s.execute("CREATE TABLE mvt.t (p int PRIMARY KEY, v text)")
+    for name, extra in (("sync", " WITH synchronous_updates = true"), ("plain", "")):
+        s.execute(f"CREATE MATERIALIZED VIEW mvt.{name} AS SELECT * FROM mvt.t WHERE v IS NOT NULL "
+                  f"PRIMARY KEY (v, p){extra}")
+    trace = s.execute("INSERT INTO mvt.t (p, v) VALUES (1, 'a')", trace=True).get_query_trace()
+    activities = [e.description for e in trace.events]
+    assert "Forcing mvt.sync view update to be synchronous" in activities
+    assert not any("mvt.plain" in a for a in activities)
+    c.shutdown()
