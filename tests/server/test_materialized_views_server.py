@@ -47,6 +47,9 @@ def test_the_driver_sees_a_view_in_its_keyspace_metadata(serve):
     assert list(s.execute("SELECT v, p, c FROM mvs.by_v")) == [("x", 1, 2)]
     with pytest.raises(InvalidRequest, match="Cannot directly modify a materialized view"):
         s.execute("INSERT INTO mvs.by_v (v, p, c) VALUES ('y', 1, 1)")
+    with pytest.raises(InvalidRequest, match="Cannot directly modify a materialized view"):
+        s.prepare("UPDATE mvs.by_v SET p = ? WHERE v = 'y'")  # refused at PREPARE, as ScyllaDB does
+    assert s.prepare("SELECT * FROM mvs.by_v WHERE v = ?") is not None
     s.execute("ALTER MATERIALIZED VIEW mvs.by_v WITH comment = 'kept'")
     assert c.metadata.keyspaces["mvs"].views["by_v"].options["comment"] == "kept"
     s.execute("DROP MATERIALIZED VIEW mvs.by_v")
