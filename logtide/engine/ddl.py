@@ -17,7 +17,7 @@ from ..schema.model import Table
 from ..storage.sqlite import CATALOG_KEY
 from ..tracing import TracingSession
 from .commit import committed_event
-from .views import build_new_views
+from .view_build import start_builds
 
 
 def drop_time_bound(ev: TermEvaluator, stmt: ast.AlterTableDrop) -> ast.AlterTableDrop:
@@ -53,7 +53,7 @@ def execute_ddl(db: Any, user: str | None, keyspace: str | None, stmt: Any,
                 txn.put_meta(CATALOG_KEY, new.to_json().encode())
                 for tid in dropped:
                     txn.drop_table_data(tid)
-                build_new_views(txn, old, new, db.now_seconds())
+                builds = start_builds(txn, old, new)  # a view created over existing rows: built in the background
                 db.feeds.dropped(txn, _dropped_feed_ids(old, new))
                 wrote = db.feeds.altered(txn, old, new)
         except BaseException:
@@ -62,6 +62,8 @@ def execute_ddl(db: Any, user: str | None, keyspace: str | None, stmt: Any,
         db.catalog = new
         if wrote:
             db.feeds.notify()
+        if builds:
+            db.view_builds.started()
     implied = _log_changes(old, new, change)
     if trace is not None:
         trace.event(committed_event(db.store.synchronous))

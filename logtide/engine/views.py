@@ -118,7 +118,7 @@ class ViewUpdates:
                 if old is not None and (new is None or old[0] != new[0] or old[3] != new[3]):
                     _remove(txn, view, old)
                 if new is not None:
-                    _write(txn, view, new)
+                    write_view_row(txn, view, new)
 
 
 def view_updates(catalog: Any, mutation: Mutation, touched: Any, txn: Txn, now: int) -> ViewUpdates | None:
@@ -146,7 +146,8 @@ def view_updates(catalog: Any, mutation: Mutation, touched: Any, txn: Txn, now: 
     return updates
 
 
-def _write(txn: Txn, view: Table, vr: ViewRow) -> None:
+def write_view_row(txn: Txn, view: Table, vr: ViewRow) -> None:
+    """Store view row ``vr`` (replacing the row of that key), with its partition record when new."""
     pk, token, key, ck, row = vr
     tid = view.store_id
     if txn.get_partition(tid, token, pk) is None:
@@ -161,24 +162,3 @@ def _remove(txn: Txn, view: Table, vr: ViewRow) -> None:
     if not txn.has_rows(tid, token, pk):
         txn.put_partition(tid, token, pk, None)
 
-
-def build_new_views(txn: Txn, old: Any, new: Any, now: int) -> int:
-    """The rows of each view a DDL statement created, from its base table's existing rows, in the DDL's own
-    transaction (the view is complete when CREATE MATERIALIZED VIEW returns); the number of view rows written."""
-    from ..query.read import stored_partitions
-
-    written = 0
-    for base_id, views in new.views_by_base.items():
-        fresh = [(v, f) for v, f in views
-                 if old.find_table(v.keyspace, v.name) is None or old.find_table(v.keyspace, v.name).id != v.id]
-        if not fresh:
-            continue
-        base = next(t for v, _ in fresh for t in [new.find_table(v.keyspace, v.view.base_table)])
-        rows = [lr for part in stored_partitions(base, txn, now, None, True, None, True) for lr in part.rows(None, None)]
-        for view, accepts in fresh:
-            for lr in rows:
-                vr = view_row(view, accepts, base, lr)
-                if vr is not None:
-                    _write(txn, view, vr)
-                    written += 1
-    return written

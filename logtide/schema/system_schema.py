@@ -14,7 +14,7 @@ import datetime
 import hashlib
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from cassandra.util import SortedSet
 
@@ -324,6 +324,8 @@ class NodeInfo:
     data_center: str = "datacenter1"
     rack: str = "rack1"
     host_id: uuid.UUID = field(default_factory=lambda: uuid.UUID(int=1))
+    # materialized views being built: view store id -> last base token built (text, None before the first)
+    view_builds: Mapping[int, str | None] = field(default_factory=dict)
     broadcast_address: str = "127.0.0.1"
     listen_address: str = "127.0.0.1"
     rpc_address: str = "127.0.0.1"
@@ -604,9 +606,9 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM_SCHEMA, "types"): _types_rows,
     (SYSTEM_SCHEMA, "triggers"): _no_rows,
     (SYSTEM_SCHEMA, "views"): lambda catalog, node: _views_rows(catalog),
-    (SYSTEM, "built_views"): lambda catalog, node: _built_views_rows(catalog),
-    (SYSTEM, "views_builds_in_progress"): _no_rows,
-    (SYSTEM_DISTRIBUTED, "view_build_status"): lambda catalog, node: _built_views_rows(catalog, node.host_id),
+    (SYSTEM, "built_views"): lambda catalog, node: _built_views_rows(catalog, node),
+    (SYSTEM, "views_builds_in_progress"): lambda catalog, node: _built_views_rows(catalog, node, "progress"),
+    (SYSTEM_DISTRIBUTED, "view_build_status"): lambda catalog, node: _built_views_rows(catalog, node, "status"),
     (SYSTEM_SCHEMA, "functions"): _no_rows,
     (SYSTEM_SCHEMA, "aggregates"): _no_rows,
     (SYSTEM_SCHEMA, "indexes"): _no_rows,
@@ -633,9 +635,9 @@ def _views_rows(catalog: "Catalog") -> list[dict[str, Any]]:
     return views_rows(catalog, table_row)
 
 
-def _built_views_rows(catalog: "Catalog", host_id: uuid.UUID | None = None) -> list[dict[str, Any]]:
-    from logtide.schema.views import built_views_rows
-    return built_views_rows(catalog, host_id)
+def _built_views_rows(catalog: "Catalog", node: NodeInfo, table: str = "built") -> list[dict[str, Any]]:
+    from logtide.schema.views import view_build_rows
+    return view_build_rows(catalog, node.host_id, node.view_builds, table)
 
 
 def _changefeed_rows(catalog: "Catalog") -> list[dict[str, Any]]:

@@ -522,17 +522,27 @@ def views_rows(catalog: Any, table_row: Callable[[Table], dict[str, Any]]) -> li
     return rows
 
 
-def built_views_rows(catalog: Any, host_id: uuid.UUID | None) -> list[dict[str, Any]]:
-    """``system.built_views`` (``host_id`` None) or ``system_distributed.view_build_status``: every view, since
-    logtide builds a view inside its CREATE statement (status ``SUCCESS``, ScyllaDB's word for a finished build);
-    ``system.views_builds_in_progress`` is therefore always empty."""
+def view_build_rows(catalog: Any, host_id: uuid.UUID, building: Mapping[int, str | None],
+                    table: str) -> list[dict[str, Any]]:
+    """The rows of ScyllaDB's view-build tables (``building``: view store id -> last base token built, of the
+    builds in progress): ``system.built_views`` (``table`` "built": the views built), ``system.
+    views_builds_in_progress`` ("progress": the others, with ``last_token``) and ``system_distributed.
+    view_build_status`` ("status": every view, ``STARTED`` or ``SUCCESS`` on this node)."""
     rows = []
     for ks in catalog.all_keyspaces():
         for name in sorted(ks.tables):
-            if ks.tables[name].view is None:
+            view = ks.tables[name]
+            if view.view is None:
                 continue
             row: dict[str, Any] = {"keyspace_name": ks.name, "view_name": name}
-            if host_id is not None:
-                row.update(host_id=host_id, status="SUCCESS")
+            in_progress = view.store_id in building
+            if table == "status":
+                row.update(host_id=host_id, status="STARTED" if in_progress else "SUCCESS")
+            elif table == "progress":
+                if not in_progress:
+                    continue
+                row.update(generation_number=0, last_token=building[view.store_id])
+            elif in_progress:
+                continue
             rows.append(row)
     return rows

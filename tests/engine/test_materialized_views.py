@@ -4,6 +4,7 @@ write's transaction (key changes, deletions, TTLs, filters), reads of a view, an
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 
@@ -233,10 +234,19 @@ def test_collections_are_copied_into_the_view(session):
     assert rows(session.execute("SELECT * FROM mv")) == [(2, 1, {1: "a", 2: "b"})]
 
 
-def test_creating_a_view_over_existing_rows_builds_it(t):
+def wait_built(db) -> None:
+    """Until the background builds of the database's views are over (30 s at most)."""
+    deadline = time.monotonic() + 30
+    while db.view_builds.progress() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not db.view_builds.progress()
+
+
+def test_creating_a_view_over_existing_rows_builds_it(t, db):
     for i in range(20):
         t.execute(f"INSERT INTO t (p, c, v, w) VALUES ({i}, {i}, 'v{i % 3}', {i})")
     mv(t, extra="WITH CLUSTERING ORDER BY (p DESC)")
+    wait_built(db)
     assert rows(t.execute("SELECT p FROM mv WHERE v = 'v0'")) == [(18,), (15,), (12,), (9,), (6,), (3,), (0,)]
     assert len(rows(t.execute("SELECT * FROM mv"))) == 20
 
@@ -415,6 +425,69 @@ def test_an_unselected_column_keeps_view_rows_alive_and_cannot_be_dropped(sessio
     session.execute("DROP MATERIALIZED VIEW mv")
     mv(session, select="p, a, b", key="a, p", where="a IS NOT NULL AND p IS NOT NULL", base="s")
     session.execute("ALTER TABLE s DROP c")  # the view's key has a regular column: no virtual columns
+
+
+def test_a_build_runs_in_the_background_while_writes_go_on(t, db):
+    """Writes during a build (new rows, view keys moved in rows built and not yet built, rows deleted) end up
+    in the view exactly once; the build's progress shows in ScyllaDB's tables meanwhile."""
+    for i in range(60):
+        t.execute(f"INSERT INTO t (p, c, v, w) VALUES ({i}, 0, 'a', {i})")
+    db.view_builds.chunk = 7
+    db.view_builds.pause()
+    mv(t)
+    assert rows(t.execute("SELECT keyspace_name, view_name, last_token FROM system.views_builds_in_progress")) == [
+        ("ks", "mv", None)]
+    assert rows(t.execute("SELECT status FROM system_distributed.view_build_status")) == [("STARTED",)]
+    assert rows(t.execute("SELECT * FROM system.built_views")) == []
+    rnd = random.Random(3)
+    while db.view_builds.progress():
+        db.view_builds.step()
+        for _ in range(5):
+            p = rnd.randrange(80)
+            kind = rnd.randrange(3)
+            if kind == 0:
+                t.execute(f"UPDATE t SET v = '{rnd.choice('abc')}' WHERE p = {p} AND c = 0")
+            elif kind == 1:
+                t.execute(f"DELETE FROM t WHERE p = {p}")
+            else:
+                t.execute(f"INSERT INTO t (p, c, v, w) VALUES ({p}, 0, 'b', {p})")
+        if db.view_builds.progress():
+            assert rows(t.execute("SELECT last_token FROM system.views_builds_in_progress"))[0][0] is not None
+    expected = sorted((r[2], r[0], r[1], r[3]) for r in rows(t.execute("SELECT p, c, v, w FROM t")))
+    assert sorted(rows(t.execute("SELECT v, p, c, w FROM mv"))) == expected
+    assert rows(t.execute("SELECT status FROM system_distributed.view_build_status")) == [("SUCCESS",)]
+
+
+def test_a_build_goes_on_after_a_restart(tmp_path, clock):
+    import logtide
+    d = tmp_path / "again"
+    with logtide.open(d, clock=clock, synchronous="OFF") as first:
+        s = first.session()
+        s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+        s.execute("CREATE TABLE ks.t (p int, c int, v text, w int, PRIMARY KEY (p, c))")
+        for i in range(50):
+            s.execute(f"INSERT INTO ks.t (p, c, v) VALUES ({i}, 0, 'x')")
+        first.view_builds.chunk = 10
+        first.view_builds.pause()
+        mv(s, base="ks.t", name="ks.mv")
+        first.view_builds.step()
+        assert len(rows(s.execute("SELECT * FROM ks.mv"))) == 10
+    with logtide.open(d, clock=clock, synchronous="OFF") as second:
+        wait_built(second)
+        assert len(rows(second.session().execute("SELECT * FROM ks.mv"))) == 50
+
+
+def test_dropping_a_view_while_it_builds_ends_its_build(t, db):
+    for i in range(30):
+        t.execute(f"INSERT INTO t (p, c, v) VALUES ({i}, 0, 'x')")
+    db.view_builds.chunk = 5
+    db.view_builds.pause()
+    mv(t)
+    db.view_builds.step()
+    t.execute("DROP MATERIALIZED VIEW mv")
+    db.view_builds.step()
+    assert db.view_builds.progress() == {}
+    assert rows(t.execute("SELECT * FROM system.views_builds_in_progress")) == []
 
 
 def test_build_progress_tables_show_every_view_built(t, db):
