@@ -497,3 +497,28 @@ def test_build_progress_tables_show_every_view_built(t, db):
         ("ks", "mv", "SUCCESS")]
     assert rows(t.execute("SELECT * FROM system.views_builds_in_progress")) == []
 
+
+
+def test_creating_altering_and_dropping_a_view_needs_alter_permission(tmp_path):
+    import logtide
+    from logtide import auth
+    from logtide.errors import Unauthorized
+
+    with logtide.open(tmp_path / "auth", synchronous="OFF") as database:
+        auth.attach(database, enabled=True, superuser="root", password="r")
+        root = database.session(user="root")
+        root.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+        root.execute("CREATE TABLE ks.t (p int PRIMARY KEY, v int)")
+        root.execute("CREATE ROLE bob WITH PASSWORD = 'b' AND LOGIN = true")
+        root.execute("GRANT SELECT ON ks.t TO bob")
+        bob = database.session(user="bob")
+        create = "CREATE MATERIALIZED VIEW ks.mv AS SELECT * FROM ks.t WHERE v IS NOT NULL PRIMARY KEY (v, p)"
+        with pytest.raises(Unauthorized):
+            bob.execute(create)
+        root.execute("GRANT ALTER ON ks.t TO bob")
+        bob.execute(create)  # its creator gets every permission on the view, as on a table it creates
+        bob.execute("ALTER MATERIALIZED VIEW ks.mv WITH comment = 'b'")
+        bob.execute("DROP MATERIALIZED VIEW ks.mv")
+        root.execute("CREATE MATERIALIZED VIEW ks.mv2 AS SELECT * FROM ks.t WHERE v IS NOT NULL PRIMARY KEY (v, p)")
+        with pytest.raises(Unauthorized):
+            bob.execute("DROP MATERIALIZED VIEW ks.mv2")
