@@ -493,7 +493,7 @@ def describe_view(view: Table, table_properties: Callable[[Table], list[str]], w
         items.insert(0, f"CLUSTERING ORDER BY ({order})")
     if "synchronous_updates" in view.options:
         items.append(f"synchronous_updates = {view.options['synchronous_updates']}")
-    ident = f"ID = {view.id}\n    AND " if with_internals else ""
+    ident = f"ID = {view.id}\nAND " if with_internals else ""
     return (f"CREATE MATERIALIZED VIEW {q(view.keyspace)}.{q(view.name)} AS\n    SELECT {select}\n"
             f"    FROM {q(view.keyspace)}.{q(info.base_table)}\n    WHERE {info.where_clause}\n    {key}\n"
             f"    WITH {ident}" + "\n    AND ".join(items) + ";\n")
