@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..mutation.cells import NO_DELETION, NO_TTL, Cell, ComplexColumn, Liveness, PartitionData, RowData
+from ..mutation.images import live
 from ..mutation.model import Mutation
 from ..query.read import LiveRow
 from ..schema.model import Table
@@ -99,9 +100,10 @@ class ViewUpdates:
     """The base rows a write touches, with each one's view rows before the write, for :meth:`apply` after it."""
 
     def __init__(self) -> None:
-        self.pending: list[tuple[Table, bytes, int, bytes, tuple[tuple[Table, ViewFilter, ViewRow | None], ...]]] = []
+        self.pending: list[tuple[Table, tuple[bytes, ...], bytes, int, bytes,
+                                 tuple[tuple[Table, ViewFilter, ViewRow | None], ...]]] = []
 
-    def apply(self, txn: Txn, touched: Any, read_row: Any, now: int, trace: Any = None) -> None:
+    def apply(self, txn: Txn, touched: Any, now: int, trace: Any = None) -> None:
         """Write the views' rows after the base write (``touched`` recorded the base rows as it left them);
         ``trace`` (a traced request) gets ScyllaDB's event for each view with ``synchronous_updates``."""
         if trace is not None:
@@ -109,8 +111,8 @@ class ViewUpdates:
             for view in seen.values():
                 if view.options.get("synchronous_updates") == "true":
                     trace.event(f"Forcing {view.keyspace}.{view.name} view update to be synchronous")
-        for base, pk, token, ck, befores in self.pending:
-            after = touched.after(base, pk, token, ck, False, read_row)
+        for base, key, pk, token, ck, befores in self.pending:
+            after = live(base, touched.after(base, pk, token, ck, False), key, ck, False, now)
             for view, accepts, old in befores:
                 new = view_row(view, accepts, base, after)
                 if old is not None and new is not None and old[0] == new[0] and old[3] == new[3] and old[4] == new[4]:
@@ -121,9 +123,10 @@ class ViewUpdates:
                     write_view_row(txn, view, new)
 
 
-def view_updates(catalog: Any, mutation: Mutation, touched: Any, txn: Txn, now: int) -> ViewUpdates | None:
-    """Before a write is applied: the view rows of every base row it touches (None when no table it writes has
-    a view: a table without views pays this one lookup)."""
+def view_updates(catalog: Any, mutation: Mutation, touched: Any, now: int) -> ViewUpdates | None:
+    """Before a write is applied: the view rows of every base row it touches, from each row's stored state read
+    once (``TouchedRows.read``, shared with the logs; None when no table it writes has a view: a table without
+    views pays this one lookup)."""
     by_base = catalog.views_by_base
     if not by_base:
         return None
@@ -137,11 +140,10 @@ def view_updates(catalog: Any, mutation: Mutation, touched: Any, txn: Txn, now: 
             touched.record_after = True
         base = pu.table
         cks = dict.fromkeys(pu.rows)
-        for lr in touched.deleted_rows(pu, txn, now):
-            cks.setdefault(lr.ck, None)
+        cks.update(dict.fromkeys(touched.read_removed(pu, base)))
         for ck in cks:
-            before = touched.row(base, pu.pk, pu.token, ck, False)
-            updates.pending.append((base, pu.pk, pu.token, ck,
+            before = live(base, touched.read(base, pu.pk, pu.token, ck, False), pu.key, ck, False, now)
+            updates.pending.append((base, pu.key, pu.pk, pu.token, ck,
                                     tuple((v, f, view_row(v, f, base, before)) for v, f in views)))
     return updates
 
