@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .cql import ast
+from .cql.view_ast import VIEW_STATEMENTS, CreateView
 from .errors import AuthenticationError, InvalidRequest, SyntaxException, Unauthorized
 from .result import ColumnSpec, ResultSet, Row
 from .schema import types as T
@@ -613,6 +614,13 @@ def required_permissions(stmt: Any, keyspace: str | None) -> list[tuple[str, Dat
         out.append(("ALTER", _table_resource(stmt.table, keyspace)))
     elif isinstance(stmt, ast.DropTable):
         out.append(("DROP", _table_resource(stmt.table, keyspace)))
+    elif isinstance(stmt, VIEW_STATEMENTS):
+        # ScyllaDB: ALTER on the base table to create a view; logtide checks ALTER on the view itself to alter
+        # or drop it (its creator has it, as for a table; docs/views-and-indexes.md)
+        base = stmt.base if isinstance(stmt, CreateView) else stmt.name
+        if isinstance(stmt, CreateView) and base.keyspace is None:
+            base = ast.QualifiedName(stmt.name.keyspace, base.name)
+        out.append(("ALTER", _table_resource(base, keyspace)))
     elif isinstance(stmt, (ast.AlterTopicAddConsumer, ast.AlterTopicDropConsumer)):
         from .schema.changefeeds import split_path
         parts = split_path(stmt.path)  # a changefeed topic's consumers are altered with its table

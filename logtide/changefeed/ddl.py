@@ -100,6 +100,10 @@ def _check_table(table: Table) -> None:
         raise InvalidRequest(f"Cannot add changefeed to system table {table.keyspace}.{table.name}")
     if table.cdc_base is not None:
         raise InvalidRequest(f"Cannot add changefeed to CDC log table {table.keyspace}.{table.name}")
+    if table.view is not None:
+        raise InvalidRequest(f"Cannot add changefeed to materialized view {table.keyspace}.{table.name}: a view "
+                             f"is derived from its base table {table.keyspace}.{table.view.base_table}, add the "
+                             "changefeed there")
 
 
 def _consumer(session: "Session", stmt: Any) -> ResultSet:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import NoReturn
 
 from logtide.cql import ast
+from logtide.cql.view_grammar import ViewGrammar
 from logtide.cql.tokens import (
     DURATION,
     EOF,
@@ -79,7 +80,7 @@ def parse_many(text: str) -> list[ast.Parsed]:
             parser._expect_eof()
 
 
-class _Parser:
+class _Parser(ViewGrammar):
     """Parser state over one token list; a fresh instance per call."""
 
     __slots__ = ("text", "tokens", "i", "markers")
@@ -247,13 +248,7 @@ class _Parser:
         self._expect_kw("select")
         json = self._select_flag("json")
         distinct = self._select_flag("distinct")
-        if self._accept_punct("*"):
-            selectors = None
-        else:
-            items = [self._selector()]
-            while self._accept_punct(","):
-                items.append(self._selector())
-            selectors = tuple(items)
+        selectors = self._select_clause()
         if self._accept_kw("from"):
             table, no_from = self._qualified_name(), False
         else:  # ScyllaDB's SELECT without FROM reads its one-row table (``system.one_row``)
@@ -288,6 +283,15 @@ class _Parser:
             table, selectors, where, json, distinct, group_by, order_by, per_partition_limit, limit,
             allow_filtering, bypass_cache, self._using(("timeout",)), no_from,
         )
+
+    def _select_clause(self) -> tuple[ast.Selector, ...] | None:
+        """selectClause: '*' (None) | selector (',' selector)*."""
+        if self._accept_punct("*"):
+            return None
+        items = [self._selector()]
+        while self._accept_punct(","):
+            items.append(self._selector())
+        return tuple(items)
 
     def _select_flag(self, word: str) -> bool:
         """``JSON`` / ``DISTINCT`` after SELECT, unless the word is a column name being selected."""
@@ -937,6 +941,8 @@ class _Parser:
             return self._create_function()
         if self._at_kw("aggregate") or self._at_kw("or") and self._at_kw("replace", k=1) and self._at_kw("aggregate", k=2):
             return self._create_aggregate()
+        if self._at_kw("materialized") and self._at_kw("view", k=1):
+            return self._create_materialized_view()
         if self._at_kw("index", "custom", "materialized", "trigger", "or"):
             self._unsupported("CREATE")
         self._no_viable()
@@ -999,6 +1005,15 @@ class _Parser:
         if len(keys) > 1:
             raise InvalidRequest("Multiple PRIMARY KEYs specifed (exactly one required)")
         partition_key, clustering_key = keys[0]
+        clustering_order, options, compact_storage = self._table_with_clause()
+        return ast.CreateTable(
+            table, tuple(columns), partition_key, clustering_key, clustering_order, options,
+            if_not_exists, compact_storage,
+        )
+
+    def _table_with_clause(self) -> tuple[tuple[ast.OrderBy, ...], tuple[tuple[str, ast.PropertyValue], ...], bool]:
+        """[WITH (CLUSTERING ORDER BY '(' ordering, ... ')' | COMPACT STORAGE | property) (AND ...)*] of CREATE
+        TABLE and CREATE MATERIALIZED VIEW: (clustering order, properties, compact storage)."""
         clustering_order: tuple[ast.OrderBy, ...] = ()
         options: list[tuple[str, ast.PropertyValue]] = []
         compact_storage = False
@@ -1017,10 +1032,7 @@ class _Parser:
                     options.append(self._property())
                 if not self._accept_kw("and"):
                     break
-        return ast.CreateTable(
-            table, tuple(columns), partition_key, clustering_key, clustering_order, tuple(options),
-            if_not_exists, compact_storage,
-        )
+        return clustering_order, tuple(options), compact_storage
 
     def _primary_key(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """primaryKey: '(' (ident | '(' ident, ... ')') (, ident)* ')'."""
@@ -1134,6 +1146,8 @@ class _Parser:
             self.i += 1
             name = self._role_name()
             return ast.AlterRole(name, self._user_options())
+        if self._at_kw("materialized") and self._at_kw("view", k=1):
+            return self._alter_materialized_view()
         if self._at_kw("materialized"):
             self._unsupported("ALTER")
         if self._at_kw("topic"):
@@ -1333,6 +1347,8 @@ class _Parser:
             self.i += 1
             if_exists = self._if_exists()
             return ast.DropRole(self._role_name(), if_exists)
+        if self._at_kw("materialized") and self._at_kw("view", k=1):
+            return self._drop_materialized_view()
         if self._at_kw("index", "materialized", "function", "aggregate", "trigger"):
             self._unsupported("DROP")
         self._no_viable()

@@ -27,6 +27,7 @@ from ..storage.sqlite import Txn
 from ..tracing import TracingSession
 from .capture import feed_changes, read_after, read_before
 from .touched import TouchedRows
+from .views import view_updates
 
 
 def commit_mutation(db: Any, mutation: Mutation, txn: Txn, now: int, trace: TracingSession | None = None) -> None:
@@ -43,7 +44,10 @@ def commit_mutation(db: Any, mutation: Mutation, txn: Txn, now: int, trace: Trac
     if trace is not None:
         trace_capture(trace, log_updates, feeds is not None)
     touched.record_after = feeds is not None  # the changefeeds' postimages: no read after the write
+    views = view_updates(db.catalog, mutation, touched, now)  # materialized views' rows before the write
     apply_mutation(mutation, txn, now, log_updates, touched)
+    if views is not None:
+        views.apply(txn, touched, now, trace)
     db.counters.committed(sum([len(lu.rows) for lu in log_updates]) if log_updates else 0)
     if trace is not None:
         trace.event("Rows appended to the write transaction" + (" with their CDC log rows" if log_updates else ""))

@@ -79,6 +79,9 @@ class Engine:
         self.committer.on_commit = self.feeds.notify
         self.committer.on_abort = self.feeds.forget_offsets
         self.feeds.ensure_worker()
+        from .view_build import ViewBuilds
+        self.view_builds = ViewBuilds(self)  # materialized views being built over existing rows
+        self.view_builds.ensure_worker()
 
     def _load_generations(self, topology: Topology | None) -> Generations:
         """The CDC generations; a new one when the configured topology differs from the current one.
@@ -165,6 +168,7 @@ class Engine:
         if not self._closed:
             self._closed = True
             self.feeds.close()
+            self.view_builds.close()
             self.store.close()
 
     def __enter__(self) -> "Engine":

@@ -17,6 +17,7 @@ from ..schema.model import Table
 from ..storage.sqlite import CATALOG_KEY
 from ..tracing import TracingSession
 from .commit import committed_event
+from .view_build import start_builds
 
 
 def drop_time_bound(ev: TermEvaluator, stmt: ast.AlterTableDrop) -> ast.AlterTableDrop:
@@ -52,6 +53,7 @@ def execute_ddl(db: Any, user: str | None, keyspace: str | None, stmt: Any,
                 txn.put_meta(CATALOG_KEY, new.to_json().encode())
                 for tid in dropped:
                     txn.drop_table_data(tid)
+                builds = start_builds(txn, old, new)  # a view created over existing rows: built in the background
                 db.feeds.dropped(txn, _dropped_feed_ids(old, new))
                 wrote = db.feeds.altered(txn, old, new)
         except BaseException:
@@ -60,6 +62,8 @@ def execute_ddl(db: Any, user: str | None, keyspace: str | None, stmt: Any,
         db.catalog = new
         if wrote:
             db.feeds.notify()
+        if builds:
+            db.view_builds.started()
     implied = _log_changes(old, new, change)
     if trace is not None:
         trace.event(committed_event(db.store.synchronous))
@@ -130,6 +134,14 @@ def _dropped_store_ids(old: Catalog, new: Catalog) -> list[int]:
 
 
 def truncate(db: Any, table: Table) -> ResultSet:
-    """``TRUNCATE``: every row of ``table`` removed in one commit (the CDC log keeps what it logged)."""
-    db.committer.run(lambda txn: txn.drop_table_data(table.store_id))
+    """``TRUNCATE``: every row of ``table`` removed in one commit, with its materialized views' rows (the CDC log
+    keeps what it logged); a view cannot be truncated itself (ScyllaDB's ``truncate_statement``)."""
+    if table.view is not None:
+        raise InvalidRequest("Cannot TRUNCATE materialized view directly; must truncate base table instead")
+    ids = [table.store_id] + [v.store_id for v, _ in db.catalog.views_by_base.get(table.store_id, ())]
+
+    def work(txn: Any) -> None:
+        for tid in ids:
+            txn.drop_table_data(tid)
+    db.committer.run(work)
     return ResultSet("void")

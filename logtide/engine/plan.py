@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..cql import ast
+from ..cql.view_ast import VIEW_STATEMENTS
 from ..errors import InvalidRequest
 from ..mutation.assignments import is_conditional
 from ..mutation.builder import build, check_batch_size
@@ -27,7 +28,8 @@ from .touched import TxnRowReader
 
 DDL = (ast.CreateKeyspace, ast.AlterKeyspace, ast.DropKeyspace, ast.CreateTable, ast.AlterTableAdd,
        ast.AlterTableDrop, ast.AlterTableRename, ast.AlterTableWith, ast.AlterTableAlterType, ast.DropTable,
-       ast.CreateType, ast.AlterTypeAdd, ast.AlterTypeRename, ast.DropType, ast.CreateFunction, ast.CreateAggregate)
+       ast.CreateType, ast.AlterTypeAdd, ast.AlterTypeRename, ast.DropType, ast.CreateFunction, ast.CreateAggregate,
+       *VIEW_STATEMENTS)
 DML = (ast.Insert, ast.Update, ast.Delete)
 WRITES = (*DML, ast.Batch)
 ROLE_STATEMENTS = (ast.CreateRole, ast.AlterRole, ast.DropRole, ast.ListRoles, ast.Grant, ast.Revoke,
@@ -125,12 +127,19 @@ def statement_tables(session: Any, stmts: Sequence[Any]) -> list[Table]:
     """The table of each statement, looked up once per name object (a prepared statement's children
     share theirs; the statements, alive throughout, keep the ids apart)."""
     if len(stmts) == 1:
-        return [session._table(stmts[0].table)]
+        return [written_table(session._table(stmts[0].table))]
     found: dict[int, Table] = {}
     out = []
     for s in stmts:
         t = found.get(id(s.table))
         if t is None:
-            t = found[id(s.table)] = session._table(s.table)
+            t = found[id(s.table)] = written_table(session._table(s.table))
         out.append(t)
     return out
+
+
+def written_table(table: Table) -> Table:
+    """A table a write may name: not a materialized view (ScyllaDB's ``modification_statement``)."""
+    if table.view is not None:
+        raise InvalidRequest("Cannot directly modify a materialized view")
+    return table

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..cql import ast
+from ..errors import InvalidRequest
 from ..query.bind import BindCollector
 from ..query.evaluate import TermEvaluator
 from ..query.select import SelectContext, VirtualSource
@@ -48,6 +49,11 @@ def prepare(session: Any, query: str) -> PreparedStatement:
     if isinstance(stmt, ast.UseKeyspace):
         session._authorize(stmt)
     # permissions are checked when a statement runs, not when it is prepared (Cassandra and ScyllaDB)
+    if isinstance(stmt, (ast.Insert, ast.Update, ast.Delete)):
+        ks = stmt.table.keyspace or session.keyspace
+        written = session.db.catalog.find_table(ks, stmt.table.name) if ks is not None else None
+        if written is not None and written.view is not None:  # refused at PREPARE, as ScyllaDB does
+            raise InvalidRequest("Cannot directly modify a materialized view")
     collector = BindCollector(session._table, lambda fc: _infer_call(session, fc))
     collector.statement(stmt)
     table = session._table(stmt.table) if isinstance(stmt, (ast.Insert, ast.Update, ast.Delete, ast.Select)) else None

@@ -5,7 +5,8 @@ the new catalog with the ``SchemaChange`` to announce, validating the
 statement with Cassandra 4's rules and messages (where the two differ and the
 project asked for it, ScyllaDB's).  The system keyspaces (``system``,
 ``system_schema``) are not stored here: ``logtide.schema.system_schema``
-defines them and the lookups below fall back to them.
+defines them and the lookups below fall back to them.  Materialized views' statements and the rules base tables
+follow because of them are in ``views.py``.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ import json
 import re
 import uuid
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, Callable, Iterable, Mapping
 
 from logtide.cql import ast
 from logtide.errors import AlreadyExists, ConfigurationException, InvalidRequest
 from logtide.result import SchemaChange
-from logtide.schema import properties, types
+from logtide.schema import properties, types, views
 from logtide.schema.model import (
     CLUSTERING,
     PARTITION_KEY,
@@ -196,6 +198,12 @@ class Catalog:
         ks = self.find_keyspace(keyspace)
         udt = ks.types.get(name) if ks is not None else None
         return user_type_object(udt) if udt is not None else None
+
+    @cached_property
+    def views_by_base(self) -> dict[int, tuple[tuple[Table, "views.ViewFilter"], ...]]:
+        """Each base table's materialized views with their filters, by the base's store id (empty without views:
+        the write path checks this first)."""
+        return views.views_by_base(self)
 
     # ---- applying statements --------------------------------------------
 
@@ -432,11 +440,12 @@ def _altered_table(cat: Catalog, name: ast.QualifiedName, current: str | None) -
     table = ks.tables.get(name.name) if ks is not None else None
     if ks is None or table is None:
         raise ire(f"Table '{ks_name}.{name.name}' doesn't exist")
+    views.check_alter_table(table)
     return ks, table
 
 
 def _table_updated(cat: Catalog, ks: Keyspace, table: Table) -> Outcome:
-    new_ks = replace(ks, tables={**ks.tables, table.name: table})
+    new_ks = views.follow_base(replace(ks, tables={**ks.tables, table.name: table}), ks.tables[table.name], table)
     return cat._with_keyspace(new_ks), SchemaChange("UPDATED", "TABLE", ks.name, table.name), cat.next_store_id
 
 
@@ -492,6 +501,7 @@ def _alter_table_drop(cat: Catalog, stmt: ast.AlterTableDrop, current: str | Non
             raise ire(f"Cannot drop PRIMARY KEY column {name}")
         if is_user_type(column.type) and column.type.is_multicell:
             raise ire(f"Cannot drop non-frozen column {name} of user type {column.type.cql()}")
+        views.check_drop_column(ks, table, name)
         columns.remove(column)
         dropped[name] = (column.type.cql(), int(stmt.timestamp.text) if stmt.timestamp is not None else now)
     return _table_updated(cat, ks, replace(table, columns=tuple(columns), dropped_columns=dropped))
@@ -536,6 +546,7 @@ def _drop_table(cat: Catalog, stmt: ast.DropTable, current: str | None, now: int
         if stmt.if_exists:
             return _unchanged(cat)
         raise ire(f"Table '{ks_name}.{stmt.table.name}' doesn't exist")
+    views.check_drop_table(ks, ks.tables[stmt.table.name])
     new_ks = replace(ks, tables={n: t for n, t in ks.tables.items() if n != stmt.table.name})
     return cat._with_keyspace(new_ks), SchemaChange("DROPPED", "TABLE", ks_name, stmt.table.name), cat.next_store_id
 
@@ -672,6 +683,13 @@ def _create_aggregate(cat: Catalog, stmt: ast.CreateAggregate, current: str | No
     raise ire(f"CREATE {'OR REPLACE ' if stmt.or_replace else ''}AGGREGATE is not supported by logtide")
 
 
+def _view_statement(cat: Catalog, stmt: Any, current: str | None) -> Outcome:
+    """CREATE / ALTER / DROP MATERIALIZED VIEW (``views.py``) in a keyspace DDL may change."""
+    ks_name = keyspace_of(stmt.name.keyspace, current)
+    check_modifiable(ks_name)
+    return views.HANDLERS[type(stmt)](cat, ks_name, stmt)
+
+
 _HANDLERS: dict[type, Callable[..., Outcome]] = {
     ast.CreateKeyspace: _create_keyspace,
     ast.AlterKeyspace: _alter_keyspace,
@@ -689,6 +707,7 @@ _HANDLERS: dict[type, Callable[..., Outcome]] = {
     ast.DropType: _drop_type,
     ast.CreateFunction: _create_function,
     ast.CreateAggregate: _create_aggregate,
+    **{kind: lambda cat, stmt, current, now: _view_statement(cat, stmt, current) for kind in views.HANDLERS},
 }
 
 
@@ -711,6 +730,7 @@ def _table_to_doc(t: Table) -> dict[str, Any]:
         "cdc_base": t.cdc_base,
         "dropped_columns": {n: [ty, ts] for n, (ty, ts) in t.dropped_columns.items()},
         **({"changefeeds": [f.to_doc() for f in t.changefeeds]} if t.changefeeds else {}),
+        **({"view": t.view.to_doc()} if t.view is not None else {}),
     }
 
 
@@ -743,7 +763,15 @@ def _table_from_doc(ks: str, d: Mapping[str, Any], lookup: Lookup) -> Table:
         d.get("cdc_base"),
         {n: (v[0], int(v[1])) for n, v in d.get("dropped_columns", {}).items()},
         _changefeeds_from_doc(d.get("changefeeds", ())),
+        _view_from_doc(d.get("view")),
     )
+
+
+def _view_from_doc(doc: Any) -> Any:
+    if doc is None:
+        return None
+    from logtide.schema.views import ViewInfo
+    return ViewInfo.from_doc(doc)
 
 
 def _changefeeds_from_doc(docs: Any) -> tuple[Any, ...]:

@@ -188,7 +188,12 @@ def alter_log_statement(log: Table) -> str:
 
 def table_descriptions(table: Table, catalog: "Catalog | None", with_internals: bool = False) -> list[tuple[str, str, str]]:
     """(type, name, statement) of ``DESCRIBE TABLE``: the table, then, when CDC is on, its log's ALTER statement."""
+    if table.view is not None:
+        raise InvalidRequest("Cannot use DESC TABLE on materialized View. (Did you mean DESC MATERIALIZED VIEW)?")
     out = [("table", table.name, describe_table(table, catalog, with_internals))]
+    if catalog is not None:
+        from logtide.schema.views import view_descriptions
+        out += view_descriptions(catalog.keyspace(table.keyspace), table, table_properties, with_internals)
     if table.cdc is not None and table.cdc.get("enabled") == "true" and catalog is not None:
         log = catalog.find_table(table.keyspace, table.name + CDC_LOG_SUFFIX)
         if log is not None and log.cdc_base == table.name:
@@ -233,8 +238,10 @@ def sorted_types(ks: Keyspace) -> list[UserTypeDef]:
 
 
 def listed_tables(ks: Keyspace, catalog: "Catalog | None") -> list[Table]:
-    """A keyspace's tables by name, without attached CDC log tables (ScyllaDB hides them from listings)."""
-    return [ks.tables[n] for n in sorted(ks.tables) if not is_attached_log(ks.tables[n], catalog)]
+    """A keyspace's tables by name, without attached CDC log tables (ScyllaDB hides them from listings) and without
+    materialized views (described after their base table)."""
+    return [ks.tables[n] for n in sorted(ks.tables)
+            if not is_attached_log(ks.tables[n], catalog) and ks.tables[n].view is None]
 
 
 def keyspace_statements(ks: Keyspace, with_contents: bool, catalog: "Catalog | None" = None,
@@ -388,6 +395,16 @@ def _table_rows(stmt: ast.Describe, catalog: "Catalog", current: str | None) -> 
     return _rows(ks, table_descriptions(ks.tables[name], catalog, stmt.internals))
 
 
+def _view_rows(stmt: ast.Describe, catalog: "Catalog", current: str | None) -> list[Row]:
+    """``DESC MATERIALIZED VIEW v`` (ScyllaDB's ``describe_statement``: ``view``)."""
+    from logtide.schema.views import describe_view
+    ks = _element_keyspace(stmt, catalog, current)
+    view = ks.tables.get(stmt.name.name)
+    if view is None or view.view is None:
+        raise InvalidRequest(f"Materialized view '{stmt.name.name}' not found in keyspace '{ks.name}'")
+    return _rows(ks, [("view", view.name, describe_view(view, table_properties, stmt.internals))])
+
+
 def _type_rows(stmt: ast.Describe, catalog: "Catalog", current: str | None) -> list[Row]:
     ks = _element_keyspace(stmt, catalog, current)
     name = stmt.name.name
@@ -419,6 +436,9 @@ def _generic_rows(stmt: ast.Describe, catalog: "Catalog", current: str | None) -
     ks = catalog.find_keyspace(ks_name)
     if ks is None:
         raise InvalidRequest(f"'{name.name}' not found in keyspaces")
+    if name.name in ks.tables and ks.tables[name.name].view is not None:
+        from logtide.schema.views import describe_view
+        return _rows(ks, [("view", name.name, describe_view(ks.tables[name.name], table_properties, stmt.internals))])
     if name.name in ks.tables:
         return _rows(ks, table_descriptions(ks.tables[name.name], catalog, stmt.internals))
     if name.name in ks.types:
@@ -455,7 +475,9 @@ def describe_rows(stmt: ast.Describe, catalog: "Catalog", current_keyspace: str 
         return _table_rows(stmt, catalog, current_keyspace)
     if kind == "type":
         return _type_rows(stmt, catalog, current_keyspace)
-    if kind in ("function", "aggregate", "index", "materialized view"):
+    if kind == "materialized view":
+        return _view_rows(stmt, catalog, current_keyspace)
+    if kind in ("function", "aggregate", "index"):
         return _missing_element(stmt, catalog, current_keyspace)
     if kind == "name":
         return _generic_rows(stmt, catalog, current_keyspace)

@@ -76,6 +76,8 @@ class Table:
     dropped_columns: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     # YDB changefeeds on this table (logtide.schema.changefeeds.Changefeed), in creation order
     changefeeds: tuple[Any, ...] = ()
+    # a materialized view's base table and definition (logtide.schema.views.ViewInfo); None for a table
+    view: Any = None
 
     # Derived views are computed once per (immutable) table.
     @cached_property

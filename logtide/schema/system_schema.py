@@ -14,7 +14,7 @@ import datetime
 import hashlib
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from cassandra.util import SortedSet
 
@@ -76,6 +76,12 @@ _DISTRIBUTED_TABLES: dict[str, tuple] = {
         [("time", "timestamp")],
         [("range_end", "bigint")],
         [("streams", "frozen<set<blob>>")],
+    ),
+    "view_build_status": (
+        "materialized views build status",
+        [("keyspace_name", "text"), ("view_name", "text")],
+        [("host_id", "uuid")],
+        [("status", "text")],
     ),
 }
 
@@ -290,6 +296,13 @@ _SYSTEM_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]
             ("tokens", "set<text>"),
         ],
     ),
+    "built_views": ("built views", [("keyspace_name", "text")], [("view_name", "text")], []),
+    "views_builds_in_progress": (
+        "views builds current progress",
+        [("keyspace_name", "text")],
+        [("view_name", "text")],
+        [("generation_number", "int"), ("last_token", "text")],
+    ),
 }
 
 SCHEMA_GC_GRACE_SECONDS = 7 * 24 * 3600
@@ -311,6 +324,8 @@ class NodeInfo:
     data_center: str = "datacenter1"
     rack: str = "rack1"
     host_id: uuid.UUID = field(default_factory=lambda: uuid.UUID(int=1))
+    # materialized views being built: view store id -> last base token built (text, None before the first)
+    view_builds: Mapping[int, str | None] = field(default_factory=dict)
     broadcast_address: str = "127.0.0.1"
     listen_address: str = "127.0.0.1"
     rpc_address: str = "127.0.0.1"
@@ -407,7 +422,7 @@ def table_flags(table: Table) -> SortedSet:
     return SortedSet(["compound", "counter"] if table.is_counter_table else ["compound"])
 
 
-def _table_row(table: Table) -> dict[str, Any]:
+def table_row(table: Table) -> dict[str, Any]:
     o = {**properties.table_defaults(), **table.options}
     return {
         "keyspace_name": table.keyspace,
@@ -436,7 +451,7 @@ def _table_row(table: Table) -> dict[str, Any]:
 
 
 def _tables_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
-    return [_table_row(t) for t in _all_tables(catalog)]
+    return [table_row(t) for t in _all_tables(catalog) if t.view is None]
 
 
 def _columns_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
@@ -590,7 +605,10 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM_SCHEMA, "dropped_columns"): _dropped_columns_rows,
     (SYSTEM_SCHEMA, "types"): _types_rows,
     (SYSTEM_SCHEMA, "triggers"): _no_rows,
-    (SYSTEM_SCHEMA, "views"): _no_rows,
+    (SYSTEM_SCHEMA, "views"): lambda catalog, node: _views_rows(catalog),
+    (SYSTEM, "built_views"): lambda catalog, node: _built_views_rows(catalog, node),
+    (SYSTEM, "views_builds_in_progress"): lambda catalog, node: _built_views_rows(catalog, node, "progress"),
+    (SYSTEM_DISTRIBUTED, "view_build_status"): lambda catalog, node: _built_views_rows(catalog, node, "status"),
     (SYSTEM_SCHEMA, "functions"): _no_rows,
     (SYSTEM_SCHEMA, "aggregates"): _no_rows,
     (SYSTEM_SCHEMA, "indexes"): _no_rows,
@@ -610,6 +628,16 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM_VIRTUAL_SCHEMA, "tables"): _virtual_tables_rows,
     (SYSTEM_VIRTUAL_SCHEMA, "columns"): _virtual_columns_rows,
 }
+
+
+def _views_rows(catalog: "Catalog") -> list[dict[str, Any]]:
+    from logtide.schema.views import views_rows
+    return views_rows(catalog, table_row)
+
+
+def _built_views_rows(catalog: "Catalog", node: NodeInfo, table: str = "built") -> list[dict[str, Any]]:
+    from logtide.schema.views import view_build_rows
+    return view_build_rows(catalog, node.host_id, node.view_builds, table)
 
 
 def _changefeed_rows(catalog: "Catalog") -> list[dict[str, Any]]:

@@ -31,12 +31,13 @@ def by_key(rows, *keys):
 def test_system_table_definitions():
     ks = system_keyspaces()
     assert set(ks) == {"system", "system_auth", "system_distributed", "system_logtide", "system_schema", "system_traces"}
-    assert set(ks["system_distributed"].tables) == {"cdc_generation_timestamps", "cdc_streams_descriptions_v2"}
+    assert set(ks["system_distributed"].tables) == {"cdc_generation_timestamps", "cdc_streams_descriptions_v2",
+                                                    "view_build_status"}
     assert set(ks["system_schema"].tables) == {
         "keyspaces", "tables", "columns", "dropped_columns", "triggers", "views", "types", "functions", "aggregates", "indexes",
         "scylla_keyspaces",
     }
-    assert set(ks["system"].tables) == {"local", "one_row", "peers", "peers_v2"}
+    assert set(ks["system"].tables) == {"local", "one_row", "peers", "peers_v2", "built_views", "views_builds_in_progress"}
     columns = ks["system_schema"].tables["columns"]
     assert [c.name for c in columns.primary_key] == ["keyspace_name", "table_name", "column_name"]
     assert {c.name: c.type.cql() for c in columns.columns}["position"] == "int"

@@ -179,3 +179,18 @@ def test_connector_names_are_checked_like_logtides(spark, server, table, options
     with pytest.raises(Exception) as e:
         spark.read.format("logtide").options(**{"port": str(server.port), **options}).load().schema
     assert message in str(e.value)
+
+
+def test_a_materialized_view_reads_like_a_table(spark, server, cql, table):
+    cql.execute("CREATE MATERIALIZED VIEW IF NOT EXISTS src.t_by_v AS SELECT pk, ck, v FROM src.t "
+                "WHERE v IS NOT NULL AND ck IS NOT NULL PRIMARY KEY (v, pk, ck)")
+    import time
+    deadline = time.monotonic() + 60  # built in the background over the table's rows
+    while time.monotonic() < deadline and [r.status for r in cql.execute(
+            "SELECT status FROM system_distributed.view_build_status WHERE keyspace_name = 'src' "
+            "AND view_name = 't_by_v'")] != ["SUCCESS"]:
+        time.sleep(0.1)
+    df = spark.read.format("logtide").option("host", "127.0.0.1").option("port", server.port) \
+        .option("table", "src.t_by_v").option("splits", 3).load()
+    assert sorted((r.v, r.pk, r.ck) for r in df.collect()) == sorted(
+        (r.v, r.pk, r.ck) for r in cql.execute("SELECT v, pk, ck FROM src.t"))
