@@ -904,13 +904,15 @@ class _Parser:
             return self._create_function()
         if self._at_kw("aggregate") or self._at_kw("or") and self._at_kw("replace", k=1) and self._at_kw("aggregate", k=2):
             return self._create_aggregate()
+        if self._at_kw("index") or self._at_kw("custom") and self._at_kw("index", k=1):
+            from logtide.cql.index_grammar import create_index
+            return create_index(self)
         if self._at_kw("index", "custom", "materialized", "trigger", "or"):
             self._unsupported("CREATE")
         self._no_viable()
 
     # the statements logtide refuses, named as CQL names them; the ones a later logtide will have say "yet"
-    _UNSUPPORTED = {("index",): ("INDEX", True), ("custom", "index"): ("CUSTOM INDEX", True),
-                    ("materialized", "view"): ("MATERIALIZED VIEW", True), ("function",): ("FUNCTION", False),
+    _UNSUPPORTED = {("materialized", "view"): ("MATERIALIZED VIEW", True), ("function",): ("FUNCTION", False),
                     ("aggregate",): ("AGGREGATE", False), ("trigger",): ("TRIGGER", False)}
 
     def _unsupported(self, verb: str) -> NoReturn:
@@ -1300,6 +1302,9 @@ class _Parser:
             self.i += 1
             if_exists = self._if_exists()
             return ast.DropRole(self._role_name(), if_exists)
+        if self._at_kw("index"):
+            from logtide.cql.index_grammar import drop_index
+            return drop_index(self)
         if self._at_kw("index", "materialized", "function", "aggregate", "trigger"):
             self._unsupported("DROP")
         self._no_viable()

@@ -13,6 +13,7 @@ from ..query.evaluate import TermEvaluator
 from ..result import ColumnSpec, ResultSet, Row, SchemaChange
 from ..schema import types as T
 from ..schema.catalog import Catalog
+from ..schema.indexes import index_store_ids
 from ..schema.model import Table
 from ..storage.sqlite import CATALOG_KEY
 from ..tracing import TracingSession
@@ -124,8 +125,9 @@ def _dropped_feed_ids(old: Catalog, new: Catalog) -> list[int]:
 
 
 def _dropped_store_ids(old: Catalog, new: Catalog) -> list[int]:
+    """The store ids of the tables and secondary indexes a schema change dropped (their data goes with them)."""
     def ids(cat: Catalog) -> set[int]:
-        return {t.store_id for ks in cat.all_keyspaces() for t in ks.tables.values()}
+        return {t.store_id for ks in cat.all_keyspaces() for t in ks.tables.values()} | index_store_ids(cat)
     return sorted(ids(old) - ids(new))
 
 

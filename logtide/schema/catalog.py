@@ -329,6 +329,7 @@ def _create_table(cat: Catalog, stmt: ast.CreateTable, current: str | None, now:
         )
     if stmt.compact_storage:
         raise ire("Compact tables are not allowed in Cassandra starting with 4.0 version.")
+    _indexes().check_table_name(ks, table_name)
     options, cdc = properties.table_params(stmt.options, None, None)
     columns = _table_columns(cat, ks, stmt, options)
     _check_table_name(table_name)
@@ -491,6 +492,7 @@ def _alter_table_drop(cat: Catalog, stmt: ast.AlterTableDrop, current: str | Non
             raise ire(f"Cannot drop PRIMARY KEY column {name}")
         if is_user_type(column.type) and column.type.is_multicell:
             raise ire(f"Cannot drop non-frozen column {name} of user type {column.type.cql()}")
+        _indexes().check_drop_column(table, name)
         columns.remove(column)
         dropped[name] = (column.type.cql(), int(stmt.timestamp.text) if stmt.timestamp is not None else now)
     return _table_updated(cat, ks, replace(table, columns=tuple(columns), dropped_columns=dropped))
@@ -506,6 +508,7 @@ def _alter_table_rename(cat: Catalog, stmt: ast.AlterTableRename, current: str |
             raise ire(f"Column {old} was not found in table {qualified}")
         if not columns[index].is_primary_key:
             raise ire(f"Cannot rename non PRIMARY KEY column {old}")
+        _indexes().check_rename_column(table, old)
         if any(c.name == new for c in columns):
             raise ire(
                 f"Cannot rename column {old} to {new} in table '{qualified}'; another column with that name already exists"
@@ -688,7 +691,14 @@ _HANDLERS: dict[type, Callable[..., Outcome]] = {
     ast.DropType: _drop_type,
     ast.CreateFunction: _create_function,
     ast.CreateAggregate: _create_aggregate,
+    ast.CreateIndex: lambda *a: _indexes().create_index(*a),
+    ast.DropIndex: lambda *a: _indexes().drop_index(*a),
 }
+
+
+def _indexes() -> Any:
+    from logtide.schema import indexes
+    return indexes
 
 
 # --------------------------------------------------------------------------
@@ -710,6 +720,7 @@ def _table_to_doc(t: Table) -> dict[str, Any]:
         "cdc_base": t.cdc_base,
         "dropped_columns": {n: [ty, ts] for n, (ty, ts) in t.dropped_columns.items()},
         **({"changefeeds": [f.to_doc() for f in t.changefeeds]} if t.changefeeds else {}),
+        **({"indexes": [ix.to_doc() for ix in t.indexes]} if t.indexes else {}),
     }
 
 
@@ -742,6 +753,7 @@ def _table_from_doc(ks: str, d: Mapping[str, Any], lookup: Lookup) -> Table:
         d.get("cdc_base"),
         {n: (v[0], int(v[1])) for n, v in d.get("dropped_columns", {}).items()},
         _changefeeds_from_doc(d.get("changefeeds", ())),
+        tuple(_indexes().SecondaryIndex.from_doc(ix) for ix in d.get("indexes", ())),
     )
 
 

@@ -76,6 +76,8 @@ class Table:
     dropped_columns: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     # YDB changefeeds on this table (logtide.schema.changefeeds.Changefeed), in creation order
     changefeeds: tuple[Any, ...] = ()
+    # secondary indexes on this table (logtide.schema.indexes.SecondaryIndex), in creation order
+    indexes: tuple[Any, ...] = ()
 
     # Derived views are computed once per (immutable) table.
     @cached_property
