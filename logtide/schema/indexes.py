@@ -86,12 +86,9 @@ class SecondaryIndex:
 
 
 def quote(name: str) -> str:
-    """A column or index name as CQL writes it (quoted unless a lower-case word)."""
-    if re.fullmatch(r"[a-z][a-z0-9_]*", name):
-        from logtide.cql.tokens import RESERVED_KEYWORDS
-        if name not in RESERVED_KEYWORDS:
-            return name
-    return '"' + name.replace('"', '""') + '"'
+    """A column or index name as CQL writes it (``schema.describe.quote_identifier``)."""
+    from logtide.schema.describe import quote_identifier
+    return quote_identifier(name)
 
 
 def default_name(table: str, column: str) -> str:
@@ -136,8 +133,8 @@ def _check_properties(stmt: ast.CreateIndex) -> dict[str, Any]:
     params, cdc = properties.table_params(opts, None, None)
     if cdc is not None:
         raise _ire("Cannot enable CDC on a secondary index (an index is not a table: it is never CDC-enabled)")
-    given = {n for n, _ in opts}
-    return {n: v for n, v in params.items() if n in given}
+    defaults = properties.table_defaults()
+    return {n: v for n, v in params.items() if defaults.get(n) != v}  # what DESCRIBE gives back is no change
 
 
 def _check_custom(stmt: ast.CreateIndex, table: "Table") -> None:
@@ -349,3 +346,16 @@ def check_table_name(ks: "Keyspace", name: str) -> None:
 def index_store_ids(cat: "Catalog") -> set[int]:
     """The store ids of every index of the catalog (their entries are dropped with them)."""
     return {ix.store_id for ks in cat.keyspaces.values() for t in ks.tables.values() for ix in t.indexes}
+
+
+def indexes_rows(catalog: "Catalog") -> list[dict[str, Any]]:
+    """``system_schema.indexes``: one row per index, ``kind`` COMPOSITES (every logtide table is compound) and
+    ``options`` ``{'target': ...}``, in primary-key order (keyspace, table, index name)."""
+    rows = []
+    for ks_name in sorted(catalog.keyspaces):
+        ks = catalog.keyspaces[ks_name]
+        for t_name in sorted(ks.tables):
+            for ix in sorted(ks.tables[t_name].indexes, key=lambda ix: ix.name):
+                rows.append({"keyspace_name": ks_name, "table_name": t_name, "index_name": ix.name,
+                             "kind": "COMPOSITES", "options": {"target": ix.target}})
+    return rows

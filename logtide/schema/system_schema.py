@@ -593,7 +593,7 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM_SCHEMA, "views"): _no_rows,
     (SYSTEM_SCHEMA, "functions"): _no_rows,
     (SYSTEM_SCHEMA, "aggregates"): _no_rows,
-    (SYSTEM_SCHEMA, "indexes"): _no_rows,
+    (SYSTEM_SCHEMA, "indexes"): lambda catalog, node: _index_rows(catalog),
     (SYSTEM_SCHEMA, "scylla_keyspaces"): _no_rows,
     (SYSTEM, "local"): _local_rows,
     (SYSTEM_AUTH, "roles"): _no_rows,
@@ -610,6 +610,11 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM_VIRTUAL_SCHEMA, "tables"): _virtual_tables_rows,
     (SYSTEM_VIRTUAL_SCHEMA, "columns"): _virtual_columns_rows,
 }
+
+
+def _index_rows(catalog: "Catalog") -> list[dict[str, Any]]:
+    from logtide.schema.indexes import indexes_rows
+    return indexes_rows(catalog)
 
 
 def _changefeed_rows(catalog: "Catalog") -> list[dict[str, Any]]:

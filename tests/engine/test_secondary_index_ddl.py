@@ -144,3 +144,42 @@ def test_indexes_survive_a_restart(tmp_path):
         s.execute("CREATE INDEX ON ks.t (v)")
     with logtide.open(tmp_path / "d") as db:
         assert [ix.name for ix in db.catalog.table("ks", "t").indexes] == ["t_v_idx"]
+
+
+def test_system_schema_indexes_has_a_composites_row_with_the_target_per_index(t):
+    t.execute("CREATE INDEX ON t (v)")
+    t.execute("CREATE INDEX ON t (keys(m))")
+    t.execute("CREATE INDEX loc ON t ((p), c)")
+    got = [(r.table_name, r.index_name, r.kind, dict(r.options))
+           for r in t.execute("SELECT * FROM system_schema.indexes WHERE keyspace_name = 'ks'")]
+    assert got == [("t", "loc", "COMPOSITES", {"target": '{"pk":["p"],"ck":["c"]}'}),
+                   ("t", "t_m_idx", "COMPOSITES", {"target": "keys(m)"}),
+                   ("t", "t_v_idx", "COMPOSITES", {"target": "v"})]
+
+
+def test_describe_prints_each_index_after_its_table_as_scylladb_does(t):
+    t.execute("CREATE INDEX ON t (v)")
+    t.execute("CREATE INDEX ON t (s)")
+    t.execute("CREATE INDEX ON t (full(f))")
+    t.execute("CREATE INDEX loc ON t ((p), c) WITH gc_grace_seconds = 5")
+    rows = list(t.execute("DESC TABLE t"))
+    assert [(r.type, r.name) for r in rows] == [("table", "t"), ("index", "t_v_idx"), ("index", "t_s_idx"),
+                                                ("index", "t_f_idx"), ("index", "loc")]
+    heads = [r.create_statement.split(" WITH ")[0] for r in rows[1:]]
+    assert heads == ["CREATE INDEX t_v_idx ON ks.t(v)", "CREATE INDEX t_s_idx ON ks.t(values(s))",
+                     "CREATE INDEX t_f_idx ON ks.t(full(f))", "CREATE INDEX loc ON ks.t((p), c)"]
+    [one] = t.execute("DESC INDEX loc")
+    assert "\n    AND gc_grace_seconds = 5\n" in one.create_statement
+    assert one.create_statement == rows[-1].create_statement
+    assert [r.name for r in t.execute("DESC ks.t_v_idx")] == ["t_v_idx"]
+    with pytest.raises(InvalidRequest):
+        t.execute("DESC INDEX nosuch")
+
+
+def test_a_described_index_recreates_the_same_index(t):
+    t.execute("CREATE INDEX i ON t (values(m)) WITH comment = 'x'")
+    [row] = t.execute("DESC INDEX i")
+    t.execute("DROP INDEX i")
+    t.execute(row.create_statement)
+    assert indexes(t) == [("i", "values", "values(m)")]
+    assert t.db.catalog.table("ks", "t").indexes[0].options == {"comment": "x"}
