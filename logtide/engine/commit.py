@@ -41,7 +41,10 @@ def commit_mutation(db: Any, mutation: Mutation, txn: Txn, now: int, reader: Txn
     if trace is not None:
         trace_capture(trace, log_updates, feed_rows is not None)
     touched.record_after = feed_rows is not None  # a changefeed's new images: no read after the write
+    indexed = db.indexes.capture_before(mutation, touched, txn, now) if db.indexes.active(db.catalog) else None
     apply_mutation(mutation, txn, now, log_updates, touched)
+    if indexed is not None:
+        db.indexes.capture_after(indexed, reader, txn)  # secondary index entries, in the same transaction
     db.counters.committed(sum([len(lu.rows) for lu in log_updates]) if log_updates else 0)
     if trace is not None:
         trace.event("Rows appended to the write transaction" + (" with their CDC log rows" if log_updates else ""))

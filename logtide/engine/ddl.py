@@ -18,6 +18,7 @@ from ..schema.model import Table
 from ..storage.sqlite import CATALOG_KEY
 from ..tracing import TracingSession
 from .commit import committed_event
+from .indexes import build_indexes
 
 
 def drop_time_bound(ev: TermEvaluator, stmt: ast.AlterTableDrop) -> ast.AlterTableDrop:
@@ -53,6 +54,7 @@ def execute_ddl(db: Any, user: str | None, keyspace: str | None, stmt: Any,
                 txn.put_meta(CATALOG_KEY, new.to_json().encode())
                 for tid in dropped:
                     txn.drop_table_data(tid)
+                build_indexes(txn, old, new, db.now_seconds())  # a new index's entries, from the rows already there
                 db.feeds.dropped(txn, _dropped_feed_ids(old, new))
                 wrote = db.feeds.altered(txn, old, new)
         except BaseException:

@@ -691,9 +691,20 @@ _HANDLERS: dict[type, Callable[..., Outcome]] = {
     ast.DropType: _drop_type,
     ast.CreateFunction: _create_function,
     ast.CreateAggregate: _create_aggregate,
-    ast.CreateIndex: lambda *a: _indexes().create_index(*a),
-    ast.DropIndex: lambda *a: _indexes().drop_index(*a),
+    ast.CreateIndex: lambda cat, stmt, current, now: _indexes().create_index(cat, stmt, _index_keyspace(
+        stmt.table.keyspace, current, not stmt.targets and not stmt.custom)),
+    ast.DropIndex: lambda cat, stmt, current, now: _indexes().drop_index(cat, stmt, _index_keyspace(
+        stmt.name.keyspace, current)),
 }
+
+
+def _index_keyspace(name: str | None, current: str | None, no_target: bool = False) -> str:
+    """The keyspace of an index statement, checked modifiable (after ScyllaDB's first check of CREATE INDEX)."""
+    if no_target:
+        raise ire("Only CUSTOM indexes can be created without specifying a target column")
+    ks = keyspace_of(name, current)
+    check_modifiable(ks)
+    return ks
 
 
 def _indexes() -> Any:

@@ -16,13 +16,16 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Mapping
 
 from logtide.cql import ast
+from logtide.cql.tokens import RESERVED_KEYWORDS
 from logtide.errors import InvalidRequest
 from logtide.result import SchemaChange
 from logtide.schema import properties
 
 if TYPE_CHECKING:
-    from logtide.schema.catalog import Catalog, Outcome
     from logtide.schema.model import Column, Keyspace, Table
+
+Catalog = Any  # logtide.schema.catalog.Catalog (which imports this module)
+Outcome = tuple[Mapping[str, Any], "SchemaChange | None", int]  # as catalog.Outcome
 
 REGULAR_VALUES = "regular_values"
 KEYS = "keys"
@@ -86,9 +89,10 @@ class SecondaryIndex:
 
 
 def quote(name: str) -> str:
-    """A column or index name as CQL writes it (``schema.describe.quote_identifier``)."""
-    from logtide.schema.describe import quote_identifier
-    return quote_identifier(name)
+    """A column or index name as CQL writes it (ScyllaDB's ``maybe_quote``; ``schema.describe.quote_identifier``)."""
+    if re.fullmatch(r"[a-z][a-z0-9_]*", name) and name not in RESERVED_KEYWORDS:
+        return name
+    return '"' + name.replace('"', '""') + '"'
 
 
 def default_name(table: str, column: str) -> str:
@@ -234,17 +238,13 @@ def _check_target(target: ast.IndexTarget, col: "Column | None", local: bool, pk
     return kind
 
 
-def create_index(cat: "Catalog", stmt: ast.CreateIndex, current: str | None, now: int) -> "Outcome":
-    """``CREATE INDEX``: ScyllaDB's checks in its order, then the index on its table (a schema change
-    ``UPDATED TABLE`` of the base, as ScyllaDB announces it)."""
-    from logtide.schema.catalog import check_modifiable, keyspace_of
-    if not stmt.targets and not stmt.custom:
-        raise _ire("Only CUSTOM indexes can be created without specifying a target column")
-    ks_name = keyspace_of(stmt.table.keyspace, current)
+def create_index(cat: Catalog, stmt: ast.CreateIndex, ks_name: str) -> Outcome:
+    """``CREATE INDEX`` on a table of keyspace ``ks_name`` (resolved and checked modifiable by the catalog):
+    ScyllaDB's checks in its order, then the index on its table (a schema change ``UPDATED TABLE`` of the base,
+    as ScyllaDB announces it)."""
     if stmt.name_keyspace is not None and stmt.name_keyspace != ks_name:
         raise _ire(f"Index keyspace '{stmt.name_keyspace}' must be the same as its table's keyspace '{ks_name}'")
     options = _check_properties(stmt)
-    check_modifiable(ks_name)
     ks = cat.keyspaces.get(ks_name)
     if ks is None:
         raise _ire(f"Keyspace {ks_name} does not exist")
@@ -298,11 +298,9 @@ def _available_name(ks: "Keyspace", table: str, column: str, existing: set[str])
     return name
 
 
-def drop_index(cat: "Catalog", stmt: ast.DropIndex, current: str | None, now: int) -> "Outcome":
-    """``DROP INDEX [IF EXISTS] [ks.]name``: the index and its entries go; ``UPDATED TABLE`` of the base."""
-    from logtide.schema.catalog import check_modifiable, keyspace_of
-    ks_name = keyspace_of(stmt.name.keyspace, current)
-    check_modifiable(ks_name)
+def drop_index(cat: Catalog, stmt: ast.DropIndex, ks_name: str) -> Outcome:
+    """``DROP INDEX [IF EXISTS] [ks.]name`` in keyspace ``ks_name``: the index and its entries go; ``UPDATED
+    TABLE`` of the base."""
     ks = cat.keyspaces.get(ks_name)
     if ks is None:
         raise _ire(f"Keyspace {ks_name} does not exist")
@@ -343,12 +341,12 @@ def check_table_name(ks: "Keyspace", name: str) -> None:
                                     keyspace=ks.name, table=name)
 
 
-def index_store_ids(cat: "Catalog") -> set[int]:
+def index_store_ids(cat: Catalog) -> set[int]:
     """The store ids of every index of the catalog (their entries are dropped with them)."""
     return {ix.store_id for ks in cat.keyspaces.values() for t in ks.tables.values() for ix in t.indexes}
 
 
-def indexes_rows(catalog: "Catalog") -> list[dict[str, Any]]:
+def indexes_rows(catalog: Catalog) -> list[dict[str, Any]]:
     """``system_schema.indexes``: one row per index, ``kind`` COMPOSITES (every logtide table is compound) and
     ``options`` ``{'target': ...}``, in primary-key order (keyspace, table, index name)."""
     rows = []

@@ -1,0 +1,147 @@
+"""Secondary index maintenance: each write's index entries in its own transaction, and an index's build over the
+rows a table already has (docs/views-and-indexes.md, "Secondary indexes"; entries in ``storage.index_entries``).
+
+``SecondaryIndexes.capture_before`` takes, for a write to a table with indexes, the touched rows' state before
+the write (which rows: the mutation's, and ``engine.touched.TouchedRows.deleted_rows`` for its deletions), read
+as of time 0 so that values expired by TTL since their entries were made still name those entries;
+``capture_after`` reads the same rows as the write left them (from the transaction's write cache) and replaces
+the entries that changed.  Both run inside the base write's transaction: an acknowledged write's entries are
+committed with it, and a crash loses neither or both.  A table without indexes costs one check of a flag
+cached per catalog.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from ..mutation.model import Mutation, PartitionUpdate
+from ..query.read import LiveRow, column_bytes, stored_partitions
+from ..schema.catalog import Catalog
+from ..schema.indexes import ENTRIES, FULL, KEYS, VALUES, SecondaryIndex
+from ..schema.model import CLUSTERING, PARTITION_KEY, Table
+from ..storage.index_entries import Entry, global_entry, local_entry, seal_entry
+from ..storage.sqlite import Txn
+from .touched import TouchedRows, TxnRowReader
+
+RowKey = tuple[bytes, bool]  # (clustering key, static)
+Pending = list[tuple[PartitionUpdate, dict[RowKey, "LiveRow | None"]]]
+
+
+def indexed_values(table: Table, index: SecondaryIndex, row: "LiveRow | None") -> set[bytes]:
+    """The values ``index`` has for a live row: the column's value, a collection's keys, values or entries
+    (key and value, see ``entry_value``), or a frozen collection whole; none for a missing row or null."""
+    if row is None:
+        return set()
+    col = table.column(index.column)
+    if col is None:
+        return set()
+    if col.kind == PARTITION_KEY:
+        return {row.key[col.position]}
+    if col.kind == CLUSTERING:
+        return {row.clustering[col.position]} if not row.static else set()
+    if col.is_static != row.static:
+        return set()
+    if index.kind in (KEYS, VALUES, ENTRIES):
+        elems = row.complex.get(col.name) or []
+        if index.kind == KEYS:
+            return {k for k, _ in elems}
+        if index.kind == VALUES:
+            return {c.value for _, c in elems}
+        return {entry_value(k, c.value) for k, c in elems}
+    value = column_bytes(row, col)
+    return set() if value is None else {value}
+
+
+def entry_value(key: bytes, value: bytes) -> bytes:
+    """The indexed value of a map entry in an ``entries(m)`` index: the key's length, the key, the value."""
+    return len(key).to_bytes(4, "big") + key + value
+
+
+def row_entries(table: Table, index: SecondaryIndex, token: int, pk: bytes, ck: bytes,
+                row: "LiveRow | None") -> set[Entry]:
+    """The entries of ``index`` for one base row (its token, partition key and clustering key)."""
+    make = local_entry if index.local else global_entry
+    return {make(v, token, pk, ck) for v in indexed_values(table, index, row)}
+
+
+def put_entries(txn: Txn, index: SecondaryIndex, old: set[Entry], new: set[Entry]) -> None:
+    """Replace the entries ``old`` with ``new`` (only the difference is written)."""
+    tid = index.store_id
+    for token, pk, ck in old - new:
+        txn.put_row(tid, token, pk, ck, None)
+    for token, pk, ck in new - old:
+        txn.put_row(tid, token, pk, ck, seal_entry(tid, pk, ck))
+
+
+class SecondaryIndexes:
+    """The write path's side of secondary indexes, for one database (``engine.database.Engine.indexes``)."""
+
+    def __init__(self) -> None:
+        self._in: tuple[Catalog, bool] | None = None
+
+    def active(self, catalog: Catalog) -> bool:
+        """Whether a table of ``catalog`` has an index (checked once per catalog)."""
+        hit = self._in
+        if hit is None or hit[0] is not catalog:
+            hit = self._in = (catalog, any(t.indexes for ks in catalog.keyspaces.values()
+                                           for t in ks.tables.values()))
+        return hit[1]
+
+    @staticmethod
+    def capture_before(mutation: Mutation, touched: TouchedRows, txn: Txn, now: int) -> Pending | None:
+        """The rows of indexed tables the mutation touches, as they are before it is applied (None: none)."""
+        pending: Pending = []
+        for pu in mutation:
+            t = pu.table
+            if not t.indexes:
+                continue
+            keys: set[RowKey] = {(ck, False) for ck in pu.rows}
+            if pu.deletion is not None or pu.range_deletions:
+                keys.update((lr.ck, False) for lr in touched.deleted_rows(pu, txn, now))
+            if (pu.static is not None or pu.deletion is not None) and any(
+                    (c := t.column(ix.column)) is not None and c.is_static for ix in t.indexes):
+                keys.add((b"", True))
+            # read at time 0: a cell that has expired by TTL since still has its entry, which goes now
+            ever = TxnRowReader(txn, 0)
+            pending.append((pu, {k: ever.row(t, pu.pk, pu.token, k[0], k[1]) for k in keys}))
+        return pending or None
+
+    @staticmethod
+    def capture_after(pending: Pending, reader: TxnRowReader, txn: Txn) -> None:
+        """Each touched row as the write left it: its entries replace the ones it had before."""
+        for pu, before in pending:
+            t, pk, token = pu.table, pu.pk, pu.token
+            for (ck, static), old in before.items():
+                new = reader.row(t, pk, token, ck, static)
+                for ix in t.indexes:
+                    put_entries(txn, ix, row_entries(t, ix, token, pk, ck, old),
+                                row_entries(t, ix, token, pk, ck, new))
+
+
+def build_indexes(txn: Txn, old: Catalog, new: Catalog, now: int) -> None:
+    """The entries of every index ``new`` has and ``old`` had not, from the rows its table holds, in the schema
+    change's own transaction (the index is never visible without them)."""
+    from ..progress import progress
+    before = {(ks.name, t.name, ix.name) for ks in old.keyspaces.values() for t in ks.tables.values()
+              for ix in t.indexes}
+    for ks in new.keyspaces.values():
+        for t in ks.tables.values():
+            added = [ix for ix in t.indexes if (ks.name, t.name, ix.name) not in before]
+            if not added:
+                continue
+            with progress(f"building index {ks.name}.{added[0].name}", total=None, unit="rows") as bar:
+                for n in _build(txn, t, added, now):
+                    bar.advance(n)
+
+
+def _build(txn: Txn, table: Table, indexes: list[SecondaryIndex], now: int) -> Iterable[int]:
+    for part in stored_partitions(table, txn, now, None, True, None, True):
+        rows: list[LiveRow] = list(part.rows(None, None))
+        static = part.static_row()
+        if static is not None:
+            rows.append(static)
+        for lr in rows:
+            for ix in indexes:
+                put_entries(txn, ix, set(), row_entries(table, ix, part.token, part.pk, lr.ck, lr))
+        yield len(rows)
+
