@@ -19,7 +19,7 @@ from ..query.read import LiveRow, column_bytes, stored_partitions
 from ..schema.catalog import Catalog
 from ..schema.indexes import ENTRIES, FULL, KEYS, VALUES, SecondaryIndex
 from ..schema.model import CLUSTERING, PARTITION_KEY, Table
-from ..storage.index_entries import Entry, global_entry, local_entry, seal_entry
+from ..storage.index_entries import Entry, entry_value, global_entry, local_entry, seal_entry
 from ..storage.sqlite import Txn
 from .touched import TouchedRows, TxnRowReader
 
@@ -29,7 +29,7 @@ Pending = list[tuple[PartitionUpdate, dict[RowKey, "LiveRow | None"]]]
 
 def indexed_values(table: Table, index: SecondaryIndex, row: "LiveRow | None") -> set[bytes]:
     """The values ``index`` has for a live row: the column's value, a collection's keys, values or entries
-    (key and value, see ``entry_value``), or a frozen collection whole; none for a missing row or null."""
+    (key and value, ``storage.index_entries.entry_value``), or a frozen collection whole; none for a missing row or null."""
     if row is None:
         return set()
     col = table.column(index.column)
@@ -50,11 +50,6 @@ def indexed_values(table: Table, index: SecondaryIndex, row: "LiveRow | None") -
         return {entry_value(k, c.value) for k, c in elems}
     value = column_bytes(row, col)
     return set() if value is None else {value}
-
-
-def entry_value(key: bytes, value: bytes) -> bytes:
-    """The indexed value of a map entry in an ``entries(m)`` index: the key's length, the key, the value."""
-    return len(key).to_bytes(4, "big") + key + value
 
 
 def row_entries(table: Table, index: SecondaryIndex, token: int, pk: bytes, ck: bytes,

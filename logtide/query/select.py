@@ -26,6 +26,7 @@ from ..storage.keys import partition_token, serialize_partition_key, split_parti
 from . import cell_meta
 from .evaluate import TermEvaluator
 from .grouping import PartitionCounter, aggregate, check_grouping, group_by_width
+from .index_lookup import IndexedSource, choose
 from .projection import UniformPlan, plain_columns, raw_values_of, row_projector, uniform_plan
 from .read import LiveRow, column_bytes
 from .restrictions import FILTERING_MESSAGE, TUPLE_OPS, Filter, KeyRestrictions, analyse, matches, token_bounds
@@ -296,6 +297,11 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
     needs_filtering = bool(kr.filters) or kr.partition_filters
     if kr.partition_keys is None and kr.clustering_restricted and not stmt.allow_filtering:
         needs_filtering = True
+    source = ctx.source
+    indexed = choose(table, kr, stmt.where) if needs_filtering and isinstance(source, StoredSource) else None
+    if indexed is not None:  # a secondary index serves a restriction (query.index_lookup)
+        needs_filtering = indexed.needs_filtering
+        source = IndexedSource(source, indexed, partition_order(table, kr))
     if needs_filtering and not stmt.allow_filtering:
         # ScyllaDB's order: a column after a slice, a partly restricted partition key, then the clustering
         # columns (CONTAINS, a gap), then the other columns
@@ -326,7 +332,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
         page_size = None
     returned = first = resume.returned if resume else 0
     source_rows: Iterable[CqlRow] = () if kr.empty else cql_rows(
-        table, ctx.source, kr, reverse, stmt.distinct, ppl, resume if resume and resume.offset < 0 else None,
+        table, source, kr, reverse, stmt.distinct, ppl, resume if resume and resume.offset < 0 else None,
         not _reads_cells(stmt.selectors))
     grouped = aggregating or width is not None
     # plain columns: rows are kept as the stored bytes of their values (SelectResult)
@@ -345,7 +351,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
     page_bytes = 0
     uniform = None
     if (plain is not None and not filters and ppl is None and not in_memory and not stmt.distinct
-            and isinstance(ctx.source, StoredSource) and not kr.empty):
+            and isinstance(source, StoredSource) and not kr.empty):
         uniform = uniform_plan(table, plain, raw_of)  # type: ignore[arg-type]
     if grouped:
         def position(r: CqlRow, groups: int, partition_groups: int, offset: int) -> PagingState:
@@ -355,7 +361,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
         source_rows = ()
     if uniform is not None:  # whole clustering ranges at a time, the same rows, limit and paging
         source_rows = ()
-        for token, pk, cks, rows in value_chunks(table, ctx.source, kr, reverse,  # type: ignore[arg-type]
+        for token, pk, cks, rows in value_chunks(table, source, kr, reverse,  # type: ignore[arg-type]
                                                  resume if resume and resume.offset < 0 else None, uniform):
             taken.enter(token, pk)
             take = len(rows)

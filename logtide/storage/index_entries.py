@@ -50,6 +50,11 @@ def global_after(base_token: int, base_pk: bytes, base_ck: bytes | None) -> byte
     return end if end is not None else head + b"\xff" * 16
 
 
+def entry_value(key: bytes, value: bytes) -> bytes:
+    """The indexed value of a map entry in an ``entries(m)`` index: the key's length (4 bytes), the key, the value."""
+    return _LEN32.pack(len(key)) + key + value
+
+
 def local_entry(value: bytes, base_token: int, base_pk: bytes, base_ck: bytes) -> Entry:
     """The key of a local index's entry for ``value`` in the base row."""
     return base_token, base_pk, _LEN32.pack(len(value)) + value + base_ck

@@ -1,0 +1,128 @@
+"""SELECT through a secondary index without ALLOW FILTERING, as ScyllaDB serves it (docs/views-and-indexes.md,
+"Secondary indexes"): equality on an indexed column, CONTAINS / CONTAINS KEY / m[k] = v on collection indexes,
+a local index with its partition key, rows in base token order then clustering order, paging that holds, rows
+that no longer match (TTL) never returned, and ALLOW FILTERING required exactly where ScyllaDB requires it."""
+
+from __future__ import annotations
+
+import pytest
+
+from logtide.errors import InvalidRequest
+from logtide.query.restrictions import FILTERING_MESSAGE
+from logtide.storage.keys import token_of
+
+TABLE = "CREATE TABLE t (p int, c int, v int, w int, m map<int, text>, s set<int>, f frozen<set<int>>, " \
+        "st int static, PRIMARY KEY (p, c))"
+
+
+@pytest.fixture
+def t(session):
+    session.execute(TABLE)
+    for p in range(6):
+        for c in range(3):
+            session.execute(f"INSERT INTO t (p, c, v, w, m, s, f, st) VALUES ({p}, {c}, {(p + c) % 3}, {c}, "
+                            f"{{{c}: 'x{p}'}}, {{{p}, {c}}}, {{{c}}}, {p % 2})")
+    return session
+
+
+def pcs(result) -> list[tuple]:
+    return [(r.p, r.c) for r in result]
+
+
+def scan_order(rows: list[tuple]) -> list[tuple]:
+    """Base token order, then clustering order: the order of a scan of the table."""
+    return sorted(rows, key=lambda pc: (token_of(pc[0].to_bytes(4, "big", signed=True)), pc[1]))
+
+
+def test_equality_on_an_indexed_column_returns_the_rows_in_base_token_then_clustering_order(t):
+    t.execute("CREATE INDEX ON t (v)")
+    got = pcs(t.execute("SELECT p, c FROM t WHERE v = 1"))
+    expected = [(p, c) for p in range(6) for c in range(3) if (p + c) % 3 == 1]
+    assert got == scan_order(expected)
+    assert got == pcs(t.execute("SELECT p, c FROM t WHERE v = 1 ALLOW FILTERING"))
+
+
+def test_collection_indexes_serve_contains_contains_key_and_map_entries(t):
+    t.execute("CREATE INDEX ON t (keys(m))")
+    t.execute("CREATE INDEX ON t (entries(m))")
+    t.execute("CREATE INDEX ON t (s)")
+    t.execute("CREATE INDEX ON t (full(f))")
+    assert pcs(t.execute("SELECT p, c FROM t WHERE m CONTAINS KEY 2")) == scan_order([(p, 2) for p in range(6)])
+    assert pcs(t.execute("SELECT p, c FROM t WHERE m[1] = 'x4'")) == [(4, 1)]
+    assert pcs(t.execute("SELECT p, c FROM t WHERE s CONTAINS 5")) == scan_order([(5, 0), (5, 1), (5, 2)])
+    assert pcs(t.execute("SELECT p, c FROM t WHERE f = {2}")) == scan_order([(p, 2) for p in range(6)])
+    with pytest.raises(InvalidRequest, match="ALLOW FILTERING"):
+        t.execute("SELECT p, c FROM t WHERE m CONTAINS 'x1'")  # values(m) is not indexed
+
+
+def test_a_static_column_index_returns_every_row_of_the_matching_partitions(t):
+    t.execute("CREATE INDEX ON t (st)")
+    assert pcs(t.execute("SELECT p, c FROM t WHERE st = 1")) == scan_order([(p, c) for p in (1, 3, 5) for c in range(3)])
+
+
+def test_an_index_on_a_clustering_column_serves_it_alone(t):
+    t.execute("CREATE INDEX ON t (c)")
+    assert pcs(t.execute("SELECT p, c FROM t WHERE c = 2")) == scan_order([(p, 2) for p in range(6)])
+
+
+def test_a_local_index_serves_the_partition_it_is_given(t):
+    t.execute("CREATE INDEX loc ON t ((p), w)")
+    assert pcs(t.execute("SELECT p, c FROM t WHERE p = 4 AND w = 2")) == [(4, 2)]
+    assert pcs(t.execute("SELECT p, c FROM t WHERE p IN (1, 4) AND w = 0")) == [(1, 0), (4, 0)]
+    with pytest.raises(InvalidRequest, match="ALLOW FILTERING"):
+        t.execute("SELECT p, c FROM t WHERE w = 0")  # a local index needs its partition
+
+
+def test_paging_through_an_index_returns_every_row_once_in_order(t):
+    t.execute("CREATE INDEX ON t (w)")
+    for p in range(6, 40):
+        t.execute(f"INSERT INTO t (p, c, w) VALUES ({p}, 7, 1)")
+    whole = pcs(t.execute("SELECT p, c FROM t WHERE w = 1"))
+    pages, state = [], None
+    while True:
+        r = t.execute("SELECT p, c FROM t WHERE w = 1", page_size=4, paging_state=state)
+        pages.append(pcs(r))
+        state = r.paging_state
+        if state is None:
+            break
+    assert [pc for page in pages for pc in page] == whole
+    assert len(whole) == 40 and all(len(page) <= 4 for page in pages)
+
+
+def test_limit_count_and_writes_after_the_index_are_seen(t):
+    t.execute("CREATE INDEX ON t (v)")
+    t.execute("UPDATE t SET v = 9 WHERE p = 0 AND c = 0")
+    t.execute("DELETE FROM t WHERE p = 1")
+    assert pcs(t.execute("SELECT p, c FROM t WHERE v = 9")) == [(0, 0)]
+    assert t.execute("SELECT count(*) FROM t WHERE v = 0").one()[0] == 4  # 6, less (0, 0) and (1, 2)
+    assert len(pcs(t.execute("SELECT p, c FROM t WHERE v = 0 LIMIT 2"))) == 2
+
+
+def test_a_row_whose_value_expired_by_ttl_is_not_returned(t, clock):
+    t.execute("CREATE INDEX ON t (w)")
+    t.execute("INSERT INTO t (p, c, w) VALUES (100, 0, 42) USING TTL 10")
+    assert pcs(t.execute("SELECT p, c FROM t WHERE w = 42")) == [(100, 0)]
+    clock.advance(11)
+    assert pcs(t.execute("SELECT p, c FROM t WHERE w = 42")) == []
+
+
+@pytest.mark.parametrize("where, filtering", [
+    ("v = 1", False),
+    ("v = 1 AND w = 1", True),  # a second non-key restriction
+    ("v = 1 AND c = 1", True),  # clustering restricted without the partition key
+    ("p = 1 AND v = 1", False),
+    ("p = 1 AND c = 1 AND v = 1", False),
+    ("token(p) > 0 AND v = 1", False),
+    ("token(p) > 0 AND v = 1 AND c = 1", True),
+    ("v > 1", True),  # an index serves equality only
+])
+def test_allow_filtering_is_required_where_scylladb_requires_it(t, where, filtering):
+    t.execute("CREATE INDEX ON t (v)")
+    query = f"SELECT p, c FROM t WHERE {where}"
+    expected = pcs(t.execute(query + " ALLOW FILTERING"))
+    if filtering:
+        with pytest.raises(InvalidRequest) as e:
+            t.execute(query)
+        assert str(e.value) == FILTERING_MESSAGE
+    else:
+        assert pcs(t.execute(query)) == expected
