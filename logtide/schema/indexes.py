@@ -114,6 +114,14 @@ def find_index(ks: "Keyspace", name: str) -> tuple["Table", SecondaryIndex] | No
     return None
 
 
+def index_named(ks: "Keyspace", name: str) -> tuple["Table", SecondaryIndex] | None:
+    """The index called ``name``, or whose ScyllaDB view is called ``name`` (``<index>_index``), in ``ks``."""
+    found = find_index(ks, name)
+    if found is None and name.endswith("_index"):
+        found = find_index(ks, name[:-len("_index")])
+    return found
+
+
 def _ire(message: str) -> InvalidRequest:
     return InvalidRequest(message)
 
@@ -134,9 +142,9 @@ def _check_properties(stmt: ast.CreateIndex) -> dict[str, Any]:
         raise _ire("Indexes do not allow for specifying the clustering order")
     if not opts:
         return {}
-    params, cdc = properties.table_params(opts, None, None)
-    if cdc is not None:
-        raise _ire("Cannot enable CDC on a secondary index (an index is not a table: it is never CDC-enabled)")
+    if any(n == "cdc" for n, _ in opts):  # an index is a view in ScyllaDB (view_prop_defs::validate_raw)
+        raise _ire("Cannot enable CDC for a materialized view")
+    params, _ = properties.table_params(opts, None, None)
     defaults = properties.table_defaults()
     return {n: v for n, v in params.items() if defaults.get(n) != v}  # what DESCRIBE gives back is no change
 
