@@ -365,3 +365,11 @@ def indexes_rows(catalog: Catalog) -> list[dict[str, Any]]:
                 rows.append({"keyspace_name": ks_name, "table_name": t_name, "index_name": ix.name,
                              "kind": "COMPOSITES", "options": {"target": ix.target}})
     return rows
+
+
+def built_index_rows(catalog: Catalog) -> list[dict[str, Any]]:
+    """``system."IndexInfo"``: every index, built when it was created (``table_name`` holds the keyspace's name,
+    as in ScyllaDB and Cassandra), by keyspace then index name."""
+    return [{"table_name": ks_name, "index_name": name}
+            for ks_name in sorted(catalog.keyspaces)
+            for name in sorted(ix.name for t in catalog.keyspaces[ks_name].tables.values() for ix in t.indexes)]

@@ -252,6 +252,12 @@ _SYSTEM_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]
         ],
     ),
     # ScyllaDB's: the table a SELECT without FROM reads (``SELECT 1``, ``SELECT now()``)
+    "IndexInfo": (  # secondary indexes once built: table_name is the keyspace's name, as in ScyllaDB
+        "built column indexes",
+        [("table_name", "text")],
+        [("index_name", "text")],
+        [],
+    ),
     "one_row": (
         "A table with exactly one row, backing SELECT statements without a FROM clause.",
         [("system$dummy", "text")],
@@ -594,6 +600,7 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM_SCHEMA, "functions"): _no_rows,
     (SYSTEM_SCHEMA, "aggregates"): _no_rows,
     (SYSTEM_SCHEMA, "indexes"): lambda catalog, node: _index_rows(catalog),
+    (SYSTEM, "IndexInfo"): lambda catalog, node: _built_index_rows(catalog),
     (SYSTEM_SCHEMA, "scylla_keyspaces"): _no_rows,
     (SYSTEM, "local"): _local_rows,
     (SYSTEM_AUTH, "roles"): _no_rows,
@@ -615,6 +622,11 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
 def _index_rows(catalog: "Catalog") -> list[dict[str, Any]]:
     from logtide.schema.indexes import indexes_rows
     return indexes_rows(catalog)
+
+
+def _built_index_rows(catalog: "Catalog") -> list[dict[str, Any]]:
+    from logtide.schema.indexes import built_index_rows
+    return built_index_rows(catalog)
 
 
 def _changefeed_rows(catalog: "Catalog") -> list[dict[str, Any]]:

@@ -183,3 +183,10 @@ def test_a_described_index_recreates_the_same_index(t):
     t.execute(row.create_statement)
     assert indexes(t) == [("i", "values", "values(m)")]
     assert t.db.catalog.table("ks", "t").indexes[0].options == {"comment": "x"}
+
+
+def test_system_indexinfo_lists_each_built_index_under_its_keyspace_name(t):
+    t.execute("CREATE INDEX ON t (v)")
+    t.execute("CREATE INDEX other ON t (c)")
+    rows = [(r.table_name, r.index_name) for r in t.execute('SELECT * FROM system."IndexInfo"')]
+    assert rows == [("ks", "other"), ("ks", "t_v_idx")]  # table_name holds the keyspace, as in ScyllaDB

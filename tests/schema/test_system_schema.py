@@ -36,7 +36,7 @@ def test_system_table_definitions():
         "keyspaces", "tables", "columns", "dropped_columns", "triggers", "views", "types", "functions", "aggregates", "indexes",
         "scylla_keyspaces",
     }
-    assert set(ks["system"].tables) == {"local", "one_row", "peers", "peers_v2"}
+    assert set(ks["system"].tables) == {"IndexInfo", "local", "one_row", "peers", "peers_v2"}
     columns = ks["system_schema"].tables["columns"]
     assert [c.name for c in columns.primary_key] == ["keyspace_name", "table_name", "column_name"]
     assert {c.name: c.type.cql() for c in columns.columns}["position"] == "int"
