@@ -45,13 +45,14 @@ def choose(table: Table, kr: KeyRestrictions, where: Sequence[ast.Relation]) -> 
         return None
     single_partition = kr.partition_keys is not None
     found: tuple[SecondaryIndex, Filter, bytes | None] | None = None
-    for f in [*kr.filters, *_clustering_equalities(table, kr)]:
-        for ix in sorted(table.indexes, key=lambda i: not (i.local and single_partition)):
-            if ix.local and not single_partition:
-                continue
-            ok, value = index_value(table, ix, f)
-            if ok:
-                found = (ix, f, value)
+    restrictions = [*kr.filters, *_clustering_equalities(table, kr)]
+    # ScyllaDB's choice: a local index if the partition is given and one serves a restriction, else the index
+    # of the first restriction (in the WHERE clause's order) that a global index serves
+    for local in ((True, False) if single_partition else (False,)):
+        for f in restrictions:
+            ix = next((ix for ix in table.indexes if ix.local == local and index_value(table, ix, f)[0]), None)
+            if ix is not None:
+                found = (ix, f, index_value(table, ix, f)[1])
                 break
         if found is not None:
             break

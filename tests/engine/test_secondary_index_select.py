@@ -126,3 +126,23 @@ def test_allow_filtering_is_required_where_scylladb_requires_it(t, where, filter
         assert str(e.value) == FILTERING_MESSAGE
     else:
         assert pcs(t.execute(query)) == expected
+
+
+def test_the_first_restriction_an_index_serves_picks_it_and_a_usable_local_index_comes_first(session):
+    from logtide.query.index_lookup import choose
+    from logtide.query.evaluate import TermEvaluator
+    from logtide.query.restrictions import analyse
+    session.execute("CREATE TABLE o (p int PRIMARY KEY, v1 int, v2 int, v3 int)")
+    session.execute("CREATE INDEX i3 ON o (v3)")
+    session.execute("CREATE INDEX i1 ON o (v1)")
+    session.execute("CREATE INDEX i2 ON o ((p), v2)")
+    table = session.db.catalog.table("ks", "o")
+
+    def used(where: str) -> str:
+        stmt = session.db.parse(f"SELECT * FROM o WHERE {where} ALLOW FILTERING").statement
+        ev = TermEvaluator(session.db.functions, None)
+        return choose(table, analyse(table, stmt.where, ev, select=True, allow_filtering=True), stmt.where).index.name
+    assert used("v3 = 1 AND v1 = 2") == "i3"
+    assert used("p = 1 AND v1 = 1 AND v3 = 2") == "i1"
+    assert used("v2 = 1 AND v1 = 2") == "i1"  # a local index without its partition is skipped
+    assert used("p = 1 AND v1 = 1 AND v3 = 2 AND v2 = 2") == "i2"
