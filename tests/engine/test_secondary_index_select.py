@@ -146,3 +146,11 @@ def test_the_first_restriction_an_index_serves_picks_it_and_a_usable_local_index
     assert used("p = 1 AND v1 = 1 AND v3 = 2") == "i1"
     assert used("v2 = 1 AND v1 = 2") == "i1"  # a local index without its partition is skipped
     assert used("p = 1 AND v1 = 1 AND v3 = 2 AND v2 = 2") == "i2"
+
+
+def test_a_full_page_of_groups_through_an_index_says_where_the_next_starts(t):
+    t.execute("CREATE INDEX ON t (w)")
+    r = t.execute("SELECT p FROM t WHERE w = 1 GROUP BY p", page_size=6)
+    assert len(list(r)) == 6 and r.paging_state is not None  # a full page, as a page of rows
+    r = t.execute("SELECT p FROM t WHERE w = 1 GROUP BY p", page_size=6, paging_state=r.paging_state)
+    assert list(r) == [] and r.paging_state is None
