@@ -18,7 +18,7 @@ from typing import Any, Iterator, Sequence
 from ..cql import ast
 from ..schema import types as T
 from ..schema.indexes import ENTRIES, FULL, KEYS, REGULAR_VALUES, VALUES, SecondaryIndex
-from ..schema.model import CLUSTERING, PARTITION_KEY, Table
+from ..schema.model import CLUSTERING, PARTITION_KEY, Table, check_key_length
 from ..storage.damage import corrupt
 from ..storage.envelope import RecordDamaged
 from ..storage.index_entries import entry_value, global_base, local_base_ck, local_range, verify_entry
@@ -59,6 +59,8 @@ def choose(table: Table, kr: KeyRestrictions, where: Sequence[ast.Relation]) -> 
     if found is None:
         return None
     ix, f, value = found
+    if value is not None and not ix.local:
+        check_key_length([value])  # the value is the index's partition key (ScyllaDB: its view's)
     return IndexPlan(ix, value, _needs_filtering(table, kr, where, f), ix.local or not single_partition)
 
 

@@ -154,3 +154,18 @@ def test_a_full_page_of_groups_through_an_index_says_where_the_next_starts(t):
     assert len(list(r)) == 6 and r.paging_state is not None  # a full page, as a page of rows
     r = t.execute("SELECT p FROM t WHERE w = 1 GROUP BY p", page_size=6, paging_state=r.paging_state)
     assert list(r) == [] and r.paging_state is None
+
+
+def test_a_value_too_long_to_be_an_index_key_is_refused_at_lookup(session):
+    session.execute("CREATE TABLE big (p int PRIMARY KEY, v text)")
+    big = "x" * 66536
+    session.execute("INSERT INTO big (p, v) VALUES (1, %s)" % ("'" + big + "'"))
+    session.execute("INSERT INTO big (p, v) VALUES (2, 'small')")
+    session.execute("CREATE INDEX ON big (v)")
+    with pytest.raises(InvalidRequest, match="Key length of 66536 is longer than maximum of 65535"):
+        session.execute("SELECT p FROM big WHERE v = ?", [big])
+    assert pcs_p(session.execute("SELECT p FROM big WHERE v = 'small'")) == [2]
+
+
+def pcs_p(result) -> list[int]:
+    return [r.p for r in result]
