@@ -286,9 +286,8 @@ def create_index(cat: Catalog, stmt: ast.CreateIndex, ks_name: str) -> Outcome:
         if stmt.if_not_exists:
             return cat.keyspaces, None, cat.next_store_id
         raise _ire(f"Index {name} is a duplicate of existing index {duplicate.name}")
-    if stmt.name is not None and stmt.name in existing:  # IF NOT EXISTS, the name taken
-        return cat.keyspaces, None, cat.next_store_id
-    if index_table_name(name) in ks.tables:
+    if index_table_name(name) in ks.tables or (stmt.name is not None and stmt.name in existing):
+        # the name taken by another index (IF NOT EXISTS: not this index, so still an error, as in ScyllaDB)
         raise _ire(f"Index {name} cannot be created, because table {index_table_name(name)} already exists")
     new_table = replace(table, indexes=table.indexes + (index,))
     new_ks = replace(ks, tables={**ks.tables, table.name: new_table})
