@@ -307,7 +307,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
         # columns (CONTAINS, a gap), then the other columns
         if kr.gap_after_slice:
             raise InvalidRequest(kr.clustering_gap_error)
-        if not kr.partition_filters:
+        if not kr.partition_filters and indexed is None:  # with an index, ScyllaDB names filtering only
             if any(f.column.kind == CLUSTERING and f.op in ("CONTAINS", "CONTAINS KEY") for f in kr.filters):
                 raise InvalidRequest("Cannot restrict clustering columns by a CONTAINS relation without a secondary "
                                      "index or filtering")

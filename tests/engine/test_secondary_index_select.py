@@ -169,3 +169,11 @@ def test_a_value_too_long_to_be_an_index_key_is_refused_at_lookup(session):
 
 def pcs_p(result) -> list[int]:
     return [r.p for r in result]
+
+
+def test_with_an_index_in_use_the_refusal_names_allow_filtering(session):
+    session.execute("CREATE TABLE f (p int, c1 frozen<list<int>>, c2 int, PRIMARY KEY (p, c1, c2))")
+    session.execute("CREATE INDEX ON f (c2)")
+    with pytest.raises(InvalidRequest) as e:
+        session.execute("SELECT * FROM f WHERE p = 0 AND c1 CONTAINS 1 AND c2 = 0")
+    assert str(e.value) == FILTERING_MESSAGE
