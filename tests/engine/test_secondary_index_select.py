@@ -177,3 +177,10 @@ def test_with_an_index_in_use_the_refusal_names_allow_filtering(session):
     with pytest.raises(InvalidRequest) as e:
         session.execute("SELECT * FROM f WHERE p = 0 AND c1 CONTAINS 1 AND c2 = 0")
     assert str(e.value) == FILTERING_MESSAGE
+
+
+def test_contains_key_bound_on_an_indexed_frozen_list_is_refused_by_name(session):
+    session.execute("CREATE TABLE fl (a int, b frozen<list<int>>, PRIMARY KEY (a, b))")
+    session.execute("CREATE INDEX ON fl (full(b))")
+    with pytest.raises(InvalidRequest, match="Cannot use CONTAINS KEY on non-map column b"):
+        session.execute(session.prepare("SELECT * FROM fl WHERE b CONTAINS KEY ?"), [1])
