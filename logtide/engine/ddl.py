@@ -134,6 +134,10 @@ def _dropped_store_ids(old: Catalog, new: Catalog) -> list[int]:
 
 
 def truncate(db: Any, table: Table) -> ResultSet:
-    """``TRUNCATE``: every row of ``table`` removed in one commit (the CDC log keeps what it logged)."""
-    db.committer.run(lambda txn: txn.drop_table_data(table.store_id))
+    """``TRUNCATE``: every row of ``table`` and every entry of its secondary indexes removed in one commit (the
+    CDC log keeps what it logged)."""
+    def work(txn: Any) -> None:
+        for tid in (table.store_id, *(ix.store_id for ix in table.indexes)):
+            txn.drop_table_data(tid)
+    db.committer.run(work)
     return ResultSet("void")

@@ -12,12 +12,12 @@ cached per catalog.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Iterable
 
 from ..mutation.model import Mutation, PartitionUpdate
 from ..query.read import LiveRow, column_bytes, stored_partitions
 from ..schema.catalog import Catalog
-from ..schema.indexes import ENTRIES, FULL, KEYS, VALUES, SecondaryIndex
+from ..schema.indexes import ENTRIES, KEYS, VALUES, SecondaryIndex
 from ..schema.model import CLUSTERING, PARTITION_KEY, Table
 from ..storage.index_entries import Entry, entry_value, global_entry, local_entry, seal_entry
 from ..storage.sqlite import Txn

@@ -132,3 +132,12 @@ def test_an_entry_of_a_value_expired_by_ttl_goes_when_its_row_is_written_again(t
     clock.advance(10)
     t.execute("INSERT INTO t (p, c, v) VALUES (1, 1, 8)")
     assert_entries_agree(t.db)
+
+
+def test_truncate_removes_the_entries_with_the_rows(t):
+    t.execute("INSERT INTO t (p, c, v, m) VALUES (1, 1, 1, {1: 'a'})")
+    t.execute("TRUNCATE t")
+    table = t.db.catalog.table("ks", "t")
+    assert all(stored_entries(t.db, ix) == set() for ix in table.indexes)
+    t.execute("INSERT INTO t (p, c, v) VALUES (2, 2, 1)")
+    assert [(r.p, r.c) for r in t.execute("SELECT p, c FROM t WHERE v = 1")] == [(2, 2)]
