@@ -333,7 +333,7 @@ def check_drop_column(table: "Table", column: str) -> None:
 
 def check_rename_column(table: "Table", column: str) -> None:
     """ALTER TABLE RENAME of an indexed column (``validate_column_rename``)."""
-    names = [ix.name for ix in table.indexes if ix.column == column]
+    names = [ix.name for ix in table.indexes if ix.column == column or column in ix.partition_key]
     if names:
         raise _ire(f"Cannot rename column {column} because it has dependent secondary indexes ({', '.join(names)})")
 

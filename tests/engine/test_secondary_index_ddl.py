@@ -193,3 +193,12 @@ def test_system_indexinfo_lists_each_built_index_under_its_keyspace_name(t):
     t.execute("CREATE INDEX other ON t (c)")
     rows = [(r.table_name, r.index_name) for r in t.execute('SELECT * FROM system."IndexInfo"')]
     assert rows == [("ks", "other"), ("ks", "t_v_idx")]  # table_name holds the keyspace, as in ScyllaDB
+
+
+def test_a_key_column_an_index_uses_cannot_be_renamed(t):
+    t.execute("CREATE INDEX ON t (c)")
+    t.execute("CREATE INDEX loc ON t ((p), v)")
+    assert refused(t, "ALTER TABLE t RENAME c TO c2") == \
+        "Cannot rename column c because it has dependent secondary indexes (t_c_idx)"
+    assert refused(t, "ALTER TABLE t RENAME p TO p2") == \
+        "Cannot rename column p because it has dependent secondary indexes (loc)"
