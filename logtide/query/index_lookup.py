@@ -119,8 +119,9 @@ def _needs_filtering(table: Table, kr: KeyRestrictions, where: Sequence[ast.Rela
         return not (npart == 1 and f.column.kind == PARTITION_KEY and nck == 0 and not regular)
     if any(g.column.kind == PARTITION_KEY and g.op not in ("=", "IN") for g in kr.filters):
         return True
-    if len(regular) > 1 or (regular and f.column.name not in regular):
-        return True
+    on_regular = [g for g in kr.filters if g.column.kind not in (PARTITION_KEY, CLUSTERING)]
+    if len(regular) > 1 or (regular and f.column.name not in regular) or len(on_regular) > 1:
+        return True  # the index serves one restriction: a second one (even on its column) is filtering
     if regular:
         if npart == 0 and nck == 0:
             return False

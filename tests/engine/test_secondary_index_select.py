@@ -115,6 +115,7 @@ def test_a_row_whose_value_expired_by_ttl_is_not_returned(t, clock):
     ("token(p) > 0 AND v = 1", False),
     ("token(p) > 0 AND v = 1 AND c = 1", True),
     ("v > 1", True),  # an index serves equality only
+    ("v = 1 AND v < 2", True),  # a second restriction on the indexed column
 ])
 def test_allow_filtering_is_required_where_scylladb_requires_it(t, where, filtering):
     t.execute("CREATE INDEX ON t (v)")
