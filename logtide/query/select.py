@@ -134,6 +134,13 @@ def _positive_int(ev: TermEvaluator, term: Any, what: str) -> int | None:
 
 
 def _check_distinct(stmt: ast.Select, table: Table, selected: list[Selected]) -> None:
+    for rel in stmt.where:  # ScyllaDB's validate_distinct_selection (a static column stays allowed, as in Cassandra)
+        lhs = rel.lhs
+        names = lhs.columns if isinstance(lhs, ast.ColumnTuple) else (getattr(lhs, "name", None) or
+                                                                      getattr(lhs, "column", None),)
+        if any(isinstance(n, str) and (c := table.column(n)) is not None and c.kind not in (PARTITION_KEY, STATIC)
+               for n in names):
+            raise InvalidRequest("SELECT DISTINCT with WHERE clause only supports restriction by partition key.")
     if stmt.selectors is None:
         raise InvalidRequest("SELECT DISTINCT queries must only request partition key columns and/or static columns (not "
                              + ", ".join(c.name for c in table.columns if c.kind not in (PARTITION_KEY, STATIC)) + ")")

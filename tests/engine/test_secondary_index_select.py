@@ -185,3 +185,12 @@ def test_contains_key_bound_on_an_indexed_frozen_list_is_refused_by_name(session
     session.execute("CREATE INDEX ON fl (full(b))")
     with pytest.raises(InvalidRequest, match="Cannot use CONTAINS KEY on non-map column b"):
         session.execute(session.prepare("SELECT * FROM fl WHERE b CONTAINS KEY ?"), [1])
+
+
+def test_select_distinct_restricted_by_an_indexed_or_clustering_column_is_refused(t):
+    t.execute("CREATE INDEX ON t (v)")
+    for where in ("v = 1", "c >= 1 ALLOW FILTERING"):
+        with pytest.raises(InvalidRequest) as e:
+            t.execute(f"SELECT DISTINCT p FROM t WHERE {where}")
+        assert str(e.value) == "SELECT DISTINCT with WHERE clause only supports restriction by partition key."
+    assert [r.p for r in t.execute("SELECT DISTINCT p FROM t WHERE p IN (1, 2)")] == [1, 2]
