@@ -3,6 +3,13 @@
 Before collection, tools the tests drive that live in Debian's packages (``kcat``) are
 installed when missing and the tests run as root (as CI does), so that their tests run
 rather than skip; a line on the terminal says so (README, "Running the tests").
+
+The README runs the suite on parallel workers (pytest-xdist, ``-n auto``):
+:func:`pytest_xdist_auto_num_workers` picks how many, the installing above is
+done once by the controlling process before the workers start, and
+:func:`pytest_xdist_make_scheduler` hands out whole test files, and every
+test of ``tests/spark`` to one worker, first, so the run starts one Spark
+session (tests/spark/conftest.py) while the other workers share the rest.
 """
 
 from __future__ import annotations
@@ -28,8 +35,36 @@ def _apt_install(packages: list[str]) -> bool:
     return True
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker per CPU, at least 2 (the tests wait on servers and clients as much as they
+    compute) and at most 4 (each worker starts servers, clients and perhaps Spark)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return min(4, max(2, cpus))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """pytest-xdist's scheduling by scope, where a scope is one test file (its module fixtures and the order of
+    its tests hold, as in a run without workers), except that ``tests/spark`` is ONE scope: its tests share a
+    Spark session; the largest scope is handed out first."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SparkOnOneWorker(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "tests/spark" if nodeid.startswith("tests/spark/") else nodeid.split("::", 1)[0]
+
+    return SparkOnOneWorker(config, log)
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Install the missing Debian tools, saying so on the terminal (README, next to the test command)."""
+    """Install the missing Debian tools, saying so on the terminal (README, next to the test command); only in
+    the controlling process when the suite runs on parallel workers."""
+    if hasattr(session.config, "workerinput"):
+        return
     missing = [pkg for tool, pkg in DEBIAN_TOOLS.items() if shutil.which(tool) is None]
     if not missing:
         return

@@ -1,9 +1,11 @@
-"""Capturing a mutation: read the touched rows, derive log rows, route them to streams.
+"""The CDC log rows of a mutation, from the preimages of the rows it touches: derive them, route them to streams.
 
-Runs inside the write transaction of the base mutation, under the database's
-write lock, so the preimage read and the write are atomic: a preimage always
-equals the row as it was immediately before the write (unlike ScyllaDB,
-whose preimage read may race with concurrent writes; spec ``000``).
+Pure: the capture stage (``engine/capture.py``) reads the touched rows' preimages inside the write
+transaction of the base mutation, under the database's write lock, and hands them here with the time;
+so a preimage always equals the row as it was immediately before the write (unlike ScyllaDB, whose
+preimage read may race with concurrent writes; spec ``000``).  Postimages are derived from the
+preimage and the mutation (spec ``000``: "equal to the full preimage with the delta applied"), never
+read after the write.
 """
 
 from __future__ import annotations
@@ -11,17 +13,20 @@ from __future__ import annotations
 import functools
 import random
 import struct
-from typing import Callable
+from typing import Callable, Mapping
 
 from ..errors import InvalidRequest
-from ..mutation.cells import Liveness
-from ..mutation.model import Mutation
-from ..query.read import LiveRow
+from ..mutation.images import RowKey, StoredRow, live
+from ..mutation.model import Mutation, PartitionUpdate
+from ..query.read import live_values
 from ..schema.catalog import Catalog
 from ..schema.model import Table
 from ..storage.keys import cdc_token
 from . import log_schema as L
-from .log import LogAppend, LogRow, PreState, derive, log_update, touched_rows, upsert_timestamp
+from .log import derive, touched_rows
+from .log_rows import LogAppend, LogRow, log_update
+from .log_upsert import upsert_timestamp
+from .row_state import PreState
 from ..schema.cdc_options import CdcOptions
 from .streams import FUTURE_LIMIT_MICROS, Generation, Generations
 from .upsert import UpsertTemplate
@@ -108,22 +113,28 @@ class LogTargets:
         return hit
 
 
-def _values_of(row: LiveRow | None) -> tuple[dict[str, bytes | None], Liveness | None] | None:
-    """A live row's atomic values and live marker, as ``TxnRowReader.values`` gives them."""
-    if row is None:
-        return None
-    return {n: c.value for n, c in row.cells.items()}, row.marker if row.marker_live else None
+_NO_COMPLEX: dict = {}  # query.read.complex_plan of a table without non-frozen collections (the one pass's tables)
 
 
-def capture(mutation: Mutation, catalog: Catalog, generations: Generations, read_row: Callable,
-            timeuuid: Callable[[int], bytes], now: int, now_micros: int,
-            targets: LogTargets | None = None, read_values: Callable | None = None) -> list[LogAppend]:
+def preimage_rows(pu: PartitionUpdate, catalog: Catalog, targets: LogTargets | None = None) -> bool:
+    """Whether the CDC log of ``pu``'s table needs the preimages of the rows ``pu`` touches
+    (``cdc.log.touched_rows``): the table's changes are logged with a preimage or a postimage."""
+    base = pu.table
+    if base.cdc is None:
+        return False
+    target = log_target(catalog, base) if targets is None else targets.of(catalog, base)
+    return target is not None and (target[0].preimage or target[0].postimage)
+
+
+def log_appends(mutation: Mutation, preimages: Mapping[RowKey, StoredRow | None], catalog: Catalog,
+                generations: Generations, timeuuid: Callable[[int], bytes], now: int, now_micros: int,
+                targets: LogTargets | None = None) -> list[LogAppend]:
     """The log partition updates for every CDC-enabled table that ``mutation`` writes.
 
-    ``read_row(table, pk, token, ck, static)`` returns the live row before the write; ``targets`` keeps the
-    tables' log targets between calls; ``read_values(table, pk, token, ck)``, when given, returns a clustered
-    row's live values and live marker before the write without a row object (``TxnRowReader.values``), what
-    the one pass for plain upserts reads (``cdc/upsert.py``).
+    ``preimages`` holds the stored state before the write of each row ``cdc.log.touched_rows`` names, for
+    the tables :func:`preimage_rows` says need them (the capture stage's ``TouchedRows.before``); ``now``
+    (seconds) decides what of them is live, ``now_micros`` (the server's clock) which write timestamps are
+    too far in the future; ``targets`` keeps the tables' log targets between calls.
     """
     out: list[LogAppend] = []
     for pu in list(mutation):
@@ -134,17 +145,18 @@ def capture(mutation: Mutation, catalog: Catalog, generations: Generations, read
         if target is None:
             continue
         opts, log = target
+        images = opts.preimage or opts.postimage
+        tid = base.store_id
         ts = upsert_timestamp(pu)
         if ts is not None and ts <= now_micros + FUTURE_LIMIT_MICROS:  # a plain upsert: one pass (cdc/upsert.py)
             template = UpsertTemplate(base, opts, log) if targets is None else targets.template(base, opts, log)
             if template.plain:
                 before = {}
-                if opts.preimage or opts.postimage:
+                if images:
+                    pk = pu.pk
                     for ck in pu.rows:
-                        if read_values is not None:
-                            before[ck] = read_values(base, pu.pk, pu.token, ck)
-                        else:
-                            before[ck] = _values_of(read_row(base, pu.pk, pu.token, ck, False))
+                        s = preimages[(tid, pk, ck, False)]
+                        before[ck] = None if s is None else live_values(base, s[0], s[1], now, _NO_COMPLEX)
                 generation = generations.for_timestamp(ts)
                 if targets is None:
                     stream = generation.stream_for(pu.token)
@@ -156,12 +168,13 @@ def capture(mutation: Mutation, catalog: Catalog, generations: Generations, read
                     out.append(append)
                     continue
         pre = PreState()
-        if opts.preimage or opts.postimage:
+        if images:
             static, cks = touched_rows(pu)
+            pk, key = pu.pk, pu.key
             if static:
-                pre.static = read_row(base, pu.pk, pu.token, b"", True)
+                pre.static = live(base, preimages[(tid, pk, b"", True)], key, b"", True, now)
             for ck in cks:
-                pre.rows[ck] = read_row(base, pu.pk, pu.token, ck, False)
+                pre.rows[ck] = live(base, preimages[(tid, pk, ck, False)], key, ck, False, now)
         rows = derive(base, opts, pu, pre)
         if not rows:
             continue

@@ -30,221 +30,32 @@ document:
 * ScyllaDB (``cdc/split.cc``): the order of delta rows inside a group, and an
   INSERT's collection cells without a tombstone as an update of their own
   (``split_order``).
+
+One idea a module around this one: ``split`` (an update into changes), ``row_state`` (what images show),
+``log_values`` (collection values), ``log_rows`` (operations, rows, their encoding per stream) and
+``log_upsert`` (the rows of a plain upsert, derived directly).
 """
 
 from __future__ import annotations
 
-import functools
 import struct
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, NamedTuple
+from dataclasses import replace
+from typing import Iterable
 
-from ..mutation.cells import Cell, RowData
 from ..mutation.model import PartitionUpdate, RangeDeletion
-from ..query.read import LiveRow, element_order_key
 from ..schema import types as T
+from ..schema.cdc_options import CdcOptions
 from ..schema.model import Column, Table
-from ..storage.records import encode_uniform_rows
 from . import log_schema as L
 from . import split_order as SO
+from .log_rows import (INSERT, OPERATION_BYTES, PARTITION_DELETE, POSTIMAGE, PREIMAGE, RANGE_LEFT_EXCLUSIVE,
+                       RANGE_LEFT_INCLUSIVE, RANGE_RIGHT_EXCLUSIVE, RANGE_RIGHT_INCLUSIVE, ROW_DELETE, TRUE, UPDATE,
+                       LogRow)
+from .log_upsert import upsert_rows
+from .log_values import frozen_elements, frozen_keys
+from .row_state import PreState, RowState, applied
+from .split import Change, RowDelta, split
 from .split_order import should_split
-from ..schema.cdc_options import CdcOptions
-
-PREIMAGE, UPDATE, INSERT, ROW_DELETE, PARTITION_DELETE = 0, 1, 2, 3, 4
-RANGE_LEFT_INCLUSIVE, RANGE_LEFT_EXCLUSIVE, RANGE_RIGHT_INCLUSIVE, RANGE_RIGHT_EXCLUSIVE = 5, 6, 7, 8
-POSTIMAGE = 9
-
-TRUE = b"\x01"
-OPERATION_BYTES = tuple(struct.pack(">b", op) for op in range(10))  # cdc$operation values, serialized
-
-
-# ---------------------------------------------------------------------------
-# row state (what images show)
-# ---------------------------------------------------------------------------
-
-
-@dataclass
-class RowState:
-    """The CQL-visible content of one row: atomic values and element maps of complex columns."""
-
-    marker: bool = False
-    values: dict[str, bytes] = field(default_factory=dict)
-    elements: dict[str, dict[bytes, bytes]] = field(default_factory=dict)
-    # frozen log values of element maps, kept while a column is unchanged (a postimage reuses the
-    # preimage's encoding of every collection the write did not touch)
-    frozen: dict[str, bytes] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, row: LiveRow | None) -> "RowState | None":
-        if row is None:
-            return None
-        return cls(row.marker_live, {n: c.value for n, c in row.cells.items()},
-                   {n: {k: c.value for k, c in elems} for n, elems in row.complex.items()})
-
-    def exists(self) -> bool:
-        return self.marker or bool(self.values) or any(self.elements.values())
-
-    def copy(self) -> "RowState":
-        """A copy sharing the element maps; ``_apply`` copies a map before changing it."""
-        return RowState(self.marker, dict(self.values), dict(self.elements), dict(self.frozen))
-
-    def changing(self, name: str) -> dict[bytes, bytes]:
-        """The element map of ``name``, private to this state and ready to change."""
-        self.frozen.pop(name, None)
-        elems = dict(self.elements.get(name) or {})
-        self.elements[name] = elems
-        return elems
-
-
-@dataclass
-class PreState:
-    """The touched rows before the write: the static row and clustered rows by clustering key."""
-
-    static: LiveRow | None = None
-    rows: dict[bytes, LiveRow | None] = field(default_factory=dict)
-
-
-# ---------------------------------------------------------------------------
-# splitting a partition update into (timestamp, ttl) changes
-# ---------------------------------------------------------------------------
-
-
-@dataclass
-class RowDelta:
-    """What one change does to one row."""
-
-    clustering: tuple[bytes, ...]
-    marker: bool = False
-    deleted: bool = False
-    cells: dict[str, Cell] = field(default_factory=dict)
-    collection_deleted: set[str] = field(default_factory=set)
-    added: dict[str, list[tuple[bytes, bytes]]] = field(default_factory=dict)
-    removed: dict[str, list[bytes]] = field(default_factory=dict)
-
-    def columns(self) -> set[str]:
-        return set(self.cells) | self.collection_deleted | set(self.added) | set(self.removed)
-
-    def has_cells(self) -> bool:
-        return self.marker or bool(self.columns())
-
-
-@dataclass
-class Change:
-    """All atoms of a partition update that share a timestamp and a TTL (split per spec 001)."""
-
-    partition_deleted: bool = False
-    ranges: list[RangeDeletion] = field(default_factory=list)
-    static: RowDelta | None = None
-    rows: dict[bytes, RowDelta] = field(default_factory=dict)
-
-
-def _ttl_of(cell: Cell) -> int:
-    return cell.ttl if cell.value is not None else 0
-
-
-def split(pu: PartitionUpdate) -> dict[int, dict[int, Change]]:
-    """The update's atoms grouped by group timestamp, then by TTL (0: dead cells and non-expiring ones)."""
-    groups: dict[int, dict[int, Change]] = {}
-
-    def change(ts: int, ttl: int) -> Change:
-        return groups.setdefault(ts, {}).setdefault(ttl, Change())
-
-    def row_delta(ch: Change, ck: bytes | None, clustering: tuple[bytes, ...]) -> RowDelta:
-        if ck is None:
-            if ch.static is None:
-                ch.static = RowDelta(())
-            return ch.static
-        d = ch.rows.get(ck)
-        if d is None:
-            d = ch.rows[ck] = RowDelta(clustering)
-        return d
-
-    if pu.deletion is not None:
-        change(pu.deletion.timestamp, 0).partition_deleted = True
-    for rd in pu.range_deletions:
-        change(rd.deletion.timestamp, 0).ranges.append(rd)
-
-    def add_row(row: RowData, ck: bytes | None) -> None:
-        if row.deletion is not None:
-            row_delta(change(row.deletion.timestamp, 0), ck, row.clustering).deleted = True
-        if row.marker is not None:
-            row_delta(change(row.marker.timestamp, row.marker.ttl), ck, row.clustering).marker = True
-        for name, cell in row.cells.items():
-            row_delta(change(cell.timestamp, _ttl_of(cell)), ck, row.clustering).cells[name] = cell
-        for name, col in row.complex.items():
-            if col.deletion is not None:
-                # spec 002: a collection tombstone counts at its timestamp + 1
-                row_delta(change(col.deletion.timestamp + 1, 0), ck, row.clustering).collection_deleted.add(name)
-            for key, cell in col.cells.items():
-                d = row_delta(change(cell.timestamp, _ttl_of(cell)), ck, row.clustering)
-                if cell.value is None:
-                    d.removed.setdefault(name, []).append(key)
-                else:
-                    d.added.setdefault(name, []).append((key, cell.value))
-
-    if pu.static is not None:
-        add_row(pu.static, None)
-    for ck, row in pu.rows.items():
-        add_row(row, ck)
-    return groups
-
-
-# ---------------------------------------------------------------------------
-# serialization of log values
-# ---------------------------------------------------------------------------
-
-
-def _frame(items: Iterable[bytes]) -> bytes:
-    items = list(items)
-    out = bytearray(struct.pack(">i", len(items)))
-    for b in items:
-        out += struct.pack(">i", len(b)) + b
-    return bytes(out)
-
-
-def frozen_elements(ctype: Any, elements: dict[bytes, bytes] | list[tuple[bytes, bytes]]) -> bytes:
-    """The frozen log value of a non-frozen collection/UDT's elements (lists as maps of timeuuid keys)."""
-    pairs = list(elements.items()) if isinstance(elements, dict) else list(elements)
-    if isinstance(ctype, T.UserType):
-        by_index = {struct.unpack(">h", k)[0]: v for k, v in pairs}
-        out = bytearray()
-        for i in range(len(ctype.field_names)):
-            v = by_index.get(i)
-            out += b"\xff\xff\xff\xff" if v is None else struct.pack(">i", len(v)) + v
-        return bytes(out)
-    order = element_order_key(ctype)
-    pairs.sort(key=lambda kv: order(kv[0]))
-    if isinstance(ctype, T.SetType):
-        return _frame(k for k, _ in pairs)
-    flat = []
-    for k, v in pairs:
-        flat += [k, v]
-    out = bytearray(struct.pack(">i", len(pairs)))
-    for b in flat:
-        out += struct.pack(">i", len(b)) + b
-    return bytes(out)
-
-
-def frozen_keys(ctype: Any, keys: Iterable[bytes]) -> bytes:
-    """The ``cdc$deleted_elements_X`` value: a frozen set of element keys in their type's order."""
-    order = element_order_key(ctype)
-    return _frame(sorted(set(keys), key=order))
-
-
-# ---------------------------------------------------------------------------
-# the derivation
-# ---------------------------------------------------------------------------
-
-
-class LogRow(NamedTuple):
-    """One log row: group timestamp, sequence number within the group, and column values (serialized).
-
-    An immutable value (its ``values`` are filled while its group is built); a NamedTuple because the
-    write path makes several per statement, where a dataclass costs about twice as much."""
-
-    timestamp: int
-    seq: int
-    values: dict[str, bytes]
 
 
 class _Group:
@@ -261,30 +72,6 @@ class _Group:
 
 def _int_bytes(v: int) -> bytes:
     return struct.pack(">q", v)
-
-
-def upsert_timestamp(pu: PartitionUpdate) -> int | None:
-    """The one timestamp of a plain upsert: clustered rows with atomic cells of one timestamp and no TTL
-    (a row marker of that timestamp and no TTL allowed), no deletion, static row or collection; None for
-    any other update."""
-    if pu.deletion is not None or pu.range_deletions or pu.static is not None or not pu.rows:
-        return None
-    ts: int | None = None
-    for row in pu.rows.values():
-        if row.deletion is not None or row.complex:
-            return None
-        m = row.marker
-        if m is not None:
-            if m.ttl != 0 or (ts is not None and m.timestamp != ts):
-                return None
-            ts = m.timestamp
-        elif not row.cells:
-            return None
-        for cell in row.cells.values():
-            if (ts is not None and cell.timestamp != ts) or (cell.ttl != 0 and cell.value is not None):
-                return None
-            ts = cell.timestamp
-    return ts
 
 
 class Derivation:
@@ -327,7 +114,7 @@ class Derivation:
         return out
 
     # -- values ----------------------------------------------------------------
-    def _key_values(self, clustering: tuple[bytes, ...] | None) -> dict[str, bytes]:
+    def key_values(self, clustering: tuple[bytes, ...] | None) -> dict[str, bytes]:
         """A new dict of the key columns' values (the partition key's, made once, then the clustering's)."""
         pk = self._partition_values
         if pk is None:
@@ -361,7 +148,8 @@ class Derivation:
                 values[L.DELETED_ELEMENTS + name] = frozen_keys(col.type, removed)
         return values
 
-    def _image_values(self, state: RowState, columns: list[Column], preimage: bool) -> dict[str, bytes]:
+    def image_values(self, state: RowState, columns: list[Column], preimage: bool) -> dict[str, bytes]:
+        """The values of ``columns`` in an image of ``state``; a preimage marks a null column ``cdc$deleted_X``."""
         values: dict[str, bytes] = {}
         multicell = self.base.multicell_names
         for col in columns:
@@ -382,37 +170,12 @@ class Derivation:
         return values
 
     # -- state -----------------------------------------------------------------
-    @staticmethod
-    def _apply(state: RowState | None, delta: RowDelta) -> RowState | None:
-        if delta.deleted:
-            state = None
-        if not delta.has_cells():
-            return state
-        st = state.copy() if state is not None else RowState()
-        st.marker = st.marker or delta.marker
-        for name, cell in delta.cells.items():
-            if cell.value is None:
-                st.values.pop(name, None)
-            else:
-                st.values[name] = cell.value
-        for name in delta.collection_deleted:
-            st.elements.pop(name, None)
-            st.frozen.pop(name, None)
-        for name, added in delta.added.items():
-            st.changing(name).update(added)
-        for name, removed in delta.removed.items():
-            if st.elements.get(name):
-                elems = st.changing(name)
-                for k in removed:
-                    elems.pop(k, None)
-        return st
-
     def _apply_change(self, ch: Change) -> None:
         self._apply_deletions(ch, rows=False)
         if ch.static is not None:
-            self.state_static = self._apply(self.state_static, ch.static)
+            self.state_static = applied(self.state_static, ch.static)
         for ck, d in ch.rows.items():
-            self.state_rows[ck] = self._apply(self.state_rows.get(ck), d)
+            self.state_rows[ck] = applied(self.state_rows.get(ck), d)
 
     def _shadow(self, changes: Iterable[Change]) -> None:
         """Apply a timestamp's row, range and partition deletions once more after its cells: a tombstone
@@ -442,10 +205,10 @@ class Derivation:
         out = []
         if rd.start_inclusive is not None:
             op = RANGE_LEFT_INCLUSIVE if rd.start_inclusive else RANGE_LEFT_EXCLUSIVE
-            out.append((op, self._key_values(rd.start)))
+            out.append((op, self.key_values(rd.start)))
         if rd.end_inclusive is not None:
             op = RANGE_RIGHT_INCLUSIVE if rd.end_inclusive else RANGE_RIGHT_EXCLUSIVE
-            out.append((op, self._key_values(rd.end)))
+            out.append((op, self.key_values(rd.end)))
         return out
 
     def _touched(self, subgroups: dict[int, Change]) -> tuple[set[str] | None, dict[bytes, set[str] | None]]:
@@ -469,8 +232,8 @@ class Derivation:
         full = self.opts.full_preimage
         if static is not None and self.state_static is not None and self.state_static.exists():
             cols = self.static_cols if full else [c for c in self.static_cols if c.name in static]
-            vals = self._key_values(None)
-            vals.update(self._image_values(self.state_static, cols, True))
+            vals = self.key_values(None)
+            vals.update(self.image_values(self.state_static, cols, True))
             g.add(PREIMAGE, vals)
         for ck in sorted(rows):
             st = self.state_rows.get(ck)
@@ -478,20 +241,20 @@ class Derivation:
                 continue
             touched = rows[ck]
             cols = self.regular_cols if full or touched is None else [c for c in self.regular_cols if c.name in touched]
-            vals = self._key_values(self._clustering(ck))
-            vals.update(self._image_values(st, cols, True))
+            vals = self.key_values(self._clustering(ck))
+            vals.update(self.image_values(st, cols, True))
             g.add(PREIMAGE, vals)
 
     def _postimages(self, g: _Group, static: set[str] | None, rows: dict[bytes, set[str] | None]) -> None:
         if static is not None and None not in self.deleted_in_batch:
-            vals = self._key_values(None)
-            vals.update(self._image_values(self.state_static or RowState(), self.static_cols, False))
+            vals = self.key_values(None)
+            vals.update(self.image_values(self.state_static or RowState(), self.static_cols, False))
             g.add(POSTIMAGE, vals)
         for ck in sorted(rows):
             if ck in self.deleted_in_batch or rows[ck] is None:
                 continue
-            vals = self._key_values(self._clustering(ck))
-            vals.update(self._image_values(self.state_rows.get(ck) or RowState(), self.regular_cols, False))
+            vals = self.key_values(self._clustering(ck))
+            vals.update(self.image_values(self.state_rows.get(ck) or RowState(), self.regular_cols, False))
             g.add(POSTIMAGE, vals)
 
     @property
@@ -510,92 +273,8 @@ class Derivation:
     def rows(self) -> list[LogRow]:
         """Every log row of the update, group by group in timestamp order, deltas in ScyllaDB's order
         (``split_order``)."""
-        simple = self._upsert_rows()
+        simple = upsert_rows(self)
         return simple if simple is not None else self.general_rows()
-
-    def _upsert_rows(self) -> list[LogRow] | None:
-        """The rows of the commonest update, derived directly: clustered rows upserted with atomic cells of
-        one timestamp and no TTL (no deletion, static row or collection).  Such an update is one group
-        of one change that ScyllaDB does not split, so the rows are: preimages, then one delta per row
-        (an insert when it has a row marker), then postimages, each kind in clustering order; exactly
-        what :meth:`general_rows` gives (``tests/cdc/test_log_fast_path.py``), without its
-        intermediate changes and deltas.  None for any other update."""
-        pu = self.pu
-        ts = upsert_timestamp(pu)
-        if ts is None:
-            return None
-        opts = self.opts
-        regular = self.regular_cols
-        cks = sorted(pu.rows) if len(pu.rows) > 1 else list(pu.rows)
-        keys = {ck: self._key_values(pu.rows[ck].clustering) for ck in cks}  # copied for each row of a ck
-        plain = not self.base.multicell_names  # no collection column: an image is the atomic values alone
-        out: list[LogRow] = []
-        if opts.preimage:
-            full = opts.full_preimage
-            for ck in cks:
-                st = self.state_rows.get(ck)
-                if st is None or not st.exists():
-                    continue
-                cols = regular if full else [c for c in regular if c.name in pu.rows[ck].cells]
-                vals = dict(keys[ck])
-                if plain:  # _image_values of atomic columns, inline
-                    sv = st.values
-                    for col in cols:
-                        v = sv.get(col.name)
-                        if v is not None:
-                            vals[col.name] = v
-                        else:
-                            vals[L.DELETED + col.name] = TRUE
-                else:
-                    vals.update(self._image_values(st, cols, True))
-                vals[L.OPERATION] = OPERATION_BYTES[PREIMAGE]
-                out.append(LogRow(ts, len(out), vals))
-        keys_only = opts.delta_keys_only
-        for ck in cks:
-            row = pu.rows[ck]
-            vals = dict(keys[ck]) if opts.postimage else keys[ck]
-            if not keys_only:
-                for name, cell in row.cells.items():
-                    if cell.value is None:
-                        vals[L.DELETED + name] = TRUE
-                    else:
-                        vals[name] = cell.value
-            vals[L.OPERATION] = OPERATION_BYTES[INSERT if row.marker is not None else UPDATE]
-            out.append(LogRow(ts, len(out), vals))
-        if opts.postimage and plain:
-            for ck in cks:
-                before = self.state_rows.get(ck)
-                merged = dict(before.values) if before is not None else {}
-                for name, cell in pu.rows[ck].cells.items():
-                    if cell.value is None:
-                        merged.pop(name, None)
-                    else:
-                        merged[name] = cell.value
-                vals = keys[ck]
-                for col in regular:
-                    v = merged.get(col.name)
-                    if v is not None:
-                        vals[col.name] = v
-                vals[L.OPERATION] = OPERATION_BYTES[POSTIMAGE]
-                out.append(LogRow(ts, len(out), vals))
-        elif opts.postimage:
-            for ck in cks:
-                row = pu.rows[ck]
-                before = self.state_rows.get(ck)
-                st = before.copy() if before is not None else RowState()
-                st.marker = st.marker or row.marker is not None
-                for name, cell in row.cells.items():
-                    if cell.value is None:
-                        st.values.pop(name, None)
-                    else:
-                        st.values[name] = cell.value
-                self.state_rows[ck] = st
-                vals = keys[ck]
-                vals.update(self._image_values(st, regular, False))
-                vals[L.OPERATION] = OPERATION_BYTES[POSTIMAGE]
-                out.append(LogRow(ts, len(out), vals))
-        out[-1].values[L.END_OF_BATCH] = TRUE
-        return out
 
     def general_rows(self) -> list[LogRow]:
         """Every log row of any update, through the general split into changes (see :meth:`rows`)."""
@@ -635,13 +314,13 @@ class Derivation:
             out.append(((kind, ck, ttl, len(out)), op, vals))
 
         def upsert(kind: int, ck: bytes, op: int, d: RowDelta, clustering: tuple[bytes, ...] | None) -> None:
-            vals = self._key_values(clustering)
+            vals = self.key_values(clustering)
             vals.update(self._delta_values(d))
             vals.update(ttl_value)
             add(kind, ck, op, vals)
 
         if ch.partition_deleted:
-            add(SO.PARTITION_DELETION, b"", PARTITION_DELETE, self._key_values(None))
+            add(SO.PARTITION_DELETION, b"", PARTITION_DELETE, self.key_values(None))
         for rd in ch.ranges:
             for op, vals in self._range_rows(rd):
                 add(SO.RANGE_DELETIONS, b"", op, vals)
@@ -650,7 +329,7 @@ class Derivation:
         for ck in sorted(ch.rows):
             d = ch.rows[ck]
             if d.deleted:
-                add(SO.ROW_DELETIONS if split_mode else SO.ROWS, ck, ROW_DELETE, self._key_values(d.clustering))
+                add(SO.ROW_DELETIONS if split_mode else SO.ROWS, ck, ROW_DELETE, self.key_values(d.clustering))
             if not d.has_cells():
                 continue
             if not d.marker:
@@ -679,37 +358,3 @@ def touched_rows(pu: PartitionUpdate) -> tuple[bool, list[bytes]]:
     if pu.deletion is not None and b"" not in pu.rows:
         cks.append(b"")
     return pu.static is not None, cks
-
-
-@dataclass
-class LogAppend:
-    """Log rows ready to append to one stream (log partition): encoded records under fresh keys."""
-
-    table: Table
-    stream_id: bytes
-    token: int
-    rows: list[tuple[bytes, bytes]]  # (comparable clustering key, encoded row record)
-
-
-def log_update(log: Table, stream_id: bytes, rows: list[LogRow], timeuuid: Callable[[int], bytes], ttl: int,
-               now: int, token: int) -> LogAppend:
-    """The log rows of one stream, encoded: every cell and the row marker carry the CDC ``ttl``."""
-    time_col = log.clustering_key[0]
-    times: dict[int, tuple[bytes, bytes]] = {}
-    ldt = now + ttl if ttl else 0x7FFFFFFF
-    records = []
-    for r in rows:
-        t = times.get(r.timestamp)
-        if t is None:
-            tu = timeuuid(r.timestamp)
-            t = times[r.timestamp] = (tu, time_col.type.comparable(tu), (r.timestamp, ttl, ldt))
-        seq, seq_key = _seq_keys(r.seq)
-        records.append((t[1] + seq_key, ((t[0], seq), t[2], r.values)))
-    return LogAppend(log, stream_id, token, encode_uniform_rows(log.store_id, stream_id, records))
-
-
-@functools.lru_cache(maxsize=4096)
-def _seq_keys(seq: int) -> tuple[bytes, bytes]:
-    """``cdc$batch_seq_no`` (an ``int``, ``log_schema``) serialized and as its comparable key, made once."""
-    raw = struct.pack(">i", seq)
-    return raw, T.INT.comparable(raw)

@@ -30,7 +30,7 @@ from ..storage.keys import clustering_key, partition_token, prefix_end, serializ
 from ..storage.damage import row_record
 from . import log_schema as L
 from .verify import Difference, compare_tables
-from .log import (INSERT, PARTITION_DELETE, RANGE_LEFT_EXCLUSIVE, RANGE_LEFT_INCLUSIVE, RANGE_RIGHT_EXCLUSIVE,
+from .log_rows import (INSERT, PARTITION_DELETE, RANGE_LEFT_EXCLUSIVE, RANGE_LEFT_INCLUSIVE, RANGE_RIGHT_EXCLUSIVE,
                   RANGE_RIGHT_INCLUSIVE, ROW_DELETE, UPDATE)
 
 GREGORIAN_OFFSET = 0x01B21DD213814000

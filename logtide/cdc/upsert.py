@@ -2,7 +2,7 @@
 plain upsert's log rows").
 
 The commonest CDC write, clustered rows of a table without non-frozen collections upserted with atomic
-cells of one timestamp and no TTL (``Derivation._upsert_rows``'s case, spec ``000`` and ``001``), goes
+cells of one timestamp and no TTL (``cdc.log_upsert.upsert_rows``'s case, spec ``000`` and ``001``), goes
 from the written cells and the rows' live values before the write straight to the stored bytes of its
 log rows.  Each row's record (``storage/records.py``, kind ``U``: ``[clustering, [timestamp, ttl, ldt],
 {column: value}]`` in MessagePack, sealed by ``storage/envelope.py``) is joined from parts: the column
@@ -10,7 +10,7 @@ names, ``cdc$deleted_X`` and ``cdc$operation`` entries encoded once per table (:
 the ``cdc$time`` value and the liveness once per write, each value once per write.  No dict and no
 ``LogRow`` is made per log row.  The bytes are exactly those of ``log_update`` of the derivation's rows
 (``tests/cdc/test_log_fast_path.py`` compares them on random writes under every CDC option).  Every other
-update takes ``cdc.log.Derivation`` and ``log_update``.
+update takes ``cdc.log.Derivation`` and ``cdc.log_rows.log_update``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from ..schema.model import Table
 from ..storage.envelope import CHECKSUM, key_checksum, record_head
 from ..storage.records import UNIFORM_ROW
 from . import log_schema as L
-from .log import INSERT, OPERATION_BYTES, POSTIMAGE, PREIMAGE, TRUE, UPDATE, LogAppend
+from .log_rows import INSERT, OPERATION_BYTES, POSTIMAGE, PREIMAGE, TRUE, UPDATE, LogAppend
 from ..schema.cdc_options import CdcOptions
 
 _ENCODE = msgspec.msgpack.Encoder().encode  # the encoder records.py uses: parts made with it are its bytes
@@ -84,7 +84,7 @@ class UpsertTemplate:
 
     def append(self, pu: PartitionUpdate, ts: int, before: dict[bytes, Any], stream: bytes, token: int,
                timeuuid: Callable[[int], bytes], now: int) -> LogAppend | None:
-        """The encoded log rows of the plain upsert ``pu`` at ``ts`` (``cdc.log.upsert_timestamp``) for one
+        """The encoded log rows of the plain upsert ``pu`` at ``ts`` (``cdc.log_upsert.upsert_timestamp``) for one
         stream: preimages, one delta per row (an insert when it has a row marker), postimages, each kind in
         clustering order, the last with ``cdc$end_of_batch``.  ``before`` maps each clustering key to the row's
         live atomic values and live marker before the write (``TxnRowReader.values``: None when nothing of it

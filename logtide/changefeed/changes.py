@@ -1,6 +1,9 @@
 """From the before/after state of the rows a statement touched to changefeed row changes (spec ``004``).
 
-Pure: no I/O.  One record per changed row per statement: INSERT and UPDATE
+Pure: no I/O, no clock.  The capture stage (``engine/capture.py``) hands each table with an active
+changefeed its touched rows before and after the write (``mutation.images.PartitionImages``), and the
+time that decides what of them is live: :func:`partition_changes` derives the changes of any update,
+:func:`row_values` those of a plain row upsert or delete on the direct path (:class:`WritePlan`).  One record per changed row per statement: INSERT and UPDATE
 give ``update`` records; a row DELETE an ``erase``; range and partition
 deletes one ``erase`` per row that existed; a column DELETE an update that
 sets the column to null.  A static-column change (YDB has no static columns)
@@ -14,10 +17,13 @@ from __future__ import annotations
 from typing import Callable, Mapping, NamedTuple, Sequence
 
 from ..mutation.cells import Deletion, RowData
+from ..mutation.images import PartitionImages, live
 from ..mutation.model import PartitionUpdate
 from ..query.read import LiveRow, column_bytes, complex_plan
 from ..query.read import live_values as read_live_values
+from ..schema.changefeeds import Changefeed
 from ..schema.model import Column, Table
+from .json_format import JsonRecords
 from .render import RowChange
 
 Rows = Mapping[bytes, "LiveRow | None"]
@@ -174,3 +180,81 @@ def derive(pu: PartitionUpdate, before: Callable[[bytes, bool], "LiveRow | None"
         deleted = upd.deletion is not None or ck in range_rows
         emit(ck, False, upd.clustering if clustered else (), upd, deleted)
     return out
+
+
+def partition_changes(images: PartitionImages, table: Table, plan: TablePlan, updates: bool,
+                      now: int) -> list[FeedChange]:
+    """:func:`derive` of one partition update from its touched rows before and after the write, as a reader
+    at time ``now`` sees them (``table`` as of the commit, ``plan`` its :class:`TablePlan`)."""
+    pu = images.update
+    rows = images.rows
+    tid, pk, key = table.store_id, pu.pk, pu.key
+    seen: dict[tuple[bytes, bool], LiveRow | None] = {}
+
+    def before(ck: bytes, static: bool) -> LiveRow | None:
+        hit = seen.get((ck, static), seen)
+        if hit is not seen:
+            return hit  # type: ignore[return-value]
+        tr = rows.get((tid, pk, ck, static))
+        lr = seen[(ck, static)] = None if tr is None else live(table, tr.preimage, key, ck, static, now)
+        return lr
+
+    def after(ck: bytes, static: bool) -> LiveRow | None:
+        tr = rows.get((tid, pk, ck, static))
+        return None if tr is None else live(table, tr.postimage, key, ck, static, now)
+
+    existing = [lr for lr in [before(ck, False) for ck in images.removed] if lr is not None]
+    return derive(pu, before, existing, after, table, plan, updates)
+
+
+def row_values(images: PartitionImages, plan: TablePlan, now: int,
+               old_image: bool) -> list[tuple[bool, tuple[bytes, ...], list | None, list | None]]:
+    """(erase, primary key, values before, values after) of each clustered row an update without partition,
+    range or static changes writes, in clustering order: what :func:`derive` makes of it, as serialized
+    values of the regular columns in name order (``JsonRecords.row_columns``), from the rows' stored records
+    before and after the write; the values before only for a changefeed that shows them (``old_image``:
+    None otherwise)."""
+    pu = images.update
+    rows = images.rows
+    out = []
+    tid = plan.table.store_id
+    key = pu.key
+    clustered = plan.clustered
+    for ck in sorted(pu.rows) if len(pu.rows) > 1 else pu.rows:
+        upd = pu.rows[ck]
+        _, old, new = rows[(tid, pu.pk, ck, False)]
+        b = None if old is None or not old_image else live_values(plan, old[0], old[1], now)
+        a = None if new is None else live_values(plan, new[0], new[1], now)
+        erase = upd.deletion is not None and a is None
+        out.append((erase, key + upd.clustering if clustered else key, b, None if erase else a))
+    return out
+
+
+class WritePlan(NamedTuple):
+    """What the write path does for one table object's active changefeeds (spec ``004``, "Guarantees"), made
+    once per table (a schema change, or a changefeed added, dropped or disabled, makes a new table object)."""
+
+    table: Table
+    plan: TablePlan
+    updates: bool  # one of the active changefeeds renders ``updated`` (UPDATES mode)
+    fast: bool  # all of them are JSON ones that do not: their row upserts and deletes take the direct path
+    feeds: tuple[Changefeed, ...]  # the active changefeeds
+    json_feeds: tuple[tuple[Changefeed, JsonRecords, int], ...]  # with their renderers and partition counts (fast)
+    old_image: bool  # one of them shows the image before the write (OLD_IMAGE, NEW_AND_OLD_IMAGES)
+
+    @classmethod
+    def of(cls, table: Table, json_records: Callable[[Table, Changefeed], JsonRecords]) -> "WritePlan":
+        """The plan of ``table`` (which has an active changefeed)."""
+        active = tuple(f for f in table.changefeeds if not f.disabled)
+        updates = any(f.options.mode == "UPDATES" for f in active)
+        fast = not updates and all(f.options.format == "JSON" for f in active)
+        jf = tuple((f, json_records(table, f), f.options.partitions) for f in active) if fast else ()
+        old = any(f.options.mode in ("OLD_IMAGE", "NEW_AND_OLD_IMAGES") for f in active)
+        return cls(table, TablePlan(table), updates, fast, active, jf, old)
+
+    def direct(self, pu: PartitionUpdate) -> bool:
+        """Whether ``pu``'s changes take the direct path (:func:`row_values`): plain row upserts and deletes
+        (no partition, range or static change) of a table whose changefeeds allow it; the caller also checks
+        that none of them is in its initial scan."""
+        return self.fast and pu.deletion is None and not pu.range_deletions and pu.static is None
+

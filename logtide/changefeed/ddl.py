@@ -22,7 +22,6 @@ from ..result import ResultSet, SchemaChange
 from ..schema.catalog import Catalog
 from ..schema.model import Table
 from ..storage.sqlite import CATALOG_KEY
-from . import storage as S
 from ..schema.changefeed_options import parse_settings
 from ..schema.changefeeds import Changefeed, topic_path
 

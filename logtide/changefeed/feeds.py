@@ -1,21 +1,13 @@
-"""Changefeeds of an open Database: the write path, virtual timestamps, barriers, retention, initial scans.
+"""Changefeeds of an open Database: virtual timestamps, the storing of a write's records, the DDL hooks.
 
-Spec ``004`` ("Guarantees", "Virtual timestamps", "Initial table scan",
-"Record retention period").  Records are rendered and appended inside the
-write transaction of the statement that made them, so a record exists if and
-only if its write committed.  Each statement (a batch is one) is one
-transaction with its own virtual timestamp ``[step, txId]``: ``step`` is the
-commit time in milliseconds, never decreasing; ``txId`` is unique and
-increasing.  Both are persisted (``meta``) with the records, so they keep
-growing across restarts.
-
-A background worker thread (started when the first changefeed exists, woken
-when one is added, stopped on close) writes barriers, deletes expired records
-and runs initial scans; tests drive it step by step with :meth:`Feeds.tick` and
-:meth:`Feeds.scan_step` after :meth:`Feeds.pause`.  A scan still running when
-the database closes goes on where it stopped in the next process that opens
-the directory for writing; a short-lived writer (``logtide shell``) runs it to
-its end first with :meth:`Feeds.finish_scans`.
+Spec ``004`` ("Guarantees", "Virtual timestamps").  Records are rendered and appended (:meth:`Feeds.store`,
+write stage 3.8) inside the write transaction of the statement that made them, so a record exists if and
+only if its write committed; their changes come from the pure derivations of ``changefeed.changes``, handed
+the write's touched rows by the engine's capture stage.  Each statement (a batch is one) is one transaction
+with its own virtual timestamp ``[step, txId]``: ``step`` is the commit time in milliseconds, never
+decreasing; ``txId`` is unique and increasing.  Both are persisted (``meta``) with the records, so they keep
+growing across restarts.  The background worker (barriers, retention, initial scans) is
+``changefeed.background.FeedWork``, which :class:`Feeds` inherits.
 """
 
 from __future__ import annotations
@@ -23,62 +15,30 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable, NamedTuple
+from typing import Any, Callable, Iterable
 
-from ..errors import CorruptRecord
-from ..mutation.model import Mutation
 from ..ratelog import RateLimitedLog
-from ..query.read import stored_partitions
 from ..schema.model import Table
 from ..storage.sqlite import Txn
 from . import storage as S
-from .changes import FeedChange, TablePlan, derive, live_values, row_key
+from .background import BARRIERS_KEY, SCAN_CHUNK, FeedWork, ScanPosition
+from .changes import FeedChange, WritePlan
 from ..schema.changefeeds import DISABLED, ENABLED, INITIAL_SCAN, Changefeed, topic_path
 from .json_format import JsonRecords
-from .render import Rendered, RowChange, hash_partition, image, render, render_barrier, render_json
+from .render import Rendered, RowChange, hash_partition, render, render_json
 from .schema_changes import render_schema_change, schema_changed
 
-# The changefeeds sit below the engine: they are given the database (``engine.database.Engine``) and the
-# write's touched rows (``engine.touched.TouchedRows``), not their classes.
+# The changefeeds sit below the engine: they are given the database (``engine.database.Engine``), not its class.
 Database = Any
-TouchedRows = Any
-
-log = logging.getLogger("logtide.changefeed")
 
 CLOCK_KEY = "changefeed_clock"
-BARRIERS_KEY = "changefeed_barriers"
-SCAN_CHUNK = 64  # partitions per initial-scan transaction
 TX_RESERVE = 4096  # txIds reserved per clock write
 SEQ_RESERVE = 1 << 20  # sequence numbers reserved per clock write (a statement may write many records)
 
 
-@dataclass
-class ScanPosition:
-    """How far an initial scan got: the last partition fully exported, in (token, pk) order."""
-
-    token: int | None = None
-    pk: bytes = b""
-    done: bool = False
-    scanned: int = 0
-    total: int = 0
-
-    def reached(self, token: int, pk: bytes) -> bool:
-        """Whether the scan already exported this partition."""
-        return self.done or (self.token is not None and (token, pk) <= (self.token, self.pk))
-
-    def to_doc(self) -> dict:
-        return {"token": self.token, "pk": self.pk.hex(), "done": self.done, "scanned": self.scanned,
-                "total": self.total}
-
-    @classmethod
-    def from_doc(cls, d: dict) -> "ScanPosition":
-        return cls(d.get("token"), bytes.fromhex(d.get("pk", "")), bool(d.get("done")), int(d.get("scanned", 0)),
-                   int(d.get("total", 0)))
-
-
-class Feeds:
-    """The changefeeds of one Database."""
+class Feeds(FeedWork):
+    """The changefeeds of one Database: their clock, the storing of a write's records, the DDL hooks; the
+    background work (barriers, retention, initial scans) comes from ``changefeed.background.FeedWork``."""
 
     def __init__(self, db: "Database") -> None:
         self.db = db
@@ -170,31 +130,6 @@ class Feeds:
         txn.put_meta(CLOCK_KEY, b'{"step":%d,"tx":%d,"seq":%d}' % (self._step, self._tx_limit, self._seq_limit))
 
     # -- the write path ----------------------------------------------------------------------
-    def capture_before(self, mutation: Mutation, touched: "TouchedRows", txn: Txn, now: int) -> list[Any] | None:
-        """Before the write: the touched rows of every table with an active changefeed (None if there is none)."""
-        out = None
-        catalog = self.db.catalog
-        for pu in mutation:
-            wp = self._write_plan(pu.table, catalog)
-            if wp is None:
-                continue
-            out = out if out is not None else []
-            if wp.fast and pu.deletion is None and not pu.range_deletions and pu.static is None \
-                    and (not self.scans or self._scanned(wp.table)):
-                out.append((pu, wp, None))  # the write records the rows it merges: nothing to read before it
-                continue
-            t = wp.table
-            existing = touched.deleted_rows(pu, txn, now)
-            static = pu.static is not None or (pu.deletion is not None and bool(t.clustering_key))
-            for ck in pu.rows:
-                touched.row(t, pu.pk, pu.token, ck, False)
-            if static:
-                touched.row(t, pu.pk, pu.token, b"", True)
-            if pu.deletion is not None and not t.clustering_key:
-                touched.row(t, pu.pk, pu.token, b"", False)
-            out.append((pu, wp, existing))
-        return out
-
     def current_table(self, table: Table) -> Table | None:
         """The table as the catalog has it now, under the write lock (None if it was dropped meanwhile).
 
@@ -206,7 +141,7 @@ class Feeds:
         t = self.db.catalog.find_table(table.keyspace, table.name)
         return t if t is not None and t.store_id == table.store_id else None
 
-    def _write_plan(self, table: Table, catalog: Any) -> "WritePlan | None":
+    def write_plan(self, table: Table, catalog: Any) -> "WritePlan | None":
         """The :class:`WritePlan` of the table a statement resolved, as the catalog has it now (None: no active
         changefeed, or dropped meanwhile); kept while the catalog and the statement's table stay the same objects
         (the catalog is immutable: every DDL statement makes a new one)."""
@@ -222,26 +157,15 @@ class Feeds:
         self._resolved[table.store_id] = (catalog, table, wp)
         return wp
 
-    def _scanned(self, table: Table) -> bool:
+    def scanned(self, table: Table) -> bool:
         """Whether no changefeed of ``table`` is still in its initial scan."""
         scans = self.scans
         return all(scans.get(f.feed_id) is None or scans[f.feed_id].done for f in table.changefeeds)
 
-    def capture_after(self, before: list[Any], touched: "TouchedRows", read_row: Callable, txn: Txn) -> None:
-        """After the write, in its transaction: derive the changes and append each active feed's records."""
-        changes: list[tuple[WritePlan, Any, bool]] = []
-        for pu, wp, existing in before:
-            if existing is None:  # see capture_before
-                changes.append((wp, _row_values(pu, wp.plan, touched.records, touched.now, wp.old_image), True))
-                continue
-            t = wp.table
-
-            def b(ck: bytes, static: bool, pu=pu, t=t):
-                return touched.row(t, pu.pk, pu.token, ck, static)
-
-            def a(ck: bytes, static: bool, pu=pu, t=t):
-                return touched.after(t, pu.pk, pu.token, ck, static, read_row)
-            changes.append((wp, derive(pu, b, existing, a, t, wp.plan, wp.updates), False))
+    def store(self, txn: Txn, changes: list[tuple["WritePlan", Any, bool]]) -> None:
+        """Append, in the write's transaction, the records of its changes to each active changefeed of their
+        tables, under one new virtual timestamp: ``changes`` holds (plan, changes, direct) for each partition
+        update, the changes of ``changefeed.changes.row_values`` (``direct``) or ``partition_changes``."""
         if not any([c for _, c, _ in changes]):
             return
         step, tx = self.next_vts()
@@ -260,7 +184,7 @@ class Feeds:
 
     def _append_rows(self, txn: Txn, wp: "WritePlan", rows: list[tuple], step: int, tx: int,
                      next_offsets: dict) -> None:
-        """The records of a statement's row changes (:func:`_row_values`) in each JSON changefeed of the table:
+        """The records of a statement's row changes (``changefeed.changes.row_values``) in each JSON changefeed of the table:
         the bytes :meth:`_append` writes for the same changes."""
         for feed, jr, parts in wp.json_feeds:
             if len(rows) == 1 and parts == 1:  # the common case: one row, one partition
@@ -376,267 +300,3 @@ class Feeds:
             self._json.pop(fid, None)
             self.scans.pop(fid, None)
             self._barriers.pop(fid, None)
-
-    # -- background work ---------------------------------------------------------------------
-    def ensure_worker(self) -> None:
-        """Start the background worker (barriers, retention, initial scans) if changefeeds exist; wake it if it
-        runs (a changefeed just added starts its initial scan at once, not at the worker's next tick)."""
-        if self._worker is not None:
-            self._wake.set()
-            return
-        if self._stop.is_set() or not self.all():
-            return
-        self._worker = threading.Thread(target=self._run, name="logtide-changefeeds", daemon=True)
-        self._worker.start()
-
-    def pause(self) -> None:
-        """Stop the background worker from running initial scans (tests step them with :meth:`scan_step`)."""
-        self._paused = True
-
-    def resume(self) -> None:
-        self._paused = False
-        self._wake.set()
-
-    def close(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        w = self._worker
-        if w is not None and w is not threading.current_thread():
-            w.join(timeout=30)
-        with self.changed:
-            self.changed.notify_all()
-        for table, feed, pos in ([] if self.db.readonly else self.scanning()):
-            log.info("initial scan of %s stopped at %d of %d partitions; it goes on when the data directory is next "
-                     "opened for writing (logtide serve, logtide shell)",
-                     topic_path(table.keyspace, table.name, feed.name), pos.scanned, pos.total)
-
-    def scanning(self) -> list[tuple[Table, Changefeed, ScanPosition]]:
-        """The changefeeds still in their initial scan, with how far each got."""
-        return [(t, f, self.scans[f.feed_id]) for t, f in self.all() if self.state(f) == INITIAL_SCAN]
-
-    def finish_scans(self, advanced: Callable[[Table, Changefeed, ScanPosition], None] | None = None) -> None:
-        """Run every initial scan still in progress to its end in the calling thread, one chunk (one transaction)
-        at a time, calling ``advanced(table, feed, position)`` after each: what a short-lived writer does before
-        it closes the database.  Interrupting it (KeyboardInterrupt) loses nothing: each chunk commits whole, and
-        the rest is scanned by the next writer."""
-        paused, self._paused = self._paused, True  # the worker leaves the scans to this thread
-        try:
-            while True:
-                todo = self.scanning()
-                if not todo:
-                    return
-                table, feed, _ = todo[0]
-                self.scan_step()
-                if advanced is not None:
-                    pos = self.scans.get(feed.feed_id)
-                    if pos is not None:
-                        advanced(table, feed, pos)
-        finally:
-            self._paused = paused
-            self._wake.set()
-
-    def _run(self) -> None:
-        import time
-        while not self._stop.is_set():
-            try:
-                busy = False
-                if not self._paused:
-                    busy = self.scan_step()
-                self.tick(retention=time.monotonic() - self._last_retention >= self.retention_every)
-            except Exception as e:  # noqa: BLE001 - a failed pass is retried on the next one; the server keeps serving
-                if self._stop.is_set():
-                    return
-                if isinstance(e, CorruptRecord):  # an initial scan met damage: it waits, and says so
-                    self._damage_log.log(logging.ERROR, f"scan {getattr(e, 'feed_id', '')}",
-                                         "changefeed initial scan stopped: %s", e)
-                busy = False
-            if not busy:
-                self._wake.wait(self.tick_every)
-                self._wake.clear()
-
-    def tick(self, retention: bool = True) -> None:
-        """Write due barriers in every partition and, with ``retention``, delete expired records."""
-        import time
-        feeds = [(t, f) for t, f in self.all() if not f.disabled]
-        if retention:
-            self._last_retention = time.monotonic()
-            retention = self._anything_expired(feeds)
-        if not feeds or not (retention or self._barrier_due(feeds)):
-            return  # nothing to write: no write transaction (and no fsync)
-
-        def work(txn: Txn) -> None:  # under the write lock: no record can be written meanwhile
-            feeds = [(t, f) for t, f in self.all() if not f.disabled]  # as of now (a feed may have been dropped)
-            now = self.now_ms()
-            wrote = False
-            nxt = dict(self._offsets)
-            for _, f in feeds:
-                iv = f.options.barriers_interval_ms
-                if not iv or self.state(f) != ENABLED:
-                    continue
-                b = iv * (now // iv)
-                if b <= self._barriers.get(f.feed_id, 0) or b <= f.created_ms:
-                    continue
-                try:  # every partition's last record verified before any barrier is written
-                    for part in range(f.options.partitions):
-                        if (f.feed_id, part) not in nxt:
-                            nxt[(f.feed_id, part)] = S.next_offset(txn, f.feed_id, part)
-                except S.DamagedFeed as e:
-                    self._damaged(e, "barriers")
-                    self._barriers[f.feed_id] = b  # not written: tried again at the next interval, not every tick
-                    continue
-                # every later record gets a step >= b and a txId > 0: nothing smaller than [b, 0] can follow
-                self._step = max(self._step, b)
-                for part in range(f.options.partitions):
-                    S.append(txn, f.feed_id, part, max(b, self._step), [(None, render_barrier(b))], nxt)
-                self._barriers[f.feed_id] = b
-                wrote = True
-            if wrote:
-                self._offsets = nxt
-                self.save_clock(txn, force=True)
-                txn.put_meta(BARRIERS_KEY, json.dumps({str(k): v for k, v in self._barriers.items()}).encode())
-            if retention:
-                for _, f in feeds:
-                    cutoff = now - f.options.retention_seconds * 1000
-                    for part in range(f.options.partitions):
-                        try:  # reads only, then deletes: a damaged record stops this partition's retention
-                            S.expire(txn, f.feed_id, part, cutoff, S.important_floor(txn, f.feed_id, part))
-                        except S.DamagedFeed as e:
-                            self._damaged(e, "retention")
-        self.db.committer.run(work)
-
-    def _damaged(self, e: "S.DamagedFeed", task: str) -> None:
-        """Background work (barriers, retention) skipped a partition whose records do not verify: logged once a
-        minute; the damaged record stays for readers and ``logtide check`` to report."""
-        self._damage_log.log(logging.ERROR, f"{task} {e.feed_id}/{e.partition}", "changefeed %s skipped: %s", task,
-                             self.named(e))
-
-    def _barrier_due(self, feeds: list[tuple[Table, Changefeed]]) -> bool:
-        now = self.now_ms()
-        for _, f in feeds:
-            iv = f.options.barriers_interval_ms
-            if iv and iv * (now // iv) > max(self._barriers.get(f.feed_id, 0), f.created_ms) \
-                    and self.state(f) == ENABLED:
-                return True
-        return False
-
-    def _anything_expired(self, feeds: list[tuple[Table, Changefeed]]) -> bool:
-        """Whether some partition's first record is older than its retention (read from a snapshot)."""
-        now = self.now_ms()
-        with self.db.store.snapshot() as txn:
-            for _, f in feeds:
-                cutoff = now - f.options.retention_seconds * 1000
-                for part in range(f.options.partitions):
-                    r = txn.sql("SELECT write_time_ms FROM feed_records WHERE feed_id = ? AND part = ? "
-                                "ORDER BY offset LIMIT 1", (f.feed_id, part))
-                    if r and r[0][0] < cutoff:
-                        return True
-        return False
-
-    # -- initial scan ------------------------------------------------------------------------
-    def scan_step(self, partitions: int | None = None) -> bool:
-        """Export up to ``partitions`` (default ``scan_chunk``) more partitions of one scanning changefeed in one
-        transaction; False if none is scanning."""
-        partitions = partitions or self.scan_chunk
-        todo = [(t, f) for t, f in self.all() if self.state(f) == INITIAL_SCAN]
-        if not todo:
-            return False
-        table, feed = todo[0]
-        with self.db.write_lock:
-            pos = self.scans[feed.feed_id]
-            saved = ScanPosition(**vars(pos))
-            try:
-                self.db.committer.run(lambda txn: self._scan_chunk(txn, table, feed, pos, partitions))
-            except S.DamagedFeed as e:
-                self.scans[feed.feed_id] = saved
-                raise e.at(topic_path(table.keyspace, table.name, feed.name)) from None
-            except BaseException:
-                self.scans[feed.feed_id] = saved
-                raise
-        return True
-
-    def _scan_chunk(self, txn: Txn, table: Table, feed: Changefeed, pos: ScanPosition, limit: int) -> None:
-        now = self.db.now_seconds()
-        step, tx = feed.snapshot
-        wt = max(self._step, self.now_ms())
-        count = 0
-        done = True
-        nxt = dict(self._offsets)
-        lo = pos.token
-        regular = [c.name for c in table.regular_columns]
-        statics = [c.name for c in table.static_columns]
-        for view in stored_partitions(table, txn, now, lo, True, None, True):
-            if pos.reached(view.token, view.pk):
-                continue
-            if count >= limit:
-                done = False
-                break
-            skip = S.marks(txn, feed.feed_id, view.token, view.pk)
-            by_part: dict[int, list[tuple[bytes | None, bytes]]] = {}
-            rows = []
-            st = view.static_row() if table.clustering_key else None
-            if st is not None and b"" not in skip:
-                rows.append((row_key(table, view.key, None), image(table, st, statics)))
-            for lr in view.rows(None, None):
-                if lr.ck not in skip:
-                    rows.append((row_key(table, view.key, lr.clustering), image(table, lr, regular)))
-            rend = self.renderer(table, feed)
-            for key, img in rows:
-                r = rend(RowChange("update", key, None, img, img, snapshot=True), step, tx, wt, self.next_seq())
-                by_part.setdefault(r.partition, []).append((r.key, r.value))
-            for part, items in by_part.items():
-                S.append(txn, feed.feed_id, part, wt, items, nxt)
-            S.clear_marks(txn, feed.feed_id, view.token, view.pk)
-            pos.token, pos.pk = view.token, view.pk
-            pos.scanned += 1
-            count += 1
-        if done:
-            pos.done = True
-            txn.sql("DELETE FROM feed_scan_marks WHERE feed_id = ?", (feed.feed_id,))
-        pos.total = max(pos.total, pos.scanned)
-        S.put_scan_state(txn, feed.feed_id, pos.to_doc())
-        self.save_clock(txn)
-        self._offsets = nxt
-
-
-class WritePlan(NamedTuple):
-    """What the write path does for one table object's active changefeeds (spec ``004``, "Guarantees"), made
-    once per table (a schema change, or a changefeed added, dropped or disabled, makes a new table object)."""
-
-    table: Table
-    plan: TablePlan
-    updates: bool  # one of the active changefeeds renders ``updated`` (UPDATES mode)
-    fast: bool  # all of them are JSON ones that do not: their row upserts and deletes take the direct path
-    feeds: tuple[Changefeed, ...]  # the active changefeeds
-    json_feeds: tuple[tuple[Changefeed, JsonRecords, int], ...]  # with their renderers and partition counts (fast)
-    old_image: bool  # one of them shows the image before the write (OLD_IMAGE, NEW_AND_OLD_IMAGES)
-
-    @classmethod
-    def of(cls, table: Table, json_records: Callable[[Table, Changefeed], JsonRecords]) -> "WritePlan":
-        """The plan of ``table`` (which has an active changefeed)."""
-        active = tuple(f for f in table.changefeeds if not f.disabled)
-        updates = any(f.options.mode == "UPDATES" for f in active)
-        fast = not updates and all(f.options.format == "JSON" for f in active)
-        jf = tuple((f, json_records(table, f), f.options.partitions) for f in active) if fast else ()
-        old = any(f.options.mode in ("OLD_IMAGE", "NEW_AND_OLD_IMAGES") for f in active)
-        return cls(table, TablePlan(table), updates, fast, active, jf, old)
-
-
-def _row_values(pu: Any, plan: TablePlan, records: dict, now: int,
-                old_image: bool) -> list[tuple[bool, tuple[bytes, ...], list | None, list | None]]:
-    """(erase, primary key, values before, values after) of each clustered row an update without partition,
-    range or static changes writes, in clustering order: what :func:`~logtide.changefeed.changes.derive` makes
-    of it, as serialized values of the regular columns in name order (``JsonRecords.row_columns``), taken from
-    the stored records the write merged (``TouchedRows.records``); the values before are read only for a
-    changefeed that shows them (``old_image``: None otherwise)."""
-    out = []
-    tid = plan.table.store_id
-    key = pu.key
-    clustered = plan.clustered
-    for ck in sorted(pu.rows) if len(pu.rows) > 1 else pu.rows:
-        upd = pu.rows[ck]
-        old, old_outer, row, outer = records[(tid, pu.pk, ck, False)]
-        b = None if old is None or not old_image else live_values(plan, old, old_outer, now)
-        a = None if row is None else live_values(plan, row, outer, now)
-        erase = upd.deletion is not None and a is None
-        out.append((erase, key + upd.clustering if clustered else key, b, None if erase else a))
-    return out

@@ -1,10 +1,12 @@
-"""Write stages 4 to 6, capture, apply and commit: a built mutation and its logs into the write transaction.
+"""Write stages 3.5 to 3.8, capture, the CDC log, apply and the changefeeds' records: a built mutation and its logs into the write
+transaction.
 
-``commit_mutation`` is the one place where a write's logs are made: the touched rows' before-state (stage 2,
-``engine.touched``) goes to the ScyllaDB CDC log (``cdc.capture``) and to every changefeed
-(``changefeed.feeds``), the mutation is merged with its log rows (``mutation.apply``), and the changefeeds'
-records come from the after-state the merge recorded.  ``WriteJob`` is a statement or batch waiting for its
-commit in the group committer (``storage.group_commit``); the errors a statement raises are mapped here.
+``commit_mutation`` is the one place where a write's logs are made: the capture stage (``engine.capture``) reads
+the touched rows' preimages once, the ScyllaDB CDC log's rows are derived from them (``cdc.capture.log_appends``),
+the mutation is merged with its log rows (``mutation.apply``), which records the rows as it leaves them, and the
+changefeeds' changes are derived from each row's before and after (``changefeed.changes``) and stored
+(``Feeds.store``).  ``WriteJob`` is a statement or batch waiting for its commit in the group committer
+(``storage.group_commit``); the errors a statement raises are mapped here.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from ..cdc.capture import capture
+from ..cdc.capture import log_appends
 from ..errors import CqlError, InvalidRequest
 from ..failures import storage_failure
 from ..mutation.apply import apply_mutation
@@ -23,34 +25,37 @@ from ..schema import types as T
 from ..schema.model import Table
 from ..storage.sqlite import Txn
 from ..tracing import TracingSession
-from .touched import TouchedRows, TxnRowReader
+from .capture import feed_changes, read_after, read_before
+from .touched import TouchedRows
 
 
-def commit_mutation(db: Any, mutation: Mutation, txn: Txn, now: int, reader: TxnRowReader,
-                    trace: TracingSession | None = None) -> None:
-    """Write stages 4 to 6 of a built mutation in ``txn`` (the caller holds the write lock; ``db`` is the
-    ``engine.database.Engine``): capture the before-state of the touched rows for the CDC log (``cdc.capture``)
-    and the changefeeds (``Feeds.capture_before``), apply the mutation with its log rows (``mutation.apply``),
-    then the changefeeds' records from the after-state (``Feeds.capture_after``); ``trace`` records the stages
-    of a traced request."""
-    touched = TouchedRows(reader.row, now)  # read once, shared by the CDC log and the changefeeds
-    feed_rows = db.feeds.capture_before(mutation, touched, txn, now) if db.has_changefeeds() else None
-    log_updates = capture(mutation, db.catalog, db.generations, touched.row, db.cdc_timeuuids, now,
-                          db.clock.now_micros(), db.log_targets,
-                          reader.values if feed_rows is None else None)  # with feeds: the rows they read
+def commit_mutation(db: Any, mutation: Mutation, txn: Txn, now: int, trace: TracingSession | None = None) -> None:
+    """Write stages 3.5 to 3.8 of a built mutation in ``txn`` (the caller holds the write lock; ``db`` is the
+    ``engine.database.Engine``): capture the touched rows' preimages (``capture.read_before``), derive the CDC
+    log rows from them (``cdc.capture.log_appends``), apply the mutation with its log rows (``mutation.apply``),
+    then pair the changefeeds' rows with their postimages (``capture.read_after``) and store the records of
+    their changes (``capture.feed_changes``, ``Feeds.store``); ``trace`` records the stages of a traced
+    request."""
+    touched = TouchedRows(txn)  # each touched row read once, shared by the CDC log and the changefeeds
+    feeds = read_before(db, mutation, touched)
+    log_updates = log_appends(mutation, touched.before, db.catalog, db.generations, db.cdc_timeuuids, now,
+                              db.clock.now_micros(), db.log_targets)
     if trace is not None:
-        trace_capture(trace, log_updates, feed_rows is not None)
-    touched.record_after = feed_rows is not None  # a changefeed's new images: no read after the write
-    indexed = db.indexes.capture_before(mutation, touched, txn, now) if db.indexes.active(db.catalog) else None
+        trace_capture(trace, log_updates, feeds is not None)
+    touched.record_after = feeds is not None  # the changefeeds' postimages: no read after the write
+    indexed = db.indexes.capture_before(mutation, touched) if db.indexes.active(db.catalog) else None
     apply_mutation(mutation, txn, now, log_updates, touched)
     if indexed is not None:
-        db.indexes.capture_after(indexed, reader, txn)  # secondary index entries, in the same transaction
+        db.indexes.capture_after(indexed, touched, txn, now)  # secondary index entries, in the same transaction
     db.counters.committed(sum([len(lu.rows) for lu in log_updates]) if log_updates else 0)
     if trace is not None:
         trace.event("Rows appended to the write transaction" + (" with their CDC log rows" if log_updates else ""))
-    if feed_rows is not None:
+    if feeds is not None:
+        images = read_after(feeds, touched)
+        # derived tables (materialized views, secondary indexes) would consume ``images`` here: each touched
+        # row's preimage and postimage, before the changefeeds' records are stored
         first = db.feeds.sequence() if trace is not None else 0
-        db.feeds.capture_after(feed_rows, touched, reader.row, txn)
+        db.feeds.store(txn, feed_changes(images, now))
         if trace is not None:
             trace.event(f"Changefeeds: {db.feeds.sequence() - first} record(s) appended")
 

@@ -16,7 +16,7 @@ from ..cdc.streams import FIRST_GENERATION_START, Generation, Generations, Topol
 from ..clock import Clock, SystemClock, TimestampSource
 from ..counters import WriteCounters
 from ..cql import ast, parse
-from ..mutation.builder import ListKeys
+from ..mutation.context import ListKeys
 from ..mutation.model import Mutation
 from ..query.functions import FunctionRegistry, TimeuuidSource
 from ..schema.catalog import Catalog
@@ -26,7 +26,6 @@ from ..tracing import TraceStore
 from .commit import commit_mutation
 from .indexes import SecondaryIndexes
 from .plan import DML, is_conditional
-from .touched import TxnRowReader
 
 
 class Engine:
@@ -136,7 +135,7 @@ class Engine:
         """Commit a mutation built elsewhere (cells carry their own timestamps), logging it if CDC is on."""
         def work(txn: Txn) -> None:
             now = self.now_seconds()
-            commit_mutation(self, mutation, txn, now, TxnRowReader(txn, now))
+            commit_mutation(self, mutation, txn, now)
         self.committer.run(work)
 
     def plain_write(self, stmt: Any) -> bool:
@@ -155,7 +154,7 @@ class Engine:
 
     def has_changefeeds(self) -> bool:
         """Whether a table of the current catalog has a changefeed (checked once per catalog): without one,
-        ``Feeds.capture_before`` finds nothing to capture for any write."""
+        the capture stage (``engine.capture.read_before``) has nothing to read for the changefeeds of any write."""
         cat = self.catalog
         hit = self._changefeeds_in
         if hit is None or hit[0] is not cat:

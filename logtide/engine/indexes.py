@@ -1,30 +1,30 @@
 """Secondary index maintenance: each write's index entries in its own transaction, and an index's build over the
 rows a table already has (docs/views-and-indexes.md, "Secondary indexes"; entries in ``storage.index_entries``).
 
-``SecondaryIndexes.capture_before`` takes, for a write to a table with indexes, the touched rows' state before
-the write (which rows: the mutation's, and ``engine.touched.TouchedRows.deleted_rows`` for its deletions), read
-as of time 0 so that values expired by TTL since their entries were made still name those entries;
-``capture_after`` reads the same rows as the write left them (from the transaction's write cache) and replaces
-the entries that changed.  Both run inside the base write's transaction: an acknowledged write's entries are
+``SecondaryIndexes.capture_before`` reads, for a write to a table with indexes, the touched rows' stored state
+before the write into ``engine.touched.TouchedRows`` (each row read once, shared with the CDC log and the
+changefeeds; the rows its deletions remove by ``read_removed``); ``capture_after`` takes the same rows as the
+write left them (``TouchedRows.after``: recorded by the merge, else read from the transaction's write cache)
+and replaces the entries that changed.  Both run inside the base write's transaction: an acknowledged write's entries are
 committed with it, and a crash loses neither or both.  A table without indexes costs one check of a flag
 cached per catalog.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 from ..mutation.model import Mutation, PartitionUpdate
-from ..query.read import LiveRow, column_bytes, stored_partitions
+from ..query.read import LiveRow, column_bytes, live_row, stored_partitions
 from ..schema.catalog import Catalog
 from ..schema.indexes import ENTRIES, KEYS, VALUES, SecondaryIndex
 from ..schema.model import CLUSTERING, PARTITION_KEY, Table
 from ..storage.index_entries import Entry, entry_value, global_entry, local_entry, seal_entry
 from ..storage.sqlite import Txn
-from .touched import TouchedRows, TxnRowReader
+from .touched import TouchedRows
 
 RowKey = tuple[bytes, bool]  # (clustering key, static)
-Pending = list[tuple[PartitionUpdate, dict[RowKey, "LiveRow | None"]]]
+Pending = list[tuple[PartitionUpdate, set[RowKey]]]
 
 
 def indexed_values(table: Table, index: SecondaryIndex, row: "LiveRow | None") -> set[bytes]:
@@ -83,34 +83,46 @@ class SecondaryIndexes:
         return hit[1]
 
     @staticmethod
-    def capture_before(mutation: Mutation, touched: TouchedRows, txn: Txn, now: int) -> Pending | None:
-        """The rows of indexed tables the mutation touches, as they are before it is applied (None: none)."""
+    def capture_before(mutation: Mutation, touched: TouchedRows) -> Pending | None:
+        """The rows of indexed tables the mutation touches (its rows, its static row, the rows its deletions
+        remove), their stored state before it read into ``touched`` (None: no indexed table is written)."""
         pending: Pending = []
         for pu in mutation:
             t = pu.table
             if not t.indexes:
                 continue
             keys: set[RowKey] = {(ck, False) for ck in pu.rows}
-            if pu.deletion is not None or pu.range_deletions:
-                keys.update((lr.ck, False) for lr in touched.deleted_rows(pu, txn, now))
+            keys.update((ck, False) for ck in touched.read_removed(pu, t))
             if (pu.static is not None or pu.deletion is not None) and any(
                     (c := t.column(ix.column)) is not None and c.is_static for ix in t.indexes):
                 keys.add((b"", True))
-            # read at time 0: a cell that has expired by TTL since still has its entry, which goes now
-            ever = TxnRowReader(txn, 0)
-            pending.append((pu, {k: ever.row(t, pu.pk, pu.token, k[0], k[1]) for k in keys}))
+            for ck, static in keys:
+                touched.read(t, pu.pk, pu.token, ck, static)
+            pending.append((pu, keys))
         return pending or None
 
     @staticmethod
-    def capture_after(pending: Pending, reader: TxnRowReader, txn: Txn) -> None:
-        """Each touched row as the write left it: its entries replace the ones it had before."""
-        for pu, before in pending:
-            t, pk, token = pu.table, pu.pk, pu.token
-            for (ck, static), old in before.items():
-                new = reader.row(t, pk, token, ck, static)
+    def capture_after(pending: Pending, touched: TouchedRows, txn: Txn, now: int) -> None:
+        """Each touched row as the write left it: its entries replace the ones it had before.  The state before
+        is taken as of time 0 (``live_row`` at 0): a value expired by TTL since its entry was made still names
+        that entry, which goes now."""
+        for pu, keys in pending:
+            t, pk, token, key = pu.table, pu.pk, pu.token, pu.key
+            tid = t.store_id
+            for ck, static in keys:
+                old = _live(t, touched.before.get((tid, pk, ck, static)), 0, key, ck, static)
+                new = _live(t, touched.after(t, pk, token, ck, static), now, key, ck, static)
                 for ix in t.indexes:
                     put_entries(txn, ix, row_entries(t, ix, token, pk, ck, old),
                                 row_entries(t, ix, token, pk, ck, new))
+
+
+def _live(table: Table, stored: Any, now: int, key: tuple[bytes, ...], ck: bytes, static: bool) -> "LiveRow | None":
+    """A stored row (``mutation.images.StoredRow``: record and outer deletion) as a live row at ``now``."""
+    if stored is None:
+        return None
+    row, outer = stored
+    return live_row(table, row, outer, now, key, ck, static)
 
 
 def build_indexes(txn: Txn, old: Catalog, new: Catalog, now: int) -> None:

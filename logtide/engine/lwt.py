@@ -15,7 +15,10 @@ from typing import Any, Sequence
 
 from ..cql import ast
 from ..errors import InvalidRequest
-from ..mutation.builder import WriteContext, check_assignments, is_conditional, json_values, key_bytes
+from ..mutation.assignments import check_assignments, is_conditional
+from ..mutation.context import WriteContext
+from ..mutation.insert import json_values
+from ..mutation.targets import key_bytes, non_key_column
 from ..query.read import LiveRow, column_bytes
 from ..query.restrictions import analyse
 from ..result import ColumnSpec, ResultSet, Row
@@ -116,12 +119,8 @@ def _compare(t: Any, current: Any, op: str, expected: Any) -> bool:
 
 def _condition_holds(cond: ast.Condition, table: Table, cur: _CurrentRow, ctx: WriteContext) -> bool:
     lhs = cond.lhs
-    name = lhs.name if isinstance(lhs, ast.ColumnRef) else lhs.column
-    col = table.column(name)
-    if col is None:
-        raise InvalidRequest(f"Undefined column name {name}")
-    if col.is_primary_key:
-        raise InvalidRequest(f"PRIMARY KEY column '{name}' cannot have IF conditions")
+    col = non_key_column(table, lhs, "PRIMARY KEY column '{name}' cannot have IF conditions")
+    name = col.name
     value = cur.value(col)
     t = col.type
     if isinstance(lhs, ast.ElementRef):

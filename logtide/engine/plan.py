@@ -1,4 +1,4 @@
-"""Write stages 1 and 3, plan and build: statements to a mutation under the catalog as of the commit.
+"""Write stages 2, 3.1 and 3.4, plan and build: statements to a mutation under the catalog as of the commit.
 
 ``write_job`` makes the checks that need no transaction at once and returns a ``WriteJob`` whose work, run in
 the write transaction, resolves the tables again if a DDL committed meanwhile, assigns the timestamp, checks
@@ -12,7 +12,9 @@ from typing import Any, Sequence
 
 from ..cql import ast
 from ..errors import InvalidRequest
-from ..mutation.builder import WriteContext, build, check_batch_size
+from ..mutation.assignments import is_conditional
+from ..mutation.builder import build, check_batch_size
+from ..mutation.context import WriteContext
 from ..mutation.model import Mutation
 from ..query.evaluate import TermEvaluator
 from ..result import ResultSet
@@ -39,18 +41,13 @@ def is_write(stmt: Any) -> bool:
     return isinstance(stmt, WRITES)
 
 
-def is_conditional(s: Any) -> bool:
-    """A statement with IF NOT EXISTS, IF EXISTS or IF conditions: a lightweight transaction."""
-    return bool(getattr(s, "if_not_exists", False) or getattr(s, "if_exists", False) or getattr(s, "conditions", ()))
-
-
-
 def write_job(session: Any, stmts: Sequence[Any], evs: Sequence[TermEvaluator], client_ts: int | None,
                batch: ast.Batch | None, now_override: int | None,
                conditional: Sequence[Any] | None = None, trace: TracingSession | None = None) -> "WriteJob":
     """The checks of one statement or batch made, its mutation to be built and applied in a write transaction
     (``conditional``: the statements with conditions, when the caller knows them; ``trace`` records its
-    stages): write stages 1 (plan: tables, timestamp, conditions) and 3 (build), then ``commit_mutation``."""
+    stages): write stages 2 and 3.1 (plan: tables, timestamp), 3.3 (conditions) and 3.4 (build), then
+    ``commit_mutation``."""
     db = session.db
     catalog = db.catalog
     tables = statement_tables(session, stmts)
@@ -97,7 +94,7 @@ def write_job(session: Any, stmts: Sequence[Any], evs: Sequence[TermEvaluator], 
         if trace is not None:
             trace.event(f"Mutation built: {len(mutation.partitions)} partition(s) of "
                         + ", ".join(sorted({f"{t.keyspace}.{t.name}" for t in current})))
-        commit_mutation(db, mutation, txn, now, reader, trace)
+        commit_mutation(db, mutation, txn, now, trace)
         return None if outcome is None else outcome.result
 
     return WriteJob(work, tables[0] if conditional else None, warnings)

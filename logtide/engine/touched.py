@@ -1,31 +1,25 @@
-"""Write stage 2, read: the rows a write touches, read once inside its transaction (specs ``000``-``004``).
+"""Write stage 3.2, read: the rows a write touches, read once inside its transaction (specs ``000``-``004``).
 
 :class:`TxnRowReader` reads live rows inside the write transaction (read-before-write: list indices,
-counters, conditions, and the before-state of the logs).
+counters, conditions).
 
-``cdc.capture`` (the ScyllaDB CDC log) and ``changefeed.changes`` (YDB
-changefeeds) derive their rows from the same before-state of the rows a
-mutation touches.  :class:`TouchedRows` reads each row at most once per
-statement, whatever number of logs and feeds the table has, and lists the
-rows that partition and range deletions remove (a changefeed writes one
-``erase`` per row that existed; the CDC log does not need them).
+:class:`TouchedRows` holds what the capture stage (``engine.capture``) reads for the logs: the stored
+state of each row a mutation touches (``mutation.images.StoredRow``), read at most once per statement
+whatever number of logs and feeds the table has, the rows that partition and range deletions remove
+(a changefeed writes one ``erase`` per row that existed; the CDC log does not need them), and the rows
+as the write leaves them, recorded by ``mutation.apply`` as it merges them.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
-from ..mutation.apply import read_partition, read_row
-from ..mutation.builder import RowReader
+from ..mutation.apply import decoded_row, read_partition, read_row
 from ..mutation.cells import Cell, Deletion, RowData
+from ..mutation.context import RowReader
+from ..mutation.images import RowKey, StoredRow, TouchedRow
 from ..mutation.model import PartitionUpdate
-from ..query.read import LiveRow, live_row, live_values, stored_partition
 from ..schema.model import Column, Table
+from ..query.read import live_row
 from ..storage.sqlite import Txn
-
-RowKey = tuple[int, bytes, bytes, bool]  # (store id, partition key, clustering key, static)
-
-_NO_COMPLEX: dict = {}  # query.read.complex_plan of a table without non-frozen collections
 
 
 class TxnRowReader(RowReader):
@@ -49,19 +43,6 @@ class TxnRowReader(RowReader):
             return None
         return live_row(table, row, part.row_deletion(ck), self.now, part.key, ck)
 
-    def values(self, table: Table, pk: bytes, token: int, ck: bytes) -> tuple[dict[str, bytes | None], Any] | None:
-        """The live atomic values of a clustered row as it is now, and its live row marker (None when the
-        marker is not live), or None when nothing of the row is live: :meth:`row` for values only, for a
-        table without non-frozen collections (``query.read.live_values``; the CDC log's one pass for plain
-        upserts, ``cdc/upsert.py``)."""
-        part = read_partition(self.txn, table, token, pk)
-        if part is None:
-            return None
-        row = read_row(self.txn, table, token, pk, ck)
-        if row is None:
-            return None
-        return live_values(table, row, part.row_deletion(ck), self.now, _NO_COMPLEX)
-
     def live_complex(self, table: Table, pk: bytes, token: int, ck: bytes, column: Column) -> list[tuple[bytes, Cell]]:
         lr = self.row(table, pk, token, ck, column.is_static)
         return [] if lr is None else lr.complex.get(column.name, [])
@@ -72,69 +53,88 @@ class TxnRowReader(RowReader):
 
 
 
+def stored_row(txn: Txn, table: Table, token: int, pk: bytes, ck: bytes, static: bool) -> StoredRow | None:
+    """The stored state of a row (or of the partition's static row) in ``txn``: its record and the deletion
+    over it from its partition, or None when it has no record (records decoded once per statement)."""
+    part = read_partition(txn, table, token, pk)
+    if part is None:
+        return None
+    if static:
+        return None if part.static is None else (part.static, part.deletion)
+    row = read_row(txn, table, token, pk, ck)
+    return None if row is None else (row, part.row_deletion(ck))
+
+
 class TouchedRows:
-    """Memoized reads of the live rows a mutation touches, taken before it is applied; and, when
-    ``record_after`` is set, the rows as the write leaves them, recorded by ``mutation.apply`` as it merges
-    them, so that a changefeed's new image needs no read after the write."""
+    """The stored state of the rows a mutation touches, each read at most once before it is applied
+    (``before``, the preimages); and, when ``record_after`` is set, the rows as the write leaves them,
+    recorded by ``mutation.apply`` as it merges them, so that a postimage needs no read after the write."""
 
-    def __init__(self, read_row: Callable[[Table, bytes, int, bytes, bool], "LiveRow | None"],
-                 now: int = 0) -> None:
-        self._read_row = read_row
-        self._memo: dict[RowKey, LiveRow | None] = {}
-        self.now = now
+    def __init__(self, txn: Txn) -> None:
+        self.txn = txn
+        self.before: dict[RowKey, StoredRow | None] = {}
         self.record_after = False
-        self._after: dict[RowKey, tuple[RowData | None, Deletion | None, tuple[bytes, ...]]] = {}
-        # stored row records (not live views) before and after the write, of rows no deletion in the partition
-        # touched: (row before, its outer deletion, row after, its outer deletion)
-        self.records: dict[RowKey, tuple[RowData | None, Deletion | None, RowData | None, Deletion | None]] = {}
+        self._after: dict[RowKey, StoredRow | None] = {}
+        # rows no deletion in their partition touched, before and after the write in one value
+        self.merged_rows: dict[RowKey, TouchedRow] = {}
 
-    def wrote(self, k: RowKey, row: RowData | None, outer: Deletion | None, key: tuple[bytes, ...]) -> None:
+    def wrote(self, k: RowKey, row: RowData | None, outer: Deletion | None) -> None:
         """The write left row ``k`` as ``row`` (None: removed) under the partition's ``outer`` deletion."""
-        self._after[k] = (row, outer, key)
+        self._after[k] = None if row is None else (row, outer)
 
     def merged(self, k: RowKey, old: RowData | None, old_outer: Deletion | None, row: RowData | None,
                outer: Deletion | None) -> None:
         """The stored record of row ``k`` before the write (``old``, None if there was none) and after it
         (``row``, None if removed), when the write deleted nothing else in its partition."""
-        self.records[k] = (old, old_outer, row, outer)
+        self.merged_rows[k] = TouchedRow(k, None if old is None else (old, old_outer),
+                                         None if row is None else (row, outer))
 
     def purged(self, tid: int, pk: bytes) -> None:
         """A partition or range deletion rewrote rows of a partition: forget what was recorded there."""
         for k in [k for k in self._after if k[0] == tid and k[1] == pk]:
             del self._after[k]
-        for k in [k for k in self.records if k[0] == tid and k[1] == pk]:
-            del self.records[k]
+        for k in [k for k in self.merged_rows if k[0] == tid and k[1] == pk]:
+            del self.merged_rows[k]
 
-    def after(self, table: Table, pk: bytes, token: int, ck: bytes, static: bool,
-              read_row: Callable[[Table, bytes, int, bytes, bool], "LiveRow | None"]) -> "LiveRow | None":
-        """The live row after the write: from what the write recorded, else read (``read_row``)."""
-        hit = self._after.get((table.store_id, pk, ck, static))
-        if hit is None:
-            return read_row(table, pk, token, ck, static)
-        row, outer, key = hit
-        return None if row is None else live_row(table, row, outer, self.now, key, ck, static)
-
-    def row(self, table: Table, pk: bytes, token: int, ck: bytes, static: bool) -> "LiveRow | None":
-        """The live row (or static row) before the write, or None (same signature as ``TxnRowReader.row``)."""
+    def read(self, table: Table, pk: bytes, token: int, ck: bytes, static: bool) -> StoredRow | None:
+        """The stored state of a row (or static row) before the write, read once."""
         k = (table.store_id, pk, ck, static)
-        if k not in self._memo:
-            self._memo[k] = self._read_row(table, pk, token, ck, static)
-        return self._memo[k]
+        before = self.before
+        if k in before:
+            return before[k]
+        s = before[k] = stored_row(self.txn, table, token, pk, ck, static)
+        return s
 
-    def deleted_rows(self, pu: PartitionUpdate, txn: Txn, now: int) -> list[LiveRow]:
-        """The clustered rows that exist before the write inside the update's partition or range deletions."""
+    def after(self, table: Table, pk: bytes, token: int, ck: bytes, static: bool) -> StoredRow | None:
+        """The stored state of a row after the write: as the write recorded it, else read (once, after it)."""
+        k = (table.store_id, pk, ck, static)
+        after = self._after
+        if k not in after:
+            after[k] = stored_row(self.txn, table, token, pk, ck, static)
+        return after[k]
+
+    def read_removed(self, pu: PartitionUpdate, table: Table) -> tuple[bytes, ...]:
+        """The clustering keys, in order, of the stored rows inside the update's partition or range deletions,
+        each row's state before the write read (into ``before``) with them."""
         if pu.deletion is None and not pu.range_deletions:
-            return []
-        view = stored_partition(pu.table, txn, now, pu.token, pu.pk)
-        if view is None:
-            return []
+            return ()
+        txn = self.txn
+        part = read_partition(txn, table, pu.token, pu.pk)
+        if part is None:
+            return ()
         if pu.deletion is not None:
             ranges: list[tuple[bytes | None, bytes | None]] = [(None, None)]
         else:
             ranges = [(rd.lo, rd.hi) for rd in pu.range_deletions]
-        seen: dict[bytes, LiveRow] = {}
+        tid = table.store_id
+        before = self.before
+        seen: set[bytes] = set()
         for lo, hi in ranges:
-            for lr in view.rows(lo, hi):
-                seen.setdefault(lr.ck, lr)
-                self._memo.setdefault((pu.table.store_id, pu.pk, lr.ck, False), lr)
-        return [seen[ck] for ck in sorted(seen)]
+            for ck, data in txn.rows(tid, pu.token, pu.pk, lo, hi):
+                if ck in seen:
+                    continue
+                seen.add(ck)
+                k = (tid, pu.pk, ck, False)
+                if k not in before:
+                    before[k] = (decoded_row(txn, table, pu.pk, ck, data), part.row_deletion(ck))
+        return tuple(sorted(seen))

@@ -49,8 +49,8 @@ def decoded_row(txn: Txn, table: Any, pk: bytes, ck: bytes, data: bytes | None) 
 
 def apply_mutation(mutation: Mutation, txn: Txn, now: int, logs: Any = (), touched: Any = None) -> None:
     """Write every partition update of ``mutation`` into ``txn``, and the CDC log rows ``logs`` (each a
-    ``cdc.log.LogAppend``); with ``touched`` (a ``capture.TouchedRows``), record there the rows as the
-    write leaves them.
+    ``cdc.log_rows.LogAppend``); with ``touched`` (an ``engine.touched.TouchedRows``), record there the rows as
+    the write leaves them (the postimages of the capture stage, ``engine.capture``).
 
     The rows the statement or batch writes go to storage in one call at the end (a batch's hundred
     rows and their log rows are one ``executemany``, not a statement each): nothing in between
@@ -124,7 +124,7 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int,
         part.static = None if static.is_empty() else static
         changed = True
         if touched is not None:
-            touched.wrote((tid, pu.pk, b"", True), part.static, part.deletion, part.key)
+            touched.wrote((tid, pu.pk, b"", True), part.static, part.deletion)
     wrote_rows = False
     removed_rows = False
     decoded = txn.decoded
@@ -138,7 +138,7 @@ def apply_partition_update(pu: PartitionUpdate, txn: Txn, now: int,
             row = purge_row(merge_rows(before, upd, now), outer, now, gc)
         if touched is not None:
             k = (tid, pu.pk, ck, False)
-            touched.wrote(k, None if row.is_empty() else row, outer, part.key)
+            touched.wrote(k, None if row.is_empty() else row, outer)
             if pu.deletion is None and not pu.range_deletions:  # ``outer`` is the one before the write too
                 touched.merged(k, old, outer, None if row.is_empty() else row, outer)
         if row.is_empty():

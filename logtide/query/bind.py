@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from ..cql import ast
 from ..errors import InvalidRequest
-from ..mutation.builder import check_assignments
+from ..mutation.assignments import check_assignments
 from ..result import ColumnSpec
 from ..schema import types as T
 from ..schema.model import Table

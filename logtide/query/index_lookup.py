@@ -8,6 +8,8 @@ still needs ``ALLOW FILTERING`` by ScyllaDB's rules (``statement_restrictions::n
 scan of the table has (token, partition key, clustering key: the order ScyllaDB returns a global index's rows
 in), so paging, limits and aggregates work unchanged.  Every restriction, the indexed one included, is still
 checked on the base row: an entry whose row no longer matches (its value expired by TTL) is dropped there.
+
+One idea split for size with ``select.py``, ``read.py`` and the others ``select.py`` names: the SELECT pipeline.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ order, then clustering order (or its reverse with ``ORDER BY``); a partition
 with a live static row and no live clustering rows yields one row with null
 clustering columns when the query does not restrict clustering columns.
 
-One idea split for size with ``read.py``, ``projection.py``, ``cell_meta.py`` and ``select_result.py``: the
-SELECT pipeline.
+One idea split for size with ``read.py``, ``projection.py``, ``cell_meta.py``, ``select_result.py`` and
+``index_lookup.py``: the SELECT pipeline.
 """
 
 from __future__ import annotations

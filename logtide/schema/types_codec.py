@@ -71,11 +71,6 @@ def split_collection(data: bytes, per_item: int = 1) -> List[Optional[bytes]]:
     return out
 
 
-def split_map(data: bytes) -> List[Optional[bytes]]:
-    """The flattened k, v, k, v ... of a serialized map."""
-    return split_collection(data, 2)
-
-
 def split_tuple(data: bytes) -> List[Optional[bytes]]:
     """Components of a serialized tuple/UDT value (as many as are present)."""
     out = []
@@ -386,25 +381,17 @@ def make_deserializer(t) -> Callable[[bytes], Any]:
                 raise InvalidRequest(f"Not enough bytes to read a {t.cql()} value ({len(data)} bytes)") from None
         return des_driver
 
-    if k == "list":
+    if k in ("list", "set"):
         el = t.element
+        is_set = k == "set"
 
-        def des_list(data):
+        def des_elements(data):
             if not data:  # an empty value is no collection (ScyllaDB)
                 raise InvalidRequest("Not enough bytes to read a list or set (0 bytes)")
             d = el._deserializer
-            return [None if b is None else d(b) for b in split_collection(data)]
-        return des_list
-
-    if k == "set":
-        el = t.element
-
-        def des_set(data):
-            if not data:  # an empty value is no collection (ScyllaDB)
-                raise InvalidRequest("Not enough bytes to read a list or set (0 bytes)")
-            d = el._deserializer
-            return make_sorted_set([None if b is None else d(b) for b in split_collection(data)])
-        return des_set
+            items = [None if b is None else d(b) for b in split_collection(data)]
+            return make_sorted_set(items) if is_set else items
+        return des_elements
 
     if k == "map":
         kt, vt = t.key, t.value
@@ -424,28 +411,19 @@ def make_deserializer(t) -> Callable[[bytes], Any]:
             )
         return des_map
 
-    if k == "tuple":
-        types = t.items
+    if k in ("tuple", "udt"):  # the components in order; a tuple's missing ones are null, a UDT makes its value
+        types = t.items if k == "tuple" else t.field_types
+        make = None if k == "tuple" else t.make_value
 
-        def des_tuple(data):
+        def des_components(data):
             if not data:
                 return EMPTY
-            comps = split_tuple(data)
-            vals = [None if b is None else ct._deserializer(b) for b, ct in zip(comps, types)]
+            vals = [None if b is None else ct._deserializer(b) for b, ct in zip(split_tuple(data), types)]
+            if make is not None:
+                return make(*vals)
             vals += [None] * (len(types) - len(vals))
             return tuple(vals)
-        return des_tuple
-
-    if k == "udt":
-        types = t.field_types
-
-        def des_udt(data):
-            if not data:
-                return EMPTY
-            comps = split_tuple(data)
-            vals = [None if b is None else ct._deserializer(b) for b, ct in zip(comps, types)]
-            return t.make_value(*vals)
-        return des_udt
+        return des_components
 
     raise AssertionError(k)
 

@@ -21,12 +21,14 @@ from hypothesis import strategies as st
 
 import logtide
 from logtide.cdc import log as cdc_log
+from logtide.cdc import log_rows as cdc_log_rows
+from logtide.cdc import row_state as cdc_row_state
+from logtide.cdc.log_upsert import upsert_rows
 from logtide.cdc import upsert as cdc_upsert
 from logtide.cdc import capture as cdc_capture
 from logtide.cdc.capture import CdcTimeuuids
 from logtide.mutation.cells import Cell
-from logtide.query.read import LiveRow
-from logtide.engine.touched import TxnRowReader
+from logtide.query.read import LiveRow, live_row
 from logtide.schema import types as T
 from logtide.clock import ManualClock
 
@@ -66,7 +68,7 @@ def compared():
 
     def both(self):
         again = cdc_log.Derivation(self.base, self.opts, self.pu, self.pre)
-        fast = self._upsert_rows()
+        fast = upsert_rows(self)
         if fast is None:
             return self.general_rows()
         seen["fast"] += 1
@@ -88,29 +90,32 @@ def compared():
         if got is None:
             return None
         seen["one pass"] = seen.get("one pass", 0) + 1
-        pre = cdc_log.PreState(rows={ck: _live_row(pu, ck, before.get(ck)) for ck in pu.rows})
+        pre = cdc_row_state.PreState(rows={ck: _live_row(pu, ck, before.get(ck)) for ck in pu.rows})
         rows = cdc_log.Derivation(self.base, self.opts, pu, pre).general_rows()
-        want = cdc_log.log_update(self.log, stream, rows, same_timeuuid, self.opts.ttl, now, token)
+        want = cdc_log_rows.log_update(self.log, stream, rows, same_timeuuid, self.opts.ttl, now, token)
         assert (got.stream_id, got.token, got.rows) == (want.stream_id, want.token, want.rows)
         return got
 
     cdc_upsert.UpsertTemplate.append = both_encoded
-    original_values = TxnRowReader.values
+    original_values = cdc_capture.live_values
 
-    def values_as_read(self, table, pk, token, ck):  # the values the one pass reads are the live row's
-        got = original_values(self, table, pk, token, ck)
-        assert got == cdc_capture._values_of(self.row(table, pk, token, ck, False))
+    def values_as_read(table, row, outer, now, plan):  # the values the one pass reads are the live row's
+        got = original_values(table, row, outer, now, plan)
+        lr = live_row(table, row, outer, now, (), b"")
+        assert got == (None if lr is None else ({n: c.value for n, c in lr.cells.items()},
+                                                 lr.marker if lr.marker_live else None))
         return got
 
-    TxnRowReader.values = values_as_read
+    cdc_capture.live_values = values_as_read
     yield seen
     cdc_log.Derivation.rows = original
     cdc_upsert.UpsertTemplate.append = original_append
-    TxnRowReader.values = original_values
+    cdc_capture.live_values = original_values
 
 
 def _live_row(pu, ck, values):
-    """A live row of ``TxnRowReader.values``'s values and marker, as the general derivation reads it."""
+    """A live row of the one pass's values and marker (``query.read.live_values``), as the general derivation
+    reads it."""
     if values is None:
         return None
     cells = {n: Cell(0, v) for n, v in values[0].items() if v is not None}

@@ -388,7 +388,7 @@ def test_one_pass_writes_maps_of_15_16_and_17_entries_as_the_general_encoder(com
                                 st.sampled_from([0, 0, 1, 2])), min_size=1, max_size=8))
 def test_one_pass_logs_what_the_general_path_logs_for_a_twin_table(compared, options, feed, steps):
     """Two tables of one schema get the same writes in the same batches (so the same timestamps): ``ks.a``'s
-    plain upserts take the one pass, ``ks.b``'s the general path (rows read with ``TxnRowReader.row``).  Their
+    plain upserts take the one pass, ``ks.b``'s the general path (rows read as live rows, ``mutation.images.live``).  Their
     logs read back the same, but for the random half of ``cdc$time``: the whole write path, reads included
     (with changefeeds on both tables, or none), not only the encoding."""
     from logtide.cdc import upsert as cdc_upsert

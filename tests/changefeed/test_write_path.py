@@ -165,17 +165,17 @@ def test_each_row_is_read_once_for_the_log_and_every_feed_and_never_after_the_wr
     for name in ("a", "b", "c"):
         add_feed(session, "t", name, mode=mode)
     calls = []
-    original, original_values = session_module.TxnRowReader.row, session_module.TxnRowReader.values
+    original, original_stored = session_module.TxnRowReader.row, session_module.stored_row
 
-    def counting(self, table, pk, token, ck, static):
+    def counting(self, table, pk, token, ck, static):  # a read before the write (conditions, lists, counters)
         calls.append((ck, static))
         return original(self, table, pk, token, ck, static)
 
-    def counting_values(self, table, pk, token, ck):  # the CDC log's read of a plain upsert's row (cdc/upsert.py)
-        calls.append((ck, False))
-        return original_values(self, table, pk, token, ck)
+    def counting_stored(txn, table, token, pk, ck, static):  # the capture stage's read of a touched row
+        calls.append((ck, static))
+        return original_stored(txn, table, token, pk, ck, static)
     monkeypatch.setattr(session_module.TxnRowReader, "row", counting)
-    monkeypatch.setattr(session_module.TxnRowReader, "values", counting_values)
+    monkeypatch.setattr(session_module, "stored_row", counting_stored)
     session.execute("UPDATE t SET v = 2 WHERE k = 1 AND c = 1")
     # once before the write, shared by the log and three feeds; the new images come from the merged row
     assert calls == [(calls[0][0], False)]

@@ -26,7 +26,7 @@ import logtide
 from logtide.cdc.capture import CdcTimeuuids
 from logtide.cdc.streams import Generations
 from logtide.clock import ManualClock
-from logtide.mutation.builder import ListKeys
+from logtide.mutation.context import ListKeys
 from logtide.storage.sqlite import HOST_ID_KEY
 from logtide.storage.records import group_rows, is_group
 from logtide.storage.sqlite import Store
