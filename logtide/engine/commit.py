@@ -52,8 +52,8 @@ def commit_mutation(db: Any, mutation: Mutation, txn: Txn, now: int, trace: Trac
         trace.event("Rows appended to the write transaction" + (" with their CDC log rows" if log_updates else ""))
     if feeds is not None:
         images = read_after(feeds, touched)
-        # derived tables (materialized views, secondary indexes) would consume ``images`` here: each touched
-        # row's preimage and postimage, before the changefeeds' records are stored
+        # derived tables (materialized views) would consume ``images`` here: each touched row's preimage and
+        # postimage, before the changefeeds' records are stored (secondary indexes: engine.indexes, above)
         first = db.feeds.sequence() if trace is not None else 0
         db.feeds.store(txn, feed_changes(images, now))
         if trace is not None:
