@@ -1,10 +1,13 @@
 """Where a write's cost goes: CPU per statement and WAL pages per commit, for bench_peer.py's workloads.
 
     python bench/bench_write_path.py [--writes 6000] [--modes cdc-off,cdc,batch-mixed,batch-one,view] [--timing]
+    python bench/bench_write_path.py --modes cdc-off,index,cdc,cdc-index   # one secondary index's write cost
 
 The workload is ``bench_peer.py``'s (upserts of ``(pk, ck, a, b)``, key ``k = i % 700``), on the
 embedded session.  Mode ``view`` is ``cdc-off`` with one materialized view keyed by ``a`` (which every upsert
-changes: each write removes a view row and writes another), the cost of one view against CDC off.  Two measures that hold up on a shared, loaded machine, where wall-clock rates
+changes: each write removes a view row and writes another), the cost of one view against CDC off; modes
+``index`` and ``cdc-index`` add one secondary index on ``a`` (each upsert then replaces one index entry) to
+``cdc-off`` and ``cdc``.  Two measures that hold up on a shared, loaded machine, where wall-clock rates
 swing with other jobs:
 
 - CPU per statement (``time.thread_time``, ``synchronous=OFF`` so the fsync does not count), the
@@ -44,19 +47,23 @@ import logtide
 from bench_peer import CQL_CDC, CQL_TABLE, CQL_UPSERT, key, lt_read
 
 MODES = {"cdc-off": (False, 1, False), "cdc": (True, 1, False),
-         "batch-mixed": (True, 100, False), "batch-one": (True, 100, True), "view": (False, 1, False)}
+         "batch-mixed": (True, 100, False), "batch-one": (True, 100, True), "view": (False, 1, False),
+         "index": (False, 1, False), "cdc-index": (True, 1, False)}
+INDEXED = {"index", "cdc-index"}  # modes whose table has one secondary index, on ``a`` (docs/views-and-indexes.md)
 CQL_VIEW = ("CREATE MATERIALIZED VIEW ks.v AS SELECT * FROM ks.t WHERE a IS NOT NULL AND pk IS NOT NULL "
             "AND ck IS NOT NULL PRIMARY KEY (a, pk, ck)")
 CHUNK = 500
 
 
-def _open(path: str, cdc: bool, synchronous: str, view: bool = False):
+def _open(path: str, mode: str, synchronous: str):
     db = logtide.open(path, synchronous=synchronous)
     s = db.session()
     s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
-    s.execute(CQL_TABLE + (CQL_CDC if cdc else ""))
-    if view:
+    s.execute(CQL_TABLE + (CQL_CDC if MODES[mode][0] else ""))
+    if mode == "view":
         s.execute(CQL_VIEW)
+    if mode in INDEXED:
+        s.execute("CREATE INDEX ON ks.t (a)")
     return db, s, s.prepare(CQL_UPSERT)
 
 
@@ -74,7 +81,7 @@ def cpu(mode: str, n: int) -> tuple[float, float]:
     cdc, batch, one = MODES[mode]
     d = tempfile.mkdtemp()
     try:
-        db, s, stmt = _open(d, cdc, "OFF", mode == "view")
+        db, s, stmt = _open(d, mode, "OFF")
         best = float("inf")
         for lo in range(0, n, CHUNK):
             c0 = time.thread_time()
@@ -99,7 +106,7 @@ def _wal_of(mode: str, n: int, measure):
     cdc, batch, one = MODES[mode]
     d = tempfile.mkdtemp()
     try:
-        db, s, stmt = _open(d, cdc, "FULL", mode == "view")
+        db, s, stmt = _open(d, mode, "FULL")
         _write(s, stmt, 0, 1000, batch, one)
         conn = db.store._writer
         conn.execute("PRAGMA wal_autocheckpoint=0")  # all n statements' frames stay in the WAL
@@ -198,7 +205,7 @@ def timing(mode: str, n: int, checkpoints: bool = True, reserve: bool = False) -
     cdc, batch, one = MODES[mode]
     d = tempfile.mkdtemp()
     try:
-        db, s, stmt = _open(d, cdc, "FULL", mode == "view")
+        db, s, stmt = _open(d, mode, "FULL")
         if not checkpoints:
             db.store._writer.execute("PRAGMA wal_autocheckpoint=0")
         wal = _WalReserve(os.path.join(d, "logtide.db-wal")) if reserve else None

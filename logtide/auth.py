@@ -621,6 +621,10 @@ def required_permissions(stmt: Any, keyspace: str | None) -> list[tuple[str, Dat
         if isinstance(stmt, CreateView) and base.keyspace is None:
             base = ast.QualifiedName(stmt.name.keyspace, base.name)
         out.append(("ALTER", _table_resource(base, keyspace)))
+    elif isinstance(stmt, ast.CreateIndex):
+        out.append(("ALTER", _table_resource(stmt.table, keyspace)))
+    elif isinstance(stmt, ast.DropIndex):  # the index's table is not named: ALTER on its keyspace
+        out.append(("ALTER", _keyspace_resource(stmt.name.keyspace, keyspace)))
     elif isinstance(stmt, (ast.AlterTopicAddConsumer, ast.AlterTopicDropConsumer)):
         from .schema.changefeeds import split_path
         parts = split_path(stmt.path)  # a changefeed topic's consumers are altered with its table

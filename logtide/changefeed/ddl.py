@@ -37,6 +37,7 @@ def execute(session: "Session", stmt: Any) -> ResultSet:
         return _consumer(session, stmt)
     db = session.db
     with db.write_lock:
+        _check_not_index(session, stmt.table)
         table = session._table(stmt.table)
         _check_table(table)
         path = topic_path(table.keyspace, table.name, stmt.name)
@@ -92,6 +93,19 @@ def execute(session: "Session", stmt: Any) -> ResultSet:
         db.catalog = new
     db.feeds.ensure_worker()
     return ResultSet("schema_change", schema_change=SchemaChange("UPDATED", "TABLE", table.keyspace, table.name))
+
+
+def _check_not_index(session: "Session", name: Any) -> None:
+    """A changefeed on a secondary index (or on the ``<index>_index`` view ScyllaDB backs it with) is refused:
+    an index's changes are its table's (docs/views-and-indexes.md, "Secondary indexes")."""
+    from ..schema.indexes import index_named
+    ks = session.db.catalog.keyspaces.get(name.keyspace or session.keyspace or "")
+    found = index_named(ks, name.name) if ks is not None and name.name not in ks.tables else None
+    if found is not None:
+        table, index = found
+        raise InvalidRequest(f"Cannot add changefeed to secondary index {ks.name}.{index.name}: an index is not a "
+                             f"table; add the changefeed to its table {ks.name}.{table.name}, whose changes it "
+                             f"follows")
 
 
 def _check_table(table: Table) -> None:

@@ -757,12 +757,47 @@ class ListPermissions:
     role: str | None = None
 
 
+@dataclass(frozen=True)
+class IndexTarget:
+    """One target of ``CREATE INDEX``: ``v``, ``keys(m)``, ``values(m)``, ``entries(m)``, ``full(f)``, or a local
+    index's partition key ``(p1, p2)`` (``columns``).  ``kind`` in ScyllaDB's words: ``regular_values``,
+    ``keys``, ``values`` (collection values), ``entries`` (keys and values), ``full``."""
+
+    kind: str
+    column: str = ""
+    columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CreateIndex:
+    """``CREATE [CUSTOM] INDEX [IF NOT EXISTS] [[ks.]name] ON t (target, ...) [USING 'class'] [WITH ...]``
+    (ScyllaDB's createIndexStatement); ``name`` None gives ScyllaDB's default ``t_v_idx``."""
+
+    table: QualifiedName
+    name: str | None
+    targets: tuple[IndexTarget, ...]
+    if_not_exists: bool = False
+    custom: bool = False
+    custom_class: str | None = None  # USING 'class'
+    options: tuple[tuple[str, PropertyValue], ...] = ()
+    name_keyspace: str | None = None
+
+
+@dataclass(frozen=True)
+class DropIndex:
+    """``DROP INDEX [IF EXISTS] [ks.]name``."""
+
+    name: QualifiedName
+    if_exists: bool = False
+
+
 Statement = Union[
     Insert, Update, Delete, Batch, Select,
     CreateKeyspace, AlterKeyspace, DropKeyspace, UseKeyspace,
     CreateTable, AlterTableAdd, AlterTableDrop, AlterTableRename, AlterTableWith, AlterTableAlterType,
     DropTable, Truncate, CreateType, AlterTypeAdd, AlterTypeRename, DropType, Describe,
     CreateRole, AlterRole, DropRole, ListRoles, Grant, Revoke, ListPermissions,
+    CreateIndex, DropIndex,
 ]
 
 

@@ -943,13 +943,15 @@ class _Parser(ViewGrammar):
             return self._create_aggregate()
         if self._at_kw("materialized") and self._at_kw("view", k=1):
             return self._create_materialized_view()
+        if self._at_kw("index") or self._at_kw("custom") and self._at_kw("index", k=1):
+            from logtide.cql.index_grammar import create_index
+            return create_index(self)
         if self._at_kw("index", "custom", "materialized", "trigger", "or"):
             self._unsupported("CREATE")
         self._no_viable()
 
     # the statements logtide refuses, named as CQL names them; the ones a later logtide will have say "yet"
-    _UNSUPPORTED = {("index",): ("INDEX", True), ("custom", "index"): ("CUSTOM INDEX", True),
-                    ("materialized", "view"): ("MATERIALIZED VIEW", True), ("function",): ("FUNCTION", False),
+    _UNSUPPORTED = {("materialized", "view"): ("MATERIALIZED VIEW", True), ("function",): ("FUNCTION", False),
                     ("aggregate",): ("AGGREGATE", False), ("trigger",): ("TRIGGER", False)}
 
     def _unsupported(self, verb: str) -> NoReturn:
@@ -1349,6 +1351,9 @@ class _Parser(ViewGrammar):
             return ast.DropRole(self._role_name(), if_exists)
         if self._at_kw("materialized") and self._at_kw("view", k=1):
             return self._drop_materialized_view()
+        if self._at_kw("index"):
+            from logtide.cql.index_grammar import drop_index
+            return drop_index(self)
         if self._at_kw("index", "materialized", "function", "aggregate", "trigger"):
             self._unsupported("DROP")
         self._no_viable()

@@ -45,16 +45,19 @@ def commit_mutation(db: Any, mutation: Mutation, txn: Txn, now: int, trace: Trac
         trace_capture(trace, log_updates, feeds is not None)
     touched.record_after = feeds is not None  # the changefeeds' postimages: no read after the write
     views = view_updates(db.catalog, mutation, touched, now)  # materialized views' rows before the write
+    indexed = db.indexes.capture_before(mutation, touched) if db.indexes.active(db.catalog) else None
     apply_mutation(mutation, txn, now, log_updates, touched)
     if views is not None:
         views.apply(txn, touched, now, trace)
+    if indexed is not None:
+        db.indexes.capture_after(indexed, touched, txn, now)  # secondary index entries, in the same transaction
     db.counters.committed(sum([len(lu.rows) for lu in log_updates]) if log_updates else 0)
     if trace is not None:
         trace.event("Rows appended to the write transaction" + (" with their CDC log rows" if log_updates else ""))
     if feeds is not None:
         images = read_after(feeds, touched)
-        # derived tables (materialized views, secondary indexes) would consume ``images`` here: each touched
-        # row's preimage and postimage, before the changefeeds' records are stored
+        # derived tables (materialized views) would consume ``images`` here: each touched row's preimage and
+        # postimage, before the changefeeds' records are stored (secondary indexes: engine.indexes, above)
         first = db.feeds.sequence() if trace is not None else 0
         db.feeds.store(txn, feed_changes(images, now))
         if trace is not None:

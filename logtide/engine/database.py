@@ -24,6 +24,7 @@ from ..storage.group_commit import GroupCommitter
 from ..storage.sqlite import CATALOG_KEY, HOST_ID_KEY, Store, Txn
 from ..tracing import TraceStore
 from .commit import commit_mutation
+from .indexes import SecondaryIndexes
 from .plan import DML, is_conditional
 
 
@@ -69,6 +70,7 @@ class Engine:
         self.host_id = uuid.UUID(bytes=host)
         self.cdc_timeuuids = CdcTimeuuids()
         self.log_targets = LogTargets()
+        self.indexes = SecondaryIndexes()  # secondary index maintenance (engine.indexes)
         self._changefeeds_in: tuple[Catalog, bool] | None = None  # _has_changefeeds of one catalog
         self.generations = self._load_generations(topology)
         self._closed = False

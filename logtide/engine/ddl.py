@@ -13,11 +13,13 @@ from ..query.evaluate import TermEvaluator
 from ..result import ColumnSpec, ResultSet, Row, SchemaChange
 from ..schema import types as T
 from ..schema.catalog import Catalog
+from ..schema.indexes import index_store_ids
 from ..schema.model import Table
 from ..storage.sqlite import CATALOG_KEY
 from ..tracing import TracingSession
 from .commit import committed_event
 from .view_build import start_builds
+from .indexes import build_indexes
 
 
 def drop_time_bound(ev: TermEvaluator, stmt: ast.AlterTableDrop) -> ast.AlterTableDrop:
@@ -54,6 +56,7 @@ def execute_ddl(db: Any, user: str | None, keyspace: str | None, stmt: Any,
                 for tid in dropped:
                     txn.drop_table_data(tid)
                 builds = start_builds(txn, old, new)  # a view created over existing rows: built in the background
+                build_indexes(txn, old, new, db.now_seconds())  # a new index's entries, from the rows already there
                 db.feeds.dropped(txn, _dropped_feed_ids(old, new))
                 wrote = db.feeds.altered(txn, old, new)
         except BaseException:
@@ -128,17 +131,20 @@ def _dropped_feed_ids(old: Catalog, new: Catalog) -> list[int]:
 
 
 def _dropped_store_ids(old: Catalog, new: Catalog) -> list[int]:
+    """The store ids of the tables and secondary indexes a schema change dropped (their data goes with them)."""
     def ids(cat: Catalog) -> set[int]:
-        return {t.store_id for ks in cat.all_keyspaces() for t in ks.tables.values()}
+        return {t.store_id for ks in cat.all_keyspaces() for t in ks.tables.values()} | index_store_ids(cat)
     return sorted(ids(old) - ids(new))
 
 
 def truncate(db: Any, table: Table) -> ResultSet:
-    """``TRUNCATE``: every row of ``table`` removed in one commit, with its materialized views' rows (the CDC log
-    keeps what it logged); a view cannot be truncated itself (ScyllaDB's ``truncate_statement``)."""
+    """``TRUNCATE``: every row of ``table`` removed in one commit, with its materialized views' rows and its
+    secondary indexes' entries (the CDC log keeps what it logged); a view cannot be truncated itself (ScyllaDB's
+    ``truncate_statement``)."""
     if table.view is not None:
         raise InvalidRequest("Cannot TRUNCATE materialized view directly; must truncate base table instead")
-    ids = [table.store_id] + [v.store_id for v, _ in db.catalog.views_by_base.get(table.store_id, ())]
+    ids = [table.store_id, *(ix.store_id for ix in table.indexes),
+           *(v.store_id for v, _ in db.catalog.views_by_base.get(table.store_id, ()))]
 
     def work(txn: Any) -> None:
         for tid in ids:

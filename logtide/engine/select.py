@@ -80,6 +80,24 @@ def _trace_read_plan(trace: TracingSession, table: Table, stmt: ast.Select, ev: 
         trace.event(f"Executing multi-partition query on {name} ({len(kr.partition_keys)} partitions)")
     else:
         trace.event(f"Scanning the token range of {name} (a snapshot of committed data)")
+    _trace_index(trace, table, stmt, ev)
+
+
+def _trace_index(trace: TracingSession, table: Table, stmt: ast.Select, ev: TermEvaluator) -> None:
+    """The trace event naming the secondary index a SELECT reads through (``query.index_lookup.choose``)."""
+    if not table.indexes:
+        return
+    from ..query.index_lookup import choose
+    from ..query.restrictions import analyse
+    try:
+        plan = choose(table, analyse(table, stmt.where, ev, select=True, allow_filtering=stmt.allow_filtering),
+                      stmt.where)
+    except CqlError:
+        return
+    if plan is not None:
+        ix = plan.index
+        trace.event(f"Using secondary index {table.keyspace}.{ix.name} ({'local' if ix.local else 'global'}"
+                    f"{'' if plan.scan else ', not looked up: the partition key is given'})")
 
 
 def _traced_read(trace: TracingSession | None, result: ResultSet) -> ResultSet:

@@ -122,6 +122,8 @@ class BindCollector:
             return
         if rel.op in ("CONTAINS", "CONTAINS KEY"):
             t = col.type
+            if rel.op == "CONTAINS KEY" and not isinstance(t, T.MapType):  # as the statement itself says
+                raise InvalidRequest(f"Cannot use CONTAINS KEY on non-map column {col.name}")
             et = t.key if rel.op == "CONTAINS KEY" else (t.value if isinstance(t, T.MapType) else getattr(t, "element", None))
             self.term(rel.rhs, et, col.name)
             return

@@ -143,6 +143,9 @@ def aggregate(selected: Sequence[Selected], rows: Iterable["CqlRow"], width: int
     else:
         if states is not None:
             out.append([st.result() for st in states])
+            if page_size is not None and returned + 1 - first >= page_size and last is not None:
+                # a full page says where the next starts, as a page of rows does (even when none follows)
+                next_state = position(last, returned + 1, groups.count, consumed)
         elif width is None and not out:  # no row at all: one row of empty aggregates
             out.append([group_state(s).result() for s in selected])
     return out, next_state

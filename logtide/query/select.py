@@ -5,8 +5,8 @@ order, then clustering order (or its reverse with ``ORDER BY``); a partition
 with a live static row and no live clustering rows yields one row with null
 clustering columns when the query does not restrict clustering columns.
 
-One idea split for size with ``read.py``, ``projection.py``, ``cell_meta.py`` and ``select_result.py``: the
-SELECT pipeline.
+One idea split for size with ``read.py``, ``projection.py``, ``cell_meta.py``, ``select_result.py`` and
+``index_lookup.py``: the SELECT pipeline.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from ..storage.keys import partition_token, serialize_partition_key, split_parti
 from . import cell_meta
 from .evaluate import TermEvaluator
 from .grouping import PartitionCounter, aggregate, check_grouping, group_by_width
+from .index_lookup import IndexedSource, choose
 from .projection import UniformPlan, plain_columns, raw_values_of, row_projector, uniform_plan
 from .read import LiveRow, column_bytes
 from .restrictions import FILTERING_MESSAGE, TUPLE_OPS, Filter, KeyRestrictions, analyse, matches, token_bounds
@@ -133,6 +134,13 @@ def _positive_int(ev: TermEvaluator, term: Any, what: str) -> int | None:
 
 
 def _check_distinct(stmt: ast.Select, table: Table, selected: list[Selected]) -> None:
+    for rel in stmt.where:  # ScyllaDB's validate_distinct_selection (a static column stays allowed, as in Cassandra)
+        lhs = rel.lhs
+        names = lhs.columns if isinstance(lhs, ast.ColumnTuple) else (getattr(lhs, "name", None) or
+                                                                      getattr(lhs, "column", None),)
+        if any(isinstance(n, str) and (c := table.column(n)) is not None and c.kind not in (PARTITION_KEY, STATIC)
+               for n in names):
+            raise InvalidRequest("SELECT DISTINCT with WHERE clause only supports restriction by partition key.")
     if stmt.selectors is None:
         raise InvalidRequest("SELECT DISTINCT queries must only request partition key columns and/or static columns (not "
                              + ", ".join(c.name for c in table.columns if c.kind not in (PARTITION_KEY, STATIC)) + ")")
@@ -296,12 +304,17 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
     needs_filtering = bool(kr.filters) or kr.partition_filters
     if kr.partition_keys is None and kr.clustering_restricted and not stmt.allow_filtering:
         needs_filtering = True
+    source = ctx.source
+    indexed = choose(table, kr, stmt.where) if needs_filtering and isinstance(source, StoredSource) else None
+    if indexed is not None:  # a secondary index serves a restriction (query.index_lookup)
+        needs_filtering = indexed.needs_filtering
+        source = IndexedSource(source, indexed, partition_order(table, kr))
     if needs_filtering and not stmt.allow_filtering:
         # ScyllaDB's order: a column after a slice, a partly restricted partition key, then the clustering
         # columns (CONTAINS, a gap), then the other columns
         if kr.gap_after_slice:
             raise InvalidRequest(kr.clustering_gap_error)
-        if not kr.partition_filters:
+        if not kr.partition_filters and indexed is None:  # with an index, ScyllaDB names filtering only
             if any(f.column.kind == CLUSTERING and f.op in ("CONTAINS", "CONTAINS KEY") for f in kr.filters):
                 raise InvalidRequest("Cannot restrict clustering columns by a CONTAINS relation without a secondary "
                                      "index or filtering")
@@ -326,7 +339,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
         page_size = None
     returned = first = resume.returned if resume else 0
     source_rows: Iterable[CqlRow] = () if kr.empty else cql_rows(
-        table, ctx.source, kr, reverse, stmt.distinct, ppl, resume if resume and resume.offset < 0 else None,
+        table, source, kr, reverse, stmt.distinct, ppl, resume if resume and resume.offset < 0 else None,
         not _reads_cells(stmt.selectors))
     grouped = aggregating or width is not None
     # plain columns: rows are kept as the stored bytes of their values (SelectResult)
@@ -345,7 +358,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
     page_bytes = 0
     uniform = None
     if (plain is not None and not filters and ppl is None and not in_memory and not stmt.distinct
-            and isinstance(ctx.source, StoredSource) and not kr.empty):
+            and isinstance(source, StoredSource) and not kr.empty):
         uniform = uniform_plan(table, plain, raw_of)  # type: ignore[arg-type]
     if grouped:
         def position(r: CqlRow, groups: int, partition_groups: int, offset: int) -> PagingState:
@@ -355,7 +368,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
         source_rows = ()
     if uniform is not None:  # whole clustering ranges at a time, the same rows, limit and paging
         source_rows = ()
-        for token, pk, cks, rows in value_chunks(table, ctx.source, kr, reverse,  # type: ignore[arg-type]
+        for token, pk, cks, rows in value_chunks(table, source, kr, reverse,  # type: ignore[arg-type]
                                                  resume if resume and resume.offset < 0 else None, uniform):
             taken.enter(token, pk)
             take = len(rows)

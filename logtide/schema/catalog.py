@@ -338,6 +338,7 @@ def _create_table(cat: Catalog, stmt: ast.CreateTable, current: str | None, now:
         )
     if stmt.compact_storage:
         raise ire("Compact tables are not allowed in Cassandra starting with 4.0 version.")
+    _indexes().check_table_name(ks, table_name)
     options, cdc = properties.table_params(stmt.options, None, None)
     columns = _table_columns(cat, ks, stmt, options)
     _check_table_name(table_name)
@@ -502,6 +503,7 @@ def _alter_table_drop(cat: Catalog, stmt: ast.AlterTableDrop, current: str | Non
         if is_user_type(column.type) and column.type.is_multicell:
             raise ire(f"Cannot drop non-frozen column {name} of user type {column.type.cql()}")
         views.check_drop_column(ks, table, name)
+        _indexes().check_drop_column(table, name)
         columns.remove(column)
         dropped[name] = (column.type.cql(), int(stmt.timestamp.text) if stmt.timestamp is not None else now)
     return _table_updated(cat, ks, replace(table, columns=tuple(columns), dropped_columns=dropped))
@@ -517,6 +519,7 @@ def _alter_table_rename(cat: Catalog, stmt: ast.AlterTableRename, current: str |
             raise ire(f"Column {old} was not found in table {qualified}")
         if not columns[index].is_primary_key:
             raise ire(f"Cannot rename non PRIMARY KEY column {old}")
+        _indexes().check_rename_column(table, old)
         if any(c.name == new for c in columns):
             raise ire(
                 f"Cannot rename column {old} to {new} in table '{qualified}'; another column with that name already exists"
@@ -708,7 +711,25 @@ _HANDLERS: dict[type, Callable[..., Outcome]] = {
     ast.CreateFunction: _create_function,
     ast.CreateAggregate: _create_aggregate,
     **{kind: lambda cat, stmt, current, now: _view_statement(cat, stmt, current) for kind in views.HANDLERS},
+    ast.CreateIndex: lambda cat, stmt, current, now: _indexes().create_index(cat, stmt, _index_keyspace(
+        stmt.table.keyspace, current, not stmt.targets and not stmt.custom)),
+    ast.DropIndex: lambda cat, stmt, current, now: _indexes().drop_index(cat, stmt, _index_keyspace(
+        stmt.name.keyspace, current)),
 }
+
+
+def _index_keyspace(name: str | None, current: str | None, no_target: bool = False) -> str:
+    """The keyspace of an index statement, checked modifiable (after ScyllaDB's first check of CREATE INDEX)."""
+    if no_target:
+        raise ire("Only CUSTOM indexes can be created without specifying a target column")
+    ks = keyspace_of(name, current)
+    check_modifiable(ks)
+    return ks
+
+
+def _indexes() -> Any:
+    from logtide.schema import indexes
+    return indexes
 
 
 # --------------------------------------------------------------------------
@@ -731,6 +752,7 @@ def _table_to_doc(t: Table) -> dict[str, Any]:
         "dropped_columns": {n: [ty, ts] for n, (ty, ts) in t.dropped_columns.items()},
         **({"changefeeds": [f.to_doc() for f in t.changefeeds]} if t.changefeeds else {}),
         **({"view": t.view.to_doc()} if t.view is not None else {}),
+        **({"indexes": [ix.to_doc() for ix in t.indexes]} if t.indexes else {}),
     }
 
 
@@ -764,6 +786,7 @@ def _table_from_doc(ks: str, d: Mapping[str, Any], lookup: Lookup) -> Table:
         {n: (v[0], int(v[1])) for n, v in d.get("dropped_columns", {}).items()},
         _changefeeds_from_doc(d.get("changefeeds", ())),
         _view_from_doc(d.get("view")),
+        tuple(_indexes().SecondaryIndex.from_doc(ix) for ix in d.get("indexes", ())),
     )
 
 

@@ -186,11 +186,24 @@ def alter_log_statement(log: Table) -> str:
     return f"ALTER TABLE {_qualified(log.keyspace, log.name)} WITH " + "\n    AND ".join(table_properties(log)) + ";\n"
 
 
+def index_statement(table: Table, index: Any) -> str:
+    """``CREATE INDEX name ON ks.t(target) WITH ...;`` as ScyllaDB describes an index (``schema.cc``:
+    ``get_create_statement`` of the index's view: its properties, the target as ``describe_index_columns``)."""
+    from dataclasses import replace as _replace
+    column = table.column(index.column)
+    target = index.describe_target(column.type if column is not None else None)
+    props = "\n    AND ".join(table_properties(_replace(table, options=dict(index.options), cdc=None)))
+    return (f"CREATE INDEX {quote_identifier(index.name)} ON {_qualified(table.keyspace, table.name)}({target})"
+            f" WITH {props};\n")
+
+
 def table_descriptions(table: Table, catalog: "Catalog | None", with_internals: bool = False) -> list[tuple[str, str, str]]:
-    """(type, name, statement) of ``DESCRIBE TABLE``: the table, then, when CDC is on, its log's ALTER statement."""
+    """(type, name, statement) of ``DESCRIBE TABLE``: the table, its secondary indexes, its materialized views,
+    then, when CDC is on, its log's ALTER statement."""
     if table.view is not None:
         raise InvalidRequest("Cannot use DESC TABLE on materialized View. (Did you mean DESC MATERIALIZED VIEW)?")
     out = [("table", table.name, describe_table(table, catalog, with_internals))]
+    out += [("index", ix.name, index_statement(table, ix)) for ix in table.indexes]
     if catalog is not None:
         from logtide.schema.views import view_descriptions
         out += view_descriptions(catalog.keyspace(table.keyspace), table, table_properties, with_internals)
@@ -414,10 +427,14 @@ def _type_rows(stmt: ast.Describe, catalog: "Catalog", current: str | None) -> l
 
 
 def _missing_element(stmt: ast.Describe, catalog: "Catalog", current: str | None) -> list[Row]:
-    """``DESC FUNCTION|AGGREGATE|INDEX|MATERIALIZED VIEW x``: logtide has none of these objects."""
+    """``DESC FUNCTION|AGGREGATE|MATERIALIZED VIEW x``: logtide has none of these objects; ``DESC INDEX x``."""
     ks = _element_keyspace(stmt, catalog, current)
     name = stmt.name.name
     if stmt.kind == "index":
+        from logtide.schema.indexes import find_index
+        found = find_index(ks, name)
+        if found is not None:
+            return _rows(ks, [("index", name, index_statement(*found))])
         raise InvalidRequest(f"Table for existing index '{name}' not found in '{ks.name}'")
     what = {"function": "Function", "aggregate": "Aggregate", "materialized view": "Materialized view"}[stmt.kind]
     raise InvalidRequest(f"{what} '{name}' not found in keyspace '{ks.name}'")
@@ -443,6 +460,10 @@ def _generic_rows(stmt: ast.Describe, catalog: "Catalog", current: str | None) -
         return _rows(ks, table_descriptions(ks.tables[name.name], catalog, stmt.internals))
     if name.name in ks.types:
         return _rows(ks, [("type", name.name, describe_type(ks.types[name.name]))])
+    from logtide.schema.indexes import find_index
+    found = find_index(ks, name.name)
+    if found is not None:
+        return _rows(ks, [("index", name.name, index_statement(*found))])
     raise InvalidRequest(f"'{name.name}' not found in keyspace '{ks.name}'")
 
 

@@ -78,6 +78,8 @@ class Table:
     changefeeds: tuple[Any, ...] = ()
     # a materialized view's base table and definition (logtide.schema.views.ViewInfo); None for a table
     view: Any = None
+    # secondary indexes on this table (logtide.schema.indexes.SecondaryIndex), in creation order
+    indexes: tuple[Any, ...] = ()
 
     # Derived views are computed once per (immutable) table.
     @cached_property

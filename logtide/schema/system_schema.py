@@ -258,6 +258,12 @@ _SYSTEM_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]
         ],
     ),
     # ScyllaDB's: the table a SELECT without FROM reads (``SELECT 1``, ``SELECT now()``)
+    "IndexInfo": (  # secondary indexes once built: table_name is the keyspace's name, as in ScyllaDB
+        "built column indexes",
+        [("table_name", "text")],
+        [("index_name", "text")],
+        [],
+    ),
     "one_row": (
         "A table with exactly one row, backing SELECT statements without a FROM clause.",
         [("system$dummy", "text")],
@@ -611,7 +617,8 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM_DISTRIBUTED, "view_build_status"): lambda catalog, node: _built_views_rows(catalog, node, "status"),
     (SYSTEM_SCHEMA, "functions"): _no_rows,
     (SYSTEM_SCHEMA, "aggregates"): _no_rows,
-    (SYSTEM_SCHEMA, "indexes"): _no_rows,
+    (SYSTEM_SCHEMA, "indexes"): lambda catalog, node: _index_rows(catalog),
+    (SYSTEM, "IndexInfo"): lambda catalog, node: _built_index_rows(catalog),
     (SYSTEM_SCHEMA, "scylla_keyspaces"): _no_rows,
     (SYSTEM, "local"): _local_rows,
     (SYSTEM_AUTH, "roles"): _no_rows,
@@ -638,6 +645,16 @@ def _views_rows(catalog: "Catalog") -> list[dict[str, Any]]:
 def _built_views_rows(catalog: "Catalog", node: NodeInfo, table: str = "built") -> list[dict[str, Any]]:
     from logtide.schema.views import view_build_rows
     return view_build_rows(catalog, node.host_id, node.view_builds, table)
+
+
+def _index_rows(catalog: "Catalog") -> list[dict[str, Any]]:
+    from logtide.schema.indexes import indexes_rows
+    return indexes_rows(catalog)
+
+
+def _built_index_rows(catalog: "Catalog") -> list[dict[str, Any]]:
+    from logtide.schema.indexes import built_index_rows
+    return built_index_rows(catalog)
 
 
 def _changefeed_rows(catalog: "Catalog") -> list[dict[str, Any]]:

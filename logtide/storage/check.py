@@ -29,6 +29,7 @@ from ..errors import DataDirectoryError
 from .damage import describe_record
 from .envelope import RecordDamaged
 from .feed_records import committed_value, consumer_value, floor_value, record_value, scan_value, verify_mark
+from .index_entries import verify_entry
 from .keys import partition_token
 from .opening import db_commit_seq, lost_commits, read_commits_file
 from .records import decode_meta, decode_partition, decode_row, group_rows, is_group
@@ -76,6 +77,27 @@ def _tables(catalog_json: bytes | None) -> dict[int, Any]:
 
     cat = Catalog.from_json(catalog_json.decode())
     return {t.store_id: t for ks in cat.keyspaces.values() for t in ks.tables.values()}
+
+
+class _IndexOf:
+    """A secondary index's entries, named after the index (``storage.index_entries``)."""
+
+    def __init__(self, table: Any, index: Any) -> None:
+        self.store_id = index.store_id
+        self.keyspace = table.keyspace
+        self.name = f"{table.name} (secondary index {index.name})"
+        self.partition_key = ()
+        self.cdc_base = None
+
+
+def _indexes(catalog_json: bytes | None) -> dict[int, Any]:
+    if not catalog_json:
+        return {}
+    from ..schema.catalog import Catalog
+
+    cat = Catalog.from_json(catalog_json.decode())
+    return {ix.store_id: _IndexOf(t, ix) for ks in cat.keyspaces.values() for t in ks.tables.values()
+            for ix in t.indexes}
 
 
 @contextlib.contextmanager
@@ -215,7 +237,8 @@ def check(path: str | Path, progress: Any = None) -> CheckReport:
                     group_tables = group_table_ids(value)
         tables = _tables(catalog)
         report.tables = len(tables)
-        table = lambda tid: tables.get(tid) or _UnknownTable(tid)  # noqa: E731
+        indexes = _indexes(catalog)
+        table = lambda tid: tables.get(tid) or indexes.get(tid) or _UnknownTable(tid)  # noqa: E731
         partitions = set()
         complete = False  # every partition key read: a row without one is an orphan
         with _sqlite_findings(report, "reading partition records"):
@@ -240,6 +263,13 @@ def check(path: str | Path, progress: Any = None) -> CheckReport:
                 after = prev[3] if prev is not None and prev[:3] == (tid, token, pk) else None
                 prev = (tid, token, pk, ck)
                 advance()
+                if tid in indexes:  # a secondary index entry: an empty record, no partition record
+                    report.records += 1
+                    try:
+                        verify_entry(data, tid, pk, ck)
+                    except RecordDamaged as e:
+                        report.findings.append(Finding(describe_record(t, pk, ck), e.reason))
+                    continue
                 if is_group(data):
                     report.records += _check_group(report, t, tid, pk, ck, data, after)
                     if tid not in group_tables:

@@ -261,9 +261,6 @@ def test_list_permissions():
 
 
 @pytest.mark.parametrize("text, message", [
-    ("CREATE INDEX ON t (v)", "CREATE INDEX is not supported by logtide yet"),
-    ("CREATE CUSTOM INDEX ON t (v) USING 'x'", "CREATE CUSTOM INDEX is not supported by logtide yet"),
-    ("DROP INDEX i", "DROP INDEX is not supported by logtide yet"),
     ("CREATE TRIGGER x ON t USING 'c'", "CREATE TRIGGER is not supported by logtide"),
     ("DROP AGGREGATE a", "DROP AGGREGATE is not supported by logtide"),
 ])

@@ -1,0 +1,236 @@
+"""SELECT through a secondary index (docs/views-and-indexes.md, "Secondary indexes").
+
+``choose`` finds, among a WHERE clause's restrictions (``restrictions.analyse``'s filters), one an index of the
+table serves (``v = x`` for a column's index or a frozen collection's ``full()``, ``CONTAINS KEY`` for ``keys()``,
+``CONTAINS`` for ``values()`` or a set's ``keys()``, ``m[k] = v`` for ``entries()``), and says whether the query
+still needs ``ALLOW FILTERING`` by ScyllaDB's rules (``statement_restrictions::need_filtering``).  The
+``IndexedSource`` then hands the SELECT pipeline only the partitions and rows the index names, in the order a
+scan of the table has (token, partition key, clustering key: the order ScyllaDB returns a global index's rows
+in), so paging, limits and aggregates work unchanged.  Every restriction, the indexed one included, is still
+checked on the base row: an entry whose row no longer matches (its value expired by TTL) is dropped there.
+
+One idea split for size with ``select.py``, ``read.py`` and the others ``select.py`` names: the SELECT pipeline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
+
+from ..cql import ast
+from ..schema import types as T
+from ..schema.indexes import ENTRIES, FULL, KEYS, REGULAR_VALUES, VALUES, SecondaryIndex
+from ..schema.model import CLUSTERING, PARTITION_KEY, Table, check_key_length
+from ..storage.damage import corrupt
+from ..storage.envelope import RecordDamaged
+from ..storage.index_entries import entry_value, global_base, local_base_ck, local_range, verify_entry
+from ..storage.keys import partition_token, serialize_partition_key, token_of
+from .read import LiveRow, stored_partition
+from .restrictions import Filter, KeyRestrictions, token_bounds
+
+
+@dataclass(frozen=True)
+class IndexPlan:
+    """The index a SELECT reads through, the value it looks up (None: no row can match), and whether the
+    query needs ALLOW FILTERING all the same; ``scan`` False when the partition key is given and a global
+    index needs no lookup (the partitions are read directly, the restriction checked on their rows)."""
+
+    index: SecondaryIndex
+    value: bytes | None
+    needs_filtering: bool
+    scan: bool = True
+
+
+def choose(table: Table, kr: KeyRestrictions, where: Sequence[ast.Relation]) -> IndexPlan | None:
+    """The index plan of a SELECT on ``table``, or None when no index serves its restrictions."""
+    if not table.indexes:
+        return None
+    single_partition = kr.partition_keys is not None
+    found: tuple[SecondaryIndex, Filter, bytes | None] | None = None
+    restrictions = [*kr.filters, *_clustering_equalities(table, kr)]
+    # ScyllaDB's choice: a local index if the partition is given and one serves a restriction, else the index
+    # of the first restriction (in the WHERE clause's order) that a global index serves
+    for local in ((True, False) if single_partition else (False,)):
+        for f in restrictions:
+            ix = next((ix for ix in table.indexes if ix.local == local and index_value(table, ix, f)[0]), None)
+            if ix is not None:
+                found = (ix, f, index_value(table, ix, f)[1])
+                break
+        if found is not None:
+            break
+    if found is None:
+        return None
+    ix, f, value = found
+    if value is not None and not ix.local:
+        check_key_length([value])  # the value is the index's partition key (ScyllaDB: its view's)
+    return IndexPlan(ix, value, _needs_filtering(table, kr, where, f), ix.local or not single_partition)
+
+
+def _clustering_equalities(table: Table, kr: KeyRestrictions) -> list[Filter]:
+    """``c = x`` on clustering columns that the clustering prefix took (so not among the filters): an index on
+    ``c`` serves them when the partition key is not given."""
+    if kr.partition_keys is not None or len(kr.clustering_prefixes) != 1:
+        return []
+    prefix = kr.clustering_prefixes[0]
+    return [Filter(c, "=", (prefix[c.position],)) for c in table.clustering_key[:len(prefix)]]
+
+
+def index_value(table: Table, ix: SecondaryIndex, f: Filter) -> tuple[bool, bytes | None]:
+    """Whether ``ix`` serves restriction ``f``, and the value it looks up (None: no row can match)."""
+    if f.column.name != ix.column:
+        return False, None
+    value = f.values[0] if f.values else None
+    t = f.column.type
+    if ix.kind in (REGULAR_VALUES, FULL):
+        if f.op == "=" or (f.op == "IN" and f.column.kind in (PARTITION_KEY, CLUSTERING) and len(f.values) == 1):
+            return True, value
+        return False, None
+    if ix.kind == KEYS:
+        return f.op == ("CONTAINS KEY" if isinstance(t, T.MapType) else "CONTAINS"), value
+    if ix.kind == VALUES:
+        return f.op == "CONTAINS", value
+    if ix.kind == ENTRIES and f.op == "ELEMENT" and isinstance(t, T.MapType):
+        if value is None or f.key is None:
+            return True, None
+        return True, entry_value(t.key.serialize(f.key), value)
+    return False, None
+
+
+def _restricted(where: Sequence[ast.Relation], kind: str, table: Table) -> set[str]:
+    """The columns of ``kind`` a WHERE clause restricts (multi-column relations count each column)."""
+    out: set[str] = set()
+    for rel in where:
+        lhs = rel.lhs
+        names = lhs.columns if isinstance(lhs, ast.ColumnTuple) else (getattr(lhs, "name", None) or
+                                                                      getattr(lhs, "column", None),)
+        for n in names:
+            c = table.column(n) if isinstance(n, str) else None
+            if c is not None and c.kind == kind:
+                out.add(c.name)
+    return out
+
+
+def _needs_filtering(table: Table, kr: KeyRestrictions, where: Sequence[ast.Relation], f: Filter) -> bool:
+    """ScyllaDB's ``need_filtering`` for a query served by an index on ``f``'s column."""
+    nck = len(_restricted(where, CLUSTERING, table))
+    npart = len(_restricted(where, PARTITION_KEY, table))
+    regular = {g.column.name for g in kr.filters if g.column.kind not in (PARTITION_KEY, CLUSTERING)}
+    if kr.token_lo is not None or kr.token_hi is not None:
+        return nck + len(regular) > 1
+    if 0 < npart < len(table.partition_key):
+        return not (npart == 1 and f.column.kind == PARTITION_KEY and nck == 0 and not regular)
+    if any(g.column.kind == PARTITION_KEY and g.op not in ("=", "IN") for g in kr.filters):
+        return True
+    on_regular = [g for g in kr.filters if g.column.kind not in (PARTITION_KEY, CLUSTERING)]
+    if len(regular) > 1 or (regular and f.column.name not in regular) or len(on_regular) > 1:
+        return True  # the index serves one restriction: a second one (even on its column) is filtering
+    if regular:
+        if npart == 0 and nck == 0:
+            return False
+        return kr.partition_keys is None or kr.clustering_gap_error is not None
+    if f.column.kind == CLUSTERING:
+        return nck > 1
+    return True
+
+
+class IndexedPartition:
+    """One base partition as the index names it: every row (``cks`` None) or only the rows of ``cks``."""
+
+    def __init__(self, view: Any, cks: list[bytes] | None) -> None:
+        self.view = view
+        self.token = view.token
+        self.pk = view.pk
+        self.cks = cks
+
+    @property
+    def key(self) -> tuple[bytes, ...]:
+        return self.view.key
+
+    def static_row(self) -> LiveRow | None:
+        return self.view.static_row()
+
+    def rows(self, lo: bytes | None, hi: bytes | None, reverse: bool = False,
+             values: bool = False) -> Iterator[LiveRow]:
+        if self.cks is None:
+            yield from self.view.rows(lo, hi, reverse, values)
+            return
+        for ck in (reversed(self.cks) if reverse else self.cks):
+            if (lo is not None and ck < lo) or (hi is not None and ck >= hi):
+                continue
+            yield from self.view.rows(ck, ck + b"\x00", reverse, values)  # clustering keys are prefix-free
+
+
+class IndexedSource:
+    """The partitions of a SELECT served by an index, from a stored source's snapshot (``select.StoredSource``)."""
+
+    def __init__(self, source: Any, plan: IndexPlan, order: Any) -> None:
+        self.source = source
+        self.plan = plan
+        self.order = order  # select.partition_order of the query: the order of its partition keys
+        self.txn = source.txn
+        self.now = source.now
+
+    def partitions(self, table: Table, kr: KeyRestrictions) -> Iterator[Any]:
+        plan = self.plan
+        if not plan.scan:
+            yield from self.source.partitions(table, kr)
+            return
+        if plan.value is None or kr.empty:
+            return
+        if plan.index.local:
+            yield from self._local(table, kr)
+        else:
+            yield from self._global(table, kr)
+
+    def _entries(self, table: Table, token: int, pk: bytes, lo: bytes | None = None,
+                 hi: bytes | None = None) -> list[bytes]:
+        tid = self.plan.index.store_id
+        out = []
+        for ck, data in self.txn.rows(tid, token, pk, lo, hi):
+            try:
+                verify_entry(data, tid, pk, ck)
+            except RecordDamaged as e:
+                raise corrupt(_IndexName(table, self.plan.index), pk, ck, e.reason) from None
+            out.append(ck)
+        return out
+
+    def _global(self, table: Table, kr: KeyRestrictions) -> Iterator[Any]:
+        value = self.plan.value
+        lo, lo_inc, hi, hi_inc = token_bounds(kr)
+        static = (c := table.column(self.plan.index.column)) is not None and c.is_static
+        groups: dict[tuple[int, bytes], list[bytes]] = {}
+        for ck in self._entries(table, token_of(value), value):
+            token, pk, base_ck = global_base(ck)
+            if (lo is not None and (token < lo or (token == lo and not lo_inc))) or \
+                    (hi is not None and (token > hi or (token == hi and not hi_inc))):
+                continue
+            groups.setdefault((token, pk), []).append(base_ck)
+        for (token, pk), cks in groups.items():  # entries are in (token, pk, ck) order already
+            view = stored_partition(table, self.txn, self.now, token, pk)
+            if view is not None:
+                yield IndexedPartition(view, None if static else cks)
+
+    def _local(self, table: Table, kr: KeyRestrictions) -> Iterator[Any]:
+        value = self.plan.value
+        lo, hi = local_range(value)
+        order = self.order
+        keys = sorted({(partition_token(table, pk), pk)
+                       for pk in (serialize_partition_key(k) for k in kr.partition_keys or ())},
+                      key=lambda tp: order(*tp))
+        for token, pk in keys:
+            cks = [local_base_ck(value, ck) for ck in self._entries(table, token, pk, lo, hi)]
+            if not cks:
+                continue
+            view = stored_partition(table, self.txn, self.now, token, pk)
+            if view is not None:
+                yield IndexedPartition(view, cks)
+
+
+class _IndexName:
+    """Names a damaged entry after its index (``storage.damage.describe_record``)."""
+
+    def __init__(self, table: Table, index: SecondaryIndex) -> None:
+        self.keyspace = table.keyspace
+        self.name = f"{table.name} (secondary index {index.name})"
+        self.partition_key = ()
+        self.cdc_base = None
