@@ -166,7 +166,11 @@ def _check_custom(stmt: ast.CreateIndex, table: "Table") -> None:
                 raise _ire("StorageAttachedIndex (SAI) on ENTRIES of a map column is not supported; if this is a "
                            "CassIO/LangChain workload, enable the enable_cassio_compatibility configuration option "
                            "to rewrite this index as a regular secondary index")
-        # logtide has no vector<float, N> columns: SAI indexes only those in ScyllaDB
+        if len(single) == 1:  # ScyllaDB builds a vector index (ANN search) on a vector column: logtide has none
+            c = table.column(single[0].column)
+            if c is not None and type(c.type).__name__ == "VectorType":
+                raise _ire(f"Vector indexes (StorageAttachedIndex on vector column {c.name}, for ANN search) are not "
+                           "supported by logtide")
         raise _ire("StorageAttachedIndex (SAI) is only supported on vector columns; use a secondary index for "
                    "non-vector columns")
     raise _ire(f"Non-supported custom class '{cls}' provided")
@@ -263,6 +267,8 @@ def create_index(cat: Catalog, stmt: ast.CreateIndex, ks_name: str) -> Outcome:
         raise _ire(f"Secondary indexes are not supported on CDC log tables ({ks_name}.{table.name})")
     if table.is_counter_table:
         raise _ire("Secondary indexes are not supported on counter tables")
+    if table.view is not None:  # its rows are written by the view's maintenance, which keeps no index entries
+        raise _ire("Secondary indexes are not supported on materialized views")
     if stmt.name is not None and len(stmt.name) > NAME_LENGTH:
         raise _ire(f'index names shouldn\'t be more than {NAME_LENGTH} characters long (got "{stmt.name}")')
     _check_local(stmt, table)

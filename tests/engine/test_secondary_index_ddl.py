@@ -114,6 +114,13 @@ def test_what_scylladb_refuses_is_refused_with_its_message(t, query, message):
         assert got == message
 
 
+def test_a_vector_column_gets_no_vector_index(session):
+    """ScyllaDB builds a vector index (ANN search) for SAI on a vector column; logtide says it has none."""
+    session.execute("CREATE TABLE emb (p int PRIMARY KEY, v vector<float, 3>)")
+    assert refused(session, "CREATE CUSTOM INDEX ON emb (v) USING 'sai'") == (
+        "Vector indexes (StorageAttachedIndex on vector column v, for ANN search) are not supported by logtide")
+
+
 def test_counter_tables_cannot_be_indexed(session):
     session.execute("CREATE TABLE cnt (p int PRIMARY KEY, n counter)")
     assert refused(session, "CREATE INDEX ON cnt (n)") == "Secondary indexes are not supported on counter tables"
