@@ -1,8 +1,8 @@
 """A plain upsert's CDC log rows, derived and encoded in one pass (docs/performance.md, "One pass for a
 plain upsert's log rows").
 
-The commonest CDC write, clustered rows of a table without non-frozen collections upserted with atomic
-cells of one timestamp and no TTL (``cdc.log_upsert.upsert_rows``'s case, spec ``000`` and ``001``), goes
+The commonest CDC write, clustered rows upserted with atomic cells of one timestamp and no TTL
+(:func:`upsert_timestamp`, spec ``000`` and ``001``), goes
 from the written cells and the rows' live values before the write straight to the stored bytes of its
 log rows.  Each row's record (``storage/records.py``, kind ``U``: ``[clustering, [timestamp, ttl, ldt],
 {column: value}]`` in MessagePack, sealed by ``storage/envelope.py``) is joined from parts: the column
@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import struct
 import zlib
+from dataclasses import replace
 from typing import Any, Callable
 
 import msgspec
 
 from ..mutation.model import PartitionUpdate
 from ..schema import types as T
-from ..schema.model import Table
+from ..query.read import element_order_key
+from ..schema.model import Column, Table
 from ..storage.envelope import CHECKSUM, key_checksum, record_head
 from ..storage.records import UNIFORM_ROW
 from . import log_schema as L
@@ -41,6 +43,30 @@ SEQS = 1024  # cdc$batch_seq_no values made at import (a 100-statement batch in 
 _SEQS = tuple((_ENCODE(struct.pack(">i", s)), T.INT.comparable(struct.pack(">i", s))) for s in range(SEQS))
 
 
+def upsert_timestamp(pu: PartitionUpdate) -> int | None:
+    """The one timestamp of a plain upsert: clustered rows with atomic cells of one timestamp and no TTL
+    (a row marker of that timestamp and no TTL allowed), no deletion, static row or collection; None for
+    any other update."""
+    if pu.deletion is not None or pu.range_deletions or pu.static is not None or not pu.rows:
+        return None
+    ts: int | None = None
+    for row in pu.rows.values():
+        if row.deletion is not None or row.complex:
+            return None
+        m = row.marker
+        if m is not None:
+            if m.ttl != 0 or (ts is not None and m.timestamp != ts):
+                return None
+            ts = m.timestamp
+        elif not row.cells:
+            return None
+        for cell in row.cells.values():
+            if (ts is not None and cell.timestamp != ts) or (cell.ttl != 0 and cell.value is not None):
+                return None
+            ts = cell.timestamp
+    return ts
+
+
 def _long_head(n: int, markers: tuple[bytes, bytes]) -> bytes:
     """The MessagePack header of a ``bin`` of ``n`` bytes past 255 (``_BIN_LONG``), or of a map of ``n``
     entries past 15 (``_MAP_LONG``): the smallest form, as msgspec writes it.  (The short forms are
@@ -56,6 +82,21 @@ def _seq(seq: int) -> tuple[bytes, bytes]:
         return _SEQS[seq]
     raw = struct.pack(">i", seq)
     return _ENCODE(raw), T.INT.comparable(raw)
+
+
+def image_plan(base: Table) -> dict[str, tuple[Column, Any]]:
+    """The plan (``query.read.complex_plan``'s form) by which ``query.read.live_values`` gives each non-frozen
+    collection or UDT of ``base`` as its image in the log (spec ``002``, ``cdc.log_values.frozen_elements``): a
+    map, set or UDT as its frozen value, a list as the frozen map of its timeuuid keys to its values.  Empty for
+    a table without such columns."""
+    plan: dict[str, tuple[Column, Any]] = {}
+    for c in base.regular_columns:
+        if c.type.is_multicell:
+            order = element_order_key(c.type)
+            if isinstance(c.type, T.ListType):
+                c = replace(c, type=T.MapType(T.TIMEUUID, c.type.element))
+            plan[c.name] = (c, order)
+    return plan
 
 
 class UpsertTemplate:
@@ -78,13 +119,17 @@ class UpsertTemplate:
         self.end_of_batch = _ENCODE(L.END_OF_BATCH) + deleted_true
         self.head = record_head(UNIFORM_ROW) + b"\x93\x92"  # the record's kind; [clustering, ...], [cdc$time, ...]
         self.time_comparable = log.clustering_key[0].type.comparable
-        # a table this pass serves: no non-frozen collection or UDT (an image is the atomic values alone), and no
-        # column named like a log column (whose entry would then stand twice in a row's map)
-        self.plain = not base.multicell_names and not any(c.name.startswith("cdc$") for c in base.columns)
+        # the columns a write this pass serves may set: the atomic regular ones (a change of a non-frozen
+        # collection or UDT is a complex cell, which ``upsert_timestamp`` already sends the general way)
+        self.atomic = frozenset(c.name for c in base.regular_columns if not c.type.is_multicell)
+        self.image_plan = image_plan(base)
+        # a table this pass serves: none with a column named like a log column (whose entry would then stand
+        # twice in a row's map)
+        self.plain = not any(c.name.startswith("cdc$") for c in base.columns)
 
     def append(self, pu: PartitionUpdate, ts: int, before: dict[bytes, Any], stream: bytes, token: int,
                timeuuid: Callable[[int], bytes], now: int) -> LogAppend | None:
-        """The encoded log rows of the plain upsert ``pu`` at ``ts`` (``cdc.log_upsert.upsert_timestamp``) for one
+        """The encoded log rows of the plain upsert ``pu`` at ``ts`` (:func:`upsert_timestamp`) for one
         stream: preimages, one delta per row (an insert when it has a row marker), postimages, each kind in
         clustering order, the last with ``cdc$end_of_batch``.  ``before`` maps each clustering key to the row's
         live atomic values and live marker before the write (``TxnRowReader.values``: None when nothing of it
@@ -98,9 +143,10 @@ class UpsertTemplate:
         regular = self.regular
         rows = pu.rows
         cks = sorted(rows) if len(rows) > 1 else list(rows)
+        atomic = self.atomic
         for ck in cks:
             for name in rows[ck].cells:
-                if name not in columns:
+                if name not in atomic:
                     return None
         postimage = opts.postimage
         images = opts.preimage or postimage
