@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import InvalidRequest
 from ..mutation.cells import NO_DELETION, NO_TTL, Cell, ComplexColumn, Liveness, PartitionData, RowData
 from ..mutation.images import PartitionImages, live
 from ..query.read import LiveRow
@@ -161,5 +162,10 @@ def check_where(catalog: Any, stmt: Any, keyspace: str | None, functions: Any) -
     base = catalog.find_table(stmt.base.keyspace or stmt.name.keyspace or keyspace or "", stmt.base.name)
     if base is None:
         return  # the catalog says what is missing
+    for rel in stmt.where:
+        names = rel.lhs.columns if isinstance(rel.lhs, (ast.ColumnTuple, ast.TokenOf)) else ()
+        missing = next((n for n in names if base.column(n) is None), None)
+        if missing is not None:  # as the catalog words it for a single column
+            raise InvalidRequest(f"Undefined column name {missing} in table {base.keyspace}.{base.name}")
     analyse(base, [r for r in stmt.where if r.op != "IS NOT"], TermEvaluator(functions, None), select=True,
             allow_filtering=True)

@@ -276,6 +276,7 @@ def test_multi_column_and_token_relations_of_a_view_are_refused_as_its_select_re
 
     refused(wide, view("p IS NOT NULL AND c1 IS NOT NULL AND (c1, v) = (1, 'a')"),
             "Multi-column relations can only be applied to clustering columns but was applied to: v")
+    refused(wide, view("p IS NOT NULL AND (c1, nope) > (1, 2)"), "Undefined column name nope in table ks.wide")
     refused(wide, view("p IS NOT NULL AND (c2, c1) > (1, 2)"),
             "Clustering columns must appear in the PRIMARY KEY order in multi-column relations: c2, c1")
     refused(wide, view("p IS NOT NULL AND (c1, c2) = (1, 2, 3)"),
