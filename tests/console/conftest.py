@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -60,18 +61,35 @@ TABLE_DDL = ("CREATE TABLE ks.t (pk int, ck int, v text, PRIMARY KEY (pk, ck)) "
 def console(tmp_path: Path) -> Iterator[Console]:
     """A server with keyspace ``ks``, table ``ks.t`` (CDC with images), changefeed ``ks/t/f`` (JSON) and its
     consumer ``billing``; ``console.session`` is a cassandra-driver session on it."""
-    c = start_console(tmp_path / "data")
+    with connected(start_console(tmp_path / "data")) as c:
+        c.session.execute(TABLE_DDL)
+        c.session.execute("ALTER TABLE ks.t ADD CHANGEFEED f WITH (MODE = 'NEW_AND_OLD_IMAGES', FORMAT = 'JSON')")
+        c.session.execute('ALTER TOPIC "ks/t/f" ADD CONSUMER billing')
+        yield c
+
+
+@contextmanager
+def connected(c: Console, **driver: Any) -> Iterator[Console]:
+    """``c`` with a driver session that made keyspace ``ks``; then the server stopped cleanly, no traceback."""
     with c.srv:
-        cl = cluster(c.port)
-        s = cl.connect()
-        s.execute(KEYSPACE_DDL.format("ks"))
-        s.execute(TABLE_DDL)
-        s.execute("ALTER TABLE ks.t ADD CHANGEFEED f WITH (MODE = 'NEW_AND_OLD_IMAGES', FORMAT = 'JSON')")
-        s.execute('ALTER TOPIC "ks/t/f" ADD CONSUMER billing')
-        c.session = s
+        cl = cluster(c.port, **driver)
+        c.session = cl.connect()
+        c.session.execute(KEYSPACE_DDL.format("ks"))
         try:
             yield c
         finally:
             cl.shutdown()
             assert c.srv.stop() == 0, c.srv.output()
         assert "Traceback" not in c.srv.output()
+
+
+@contextmanager
+def secured_console(tmp_path: Path) -> Iterator[Console]:
+    """A server with --auth (superuser ``admin``/``s3cret``) and keyspace ``ks``; ``session`` is admin's."""
+    from cassandra.auth import PlainTextAuthProvider
+
+    (tmp_path / "pw").write_text("s3cret\n")
+    c = start_console(tmp_path / "data", "--auth", "--superuser", "admin", "--superuser-password-file",
+                      str(tmp_path / "pw"))
+    with connected(c, auth_provider=PlainTextAuthProvider("admin", "s3cret")) as c:
+        yield c

@@ -10,22 +10,14 @@ import pytest
 
 from logtide.console.access import MAX_SESSIONS, Sessions
 
-from ..server.conftest import KEYSPACE_DDL, cluster
-from .conftest import start_console
+from .conftest import secured_console
 from .test_console_http import request
 
 
 @pytest.fixture
 def secured(tmp_path):
-    (tmp_path / "pw").write_text("s3cret\n")
-    c = start_console(tmp_path / "data", "--auth", "--superuser", "admin", "--superuser-password-file",
-                      str(tmp_path / "pw"))
-    with c.srv:
-        from cassandra.auth import PlainTextAuthProvider
-
-        cl = cluster(c.port, auth_provider=PlainTextAuthProvider("admin", "s3cret"))
-        s = cl.connect()
-        s.execute(KEYSPACE_DDL.format("ks"))
+    with secured_console(tmp_path) as c:
+        s = c.session
         for name in ("open", "secret"):
             s.execute(f"CREATE TABLE ks.{name} (pk int PRIMARY KEY, v text) WITH cdc = {{'enabled': true}}")
             s.execute(f"ALTER TABLE ks.{name} ADD CHANGEFEED f WITH (MODE = 'UPDATES', FORMAT = 'JSON')")
@@ -34,13 +26,7 @@ def secured(tmp_path):
         s.execute("CREATE ROLE reader WITH PASSWORD = 'pw' AND LOGIN = true")
         s.execute("GRANT SELECT ON ks.open TO reader")
         s.execute("GRANT SELECT ON ks.open_scylla_cdc_log TO reader")
-        c.session = s
-        try:
-            yield c
-        finally:
-            cl.shutdown()
-            assert c.srv.stop() == 0
-        assert "Traceback" not in c.srv.output()
+        yield c
 
 
 def login(c, user: str, password: str, origin: str | None = None) -> tuple[int, dict, bytes]:

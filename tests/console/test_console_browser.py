@@ -7,9 +7,8 @@ import uuid
 
 import pytest
 
-from ..server.conftest import KEYSPACE_DDL, cluster
 from .browser import chromium_or_skip, start_browser, text_of, wait_for
-from .conftest import start_console
+from .conftest import secured_console
 
 
 @pytest.fixture
@@ -84,32 +83,27 @@ def test_the_record_browser_shows_a_record_written_a_moment_before(console, brow
 
 
 def test_with_auth_a_table_the_role_may_not_select_is_hidden(tmp_path, browser):
-    (tmp_path / "pw").write_text("s3cret\n")
-    c = start_console(tmp_path / "data", "--auth", "--superuser", "admin", "--superuser-password-file",
-                      str(tmp_path / "pw"))
-    with c.srv:
-        from cassandra.auth import PlainTextAuthProvider
-
-        cl = cluster(c.port, auth_provider=PlainTextAuthProvider("admin", "s3cret"))
-        s = cl.connect()
-        s.execute(KEYSPACE_DDL.format("ks"))
+    with secured_console(tmp_path) as c:
+        s = c.session
         s.execute("CREATE TABLE ks.open (pk int PRIMARY KEY, v text)")
         s.execute("CREATE TABLE ks.secret (pk int PRIMARY KEY, v text)")
         s.execute("CREATE ROLE reader WITH PASSWORD = 'pw' AND LOGIN = true")
         s.execute("GRANT SELECT ON ks.open TO reader")
         browser.get(c.url + "/#/tables")
         wait_for(lambda: browser.find_elements("css selector", "#login"), what="the login form")
-        browser.find_element("css selector", "#username").send_keys("reader")
-        browser.find_element("css selector", "#password").send_keys("wrong")
-        browser.find_element("css selector", "#login button").click()
+        log_in(browser, "reader", "wrong")
         wait_for(lambda: "incorrect" in text_of(browser, "#login-error"), what="a refused login")
-        browser.find_element("css selector", "#password").clear()
-        browser.find_element("css selector", "#password").send_keys("pw")
-        browser.find_element("css selector", "#login button").click()
+        log_in(browser, "reader", "pw")
         wait_for(lambda: "ks.open" in text_of(browser, "main"), what="the tables reader may SELECT")
         assert "ks.secret" not in text_of(browser, "main")
         assert "Logged in as reader" in text_of(browser, "#who")
         cookie = browser.get_cookie("logtide_console")
         assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
-        cl.shutdown()
-        assert c.srv.stop() == 0
+
+
+def log_in(browser, role: str, password: str) -> None:
+    """Fill the console's login form and send it."""
+    for field, value in (("#username", role), ("#password", password)):
+        browser.find_element("css selector", field).clear()
+        browser.find_element("css selector", field).send_keys(value)
+    browser.find_element("css selector", "#login button").click()
