@@ -209,8 +209,8 @@ pages.changefeeds = (main) => {
 pages.changefeed = (main, ...pathParts) => {
   const path = pathParts.join("/");
   const body = h("div"), charts = h("div", { class: "charts" });
-  main.append(h("h1", {}, "Changefeed " + path), body, h("h2", {}, "Consumer lag"), charts);
-  const lagChart = new Chart(charts, "Lag (records not committed)", "records", 640);
+  main.append(h("h1", {}, "Changefeed " + path), charts, body);
+  const lagChart = new Chart(charts, "Consumer lag (records not committed)", "records", 640);
   return async () => {
     const f = await api("changefeed", { path });
     const parts = [grid(["Mode", "Format", "State", "Kafka topic", "Retention", "Barriers"],
