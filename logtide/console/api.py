@@ -83,8 +83,13 @@ class Console:
 
     # -- /metrics ------------------------------------------------------------------------
     def metrics(self, request: Request) -> Response:
+        """The exposition prometheus_client's own server gives: OpenMetrics when asked for, ``name[]`` filters."""
         encoder, content_type = choose_encoder(request.headers.get("Accept") or "")
-        return Response(200, encoder(self.server.metrics.registry), content_type)
+        registry: Any = self.server.metrics.registry
+        names = request.query.get("name[]")
+        if names:
+            registry = _Only(registry, set(names))
+        return Response(200, encoder(registry), content_type)
 
     # -- sessions --------------------------------------------------------------------------
     def viewer(self, request: Request) -> Viewer | None:
@@ -148,6 +153,21 @@ class Console:
 
     def groups(self, viewer: Viewer) -> dict[str, Any]:
         return groups_mod.snapshot(self.broker, self.loop, viewer.may_select)
+
+
+@dataclass(frozen=True)
+class _Only:
+    """The families of ``registry`` with a sample named in ``names`` (``/metrics?name[]=...``)."""
+
+    registry: Any
+    names: set[str]
+
+    def collect(self) -> Any:
+        for family in self.registry.collect():
+            samples = [s for s in family.samples if s.name in self.names]
+            if samples:
+                family.samples = samples
+                yield family
 
 
 def _not_allowed(allow: str) -> Response:

@@ -26,7 +26,9 @@ def _copy(broker: Any, visible: Visible) -> dict[str, Any]:
         out[group_id] = {"group": group_id, "state": g.state, "generation": g.generation,
                          "protocol_type": g.protocol_type, "protocol": g.protocol, "leader": g.leader,
                          "members": members, "topics": [t.path for t in topics],
-                         "visible": all(visible(t.keyspace, t.table) for t in topics) if topics else False}
+                         # DESCRIBE on a group, as the Kafka endpoint checks it (kafka/acl.py): SELECT on the
+                         # table of each of its topics; a group without topics is visible to every role
+                         "visible": all(visible(t.keyspace, t.table) for t in topics)}
     return out
 
 

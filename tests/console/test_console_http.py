@@ -46,6 +46,10 @@ def test_the_console_page_its_files_and_metrics_share_the_metrics_port(console):
     status, headers, body = console.get("/metrics")
     assert status == 200 and headers["Content-Type"].startswith("text/plain")
     assert b"logtide_info{" in body
+    status, _, body = console.get("/metrics?name[]=logtide_writes_total")
+    assert status == 200 and body.decode().splitlines()[-1] == "logtide_writes_total 0.0"
+    status, headers, _ = console.get("/metrics", {"Accept": "application/openmetrics-text; version=1.0.0"})
+    assert headers["Content-Type"].startswith("application/openmetrics-text")
     assert "console http://127.0.0.1:" in console.srv.output()
 
 
