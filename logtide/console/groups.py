@@ -21,7 +21,7 @@ def _copy(broker: Any, visible: Visible) -> dict[str, Any]:
         topics = sorted(g.topics(), key=lambda r: r.path)
         members = [{"member_id": m.member_id, "client_id": m.client_id, "client_host": m.client_host,
                     "group_instance_id": m.group_instance_id,
-                    "topics": [t.path for t in m.topics], "session_timeout_ms": m.session_timeout_ms}
+                    "session_timeout_ms": m.session_timeout_ms}
                    for m in g.members.values()]
         out[group_id] = {"group": group_id, "state": g.state, "generation": g.generation,
                          "protocol_type": g.protocol_type, "protocol": g.protocol, "leader": g.leader,

@@ -249,3 +249,32 @@ def test_a_non_loopback_console_without_auth_logs_a_warning(tmp_path):
         srv.wait_listening()
         assert "WARNING logtide.server: the web console on 0.0.0.0 is served without --auth" in srv.output()
         assert srv.stop() == 0
+
+
+def test_consumers_show_a_kafka_groups_members_beside_its_offsets_and_lag(console):
+    from kafka import KafkaConsumer
+
+    for i in range(3):
+        console.session.execute("INSERT INTO ks.t (pk, ck, v) VALUES (%s, 0, 'x')", [i])
+    consumer = KafkaConsumer("ks.t.f", bootstrap_servers=console.kafka, group_id="billing", client_id="billing-app",
+                             auto_offset_reset="earliest", enable_auto_commit=False, session_timeout_ms=6000,
+                             heartbeat_interval_ms=300)
+    try:
+        got = 0
+        deadline = time.monotonic() + 60
+        while got < 3:
+            assert time.monotonic() < deadline
+            got += sum(len(m) for m in consumer.poll(timeout_ms=500).values())
+        consumer.commit()
+        [row] = console.api("consumers")["consumers"]
+        assert (row["consumer"], row["kafka_topic"], row["lag"]) == ("billing", "ks.t.f", 0)
+        assert row["offsets"] == [{"partition": 0, "committed": 3, "end_offset": 3, "lag": 0}]
+        group = row["group"]
+        assert group["state"] == "Stable" and group["protocol_type"] == "consumer"
+        assert [m["client_id"] for m in group["members"]] == ["billing-app"]
+        assert group["generation"] >= 1 and group["members"][0]["client_host"]
+        assert console.api("changefeed?path=ks/t/f")["consumers"][0]["group"]["members"][0]["client_id"] == "billing-app"
+    finally:
+        consumer.close()
+    console.session.execute("INSERT INTO ks.t (pk, ck, v) VALUES (9, 0, 'x')")
+    assert console.api("consumers")["consumers"][0]["lag"] == 1
