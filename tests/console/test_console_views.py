@@ -11,7 +11,7 @@ from logtide.console.api import Console
 from logtide.console.web import Request
 from logtide.server import BackgroundServer, ServerConfig
 
-from ..server.conftest import KEYSPACE_DDL
+from ..ops.test_metrics import paused_initial_scan
 
 
 def get(console: Console, path: str) -> tuple[int, object]:
@@ -24,13 +24,7 @@ def test_the_changefeed_page_shows_the_initial_scans_progress_until_it_ends(tmp_
     db = logtide.open(tmp_path, synchronous="OFF")
     with BackgroundServer(db, ServerConfig(port=0), close_db=True) as srv:
         console = Console(srv.server)
-        s = db.session()
-        s.execute(KEYSPACE_DDL.format("m"))
-        s.execute("CREATE TABLE m.t (pk int PRIMARY KEY, v int)")
-        for i in range(10):
-            s.execute(f"INSERT INTO m.t (pk, v) VALUES ({i}, {i})")
-        db.feeds.pause()
-        s.execute("ALTER TABLE m.t ADD CHANGEFEED snap WITH (MODE = 'NEW_IMAGE', FORMAT = 'JSON', INITIAL_SCAN = TRUE)")
+        paused_initial_scan(db)
         db.feeds.scan_step(partitions=4)
         status, feed = get(console, "/api/changefeed?path=m/t/snap")
         assert status == 200 and feed["state"] == "INITIAL_SCAN"
