@@ -168,14 +168,7 @@ class ServerMetrics:
         self.request_done = self.requests.request_done  # called by the connections on the event loop
         self.registry.register(self.requests)
         self.registry.register(_ScrapeCollector(server))
-        self.http: Any = None  # the HTTP endpoint serving /metrics (logtide.console when serving)
-
-    def serve_http(self, host: str, port: int) -> int:
-        """Serve ``/metrics`` over HTTP on ``host:port`` (a daemon thread); returns the bound port."""
-        from prometheus_client import start_http_server
-
-        self.http, _ = start_http_server(port, addr=host, registry=self.registry)
-        return self.http.server_port
+        self.http: Any = None  # the HTTP endpoint serving /metrics (logtide.console.start_console sets it)
 
     def close(self) -> None:
         """Stop the HTTP endpoint, if serving."""

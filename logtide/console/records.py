@@ -102,9 +102,9 @@ def feed_page(reader: Any, path: str, partition: str | None, start: str, value: 
     nxt = dict(positions)
     for p in chosen:
         offset = positions.get(p, parts[p].start_offset)
-        scanned = 0
-        while len([r for r in records if r["partition"] == p]) < limit and scanned < 20 * limit:
-            batch = reader.read(path, p, offset, max_records=limit)
+        scanned = kept = 0
+        while kept < limit and scanned < 20 * limit:  # a key filter reads on, at most 20 pages' worth
+            batch = reader.read(path, p, offset, max_records=limit - kept if not key_filter else limit)
             if not batch:
                 break
             for r in batch:
@@ -113,11 +113,12 @@ def feed_page(reader: Any, path: str, partition: str | None, start: str, value: 
                 value_doc = _json_or_text(r.value)
                 if key_filter and key_filter not in _key_text(r.key, value_doc):
                     continue
+                kept += 1
                 records.append({"partition": r.partition, "offset": r.offset, "write_time_ms": r.write_time_ms,
                                 "key": _json_or_text(r.key), "value": value_doc})
-            if not key_filter:
-                break
-        nxt[p] = max(offset, parts[p].start_offset) if offset >= parts[p].start_offset else parts[p].start_offset
+                if kept == limit:
+                    break
+        nxt[p] = max(offset, parts[p].start_offset)  # retention may have moved the start past it
     records.sort(key=lambda r: (r["write_time_ms"], r["partition"], r["offset"]))
     if len(records) > limit:  # several partitions: keep the earliest; the rest come on the next page
         records = records[:limit]
