@@ -28,7 +28,7 @@ SETTINGS: dict[str, type] = {
     "tls_cert": str, "tls_key": str, "workers": int, "synchronous": str, "metrics_port": Port,
     "max_connections": int, "auth_timeout": float, "idle_timeout": float, "kafka_host": str, "kafka_port": Port,
     "kafka_advertised_host": str,
-    "kafka_max_request_bytes": int, "kafka_idle_timeout": float,
+    "kafka_max_request_bytes": int, "kafka_idle_timeout": float, "console": bool,
 }
 TYPE_NAMES = {int: "an integer", str: "a string", bool: "true or false", float: "a number",
               Port: 'a port number (0 to 65535; 0 picks a free one), "auto" (the same as 0) or "off"'}

@@ -168,18 +168,11 @@ class ServerMetrics:
         self.request_done = self.requests.request_done  # called by the connections on the event loop
         self.registry.register(self.requests)
         self.registry.register(_ScrapeCollector(server))
-        self._http: Any = None
-
-    def serve_http(self, host: str, port: int) -> int:
-        """Serve ``/metrics`` over HTTP on ``host:port`` (a daemon thread); returns the bound port."""
-        from prometheus_client import start_http_server
-
-        self._http, _ = start_http_server(port, addr=host, registry=self.registry)
-        return self._http.server_port
+        self.http: Any = None  # the HTTP endpoint serving /metrics (logtide.console.start_console sets it)
 
     def close(self) -> None:
         """Stop the HTTP endpoint, if serving."""
-        if self._http is not None:
-            self._http.shutdown()
-            self._http.server_close()
-            self._http = None
+        if self.http is not None:
+            self.http.shutdown()
+            self.http.server_close()
+            self.http = None

@@ -1,6 +1,7 @@
 """Shared fixtures: a fresh database in a temporary directory, and a session on it.
 
-Before collection, tools the tests drive that live in Debian's packages (``kcat``) are
+Before collection, tools the tests drive that live in Debian's packages (``kcat``; Chromium and its
+WebDriver for the console's browser tests, ``tests/console``) are
 installed when missing and the tests run as root (as CI does), so that their tests run
 rather than skip; a line on the terminal says so (README, "Running the tests").
 
@@ -20,7 +21,7 @@ import subprocess
 
 import pytest
 
-DEBIAN_TOOLS = {"kcat": "kcat"}  # command -> Debian package
+DEBIAN_TOOLS = {"kcat": "kcat", "chromium": "chromium", "chromedriver": "chromium-driver"}  # command -> package
 
 
 def _apt_install(packages: list[str]) -> bool:

@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("auth", ("auth.py",)),
     ("engine", ("engine/", "tracing.py")),
     ("session", ("session.py", "__init__.py")),
-    ("front ends", ("server/", "kafka/", "shell.py", "observe.py", "metrics.py")),
+    ("front ends", ("server/", "kafka/", "console/", "shell.py", "observe.py", "metrics.py")),
     ("spark", ("spark/",)),
     ("commands", ("cli.py", "*_cli.py", "status.py", "__main__.py")),
 )

@@ -20,11 +20,11 @@ log = logging.getLogger("logtide.server")
 
 SERVE_KEYS = ("host", "port", "auth", "superuser", "superuser_password_file", "tls_cert", "tls_key", "workers",
               "synchronous", "metrics_port", "max_connections", "auth_timeout", "idle_timeout", "kafka_host",
-              "kafka_port", "kafka_advertised_host", "kafka_max_request_bytes", "kafka_idle_timeout")
+              "kafka_port", "kafka_advertised_host", "kafka_max_request_bytes", "kafka_idle_timeout", "console")
 DEFAULTS: dict[str, Any] = {"host": "127.0.0.1", "port": 9042, "auth": False, "workers": 8, "synchronous": "FULL",
                             "metrics_port": 9180, "max_connections": None, "auth_timeout": 10.0, "idle_timeout": 0.0,
                             "kafka_host": "127.0.0.1", "kafka_port": 9092, "kafka_advertised_host": None,
-                            "kafka_max_request_bytes": 2 << 20, "kafka_idle_timeout": 600.0}
+                            "kafka_max_request_bytes": 2 << 20, "kafka_idle_timeout": 600.0, "console": True}
 SYNCHRONOUS = ("FULL", "NORMAL", "OFF")
 MIN_KAFKA_REQUEST_BYTES = 128 << 10  # never below what a client may send before login
 MAX_KAFKA_REQUEST_BYTES = 1 << 30
@@ -54,6 +54,7 @@ class ServeSettings:
     kafka_advertised_host: str | None = None  # the name Kafka clients are told to connect to (None: the bound one)
     kafka_max_request_bytes: int = 2 << 20  # largest Kafka request after login (socket.request.max.bytes)
     kafka_idle_timeout: float = 600.0  # close a Kafka connection with no request this long (connections.max.idle.ms)
+    console: bool = True  # serve the web console beside /metrics (docs/console.md)
 
 
 def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -88,6 +89,9 @@ def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
     p.add_argument("--metrics-port", type=port, metavar="PORT",
                    help="serve Prometheus metrics over HTTP at http://HOST:PORT/metrics (default 9180, "
                         "ScyllaDB's; 0 or auto picks a free one; off: no metrics)")
+    p.add_argument("--console", type=on_off, metavar="on|off",
+                   help="serve the web console at http://HOST:METRICS-PORT/ beside /metrics (default on; off: "
+                        "only /metrics)")
     p.add_argument("--kafka-host", help="address the Kafka endpoint listens on (default 127.0.0.1)")
     p.add_argument("--kafka-port", type=port, metavar="PORT",
                    help="port of the Kafka endpoint serving changefeed topics (default 9092; 0 or auto picks a "
@@ -104,6 +108,18 @@ def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
                         "connections.max.idle.ms; 0: never)")
     p.set_defaults(run=run_serve)
     return p
+
+
+def on_off(text: str | bool) -> bool:
+    """``--console``: on or off (true/false in the config file)."""
+    if isinstance(text, bool):
+        return text
+    value = text.strip().lower()
+    if value in ("on", "true", "yes"):
+        return True
+    if value in ("off", "false", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"give on or off, not {text!r}")
 
 
 def cql_port(text: str) -> int:
@@ -181,8 +197,16 @@ def settings_from(ns: argparse.Namespace) -> ServeSettings:
         topology=cli_topology(ns), kafka_host=merged["kafka_host"], kafka_port=merged["kafka_port"],
         kafka_advertised_host=merged["kafka_advertised_host"],
         kafka_max_request_bytes=merged["kafka_max_request_bytes"],
-        kafka_idle_timeout=float(merged["kafka_idle_timeout"]),
+        kafka_idle_timeout=float(merged["kafka_idle_timeout"]), console=console_setting(merged["console"]),
     )
+
+
+def console_setting(value: Any) -> bool:
+    """``console`` from the command line (already a bool) or the config file (a bool, or "on"/"off")."""
+    try:
+        return on_off(value)
+    except (argparse.ArgumentTypeError, AttributeError):
+        raise StartupError(f"console must be on or off (true or false), not {value!r}") from None
 
 
 def check_settings(s: ServeSettings) -> None:
@@ -340,10 +364,11 @@ def serve(settings: ServeSettings) -> int:
     def announce(server: Any) -> None:
         host, port = server.address
         metrics_port = start_metrics(server, settings)
+        console = f"; console http://{bracket(host)}:{metrics_port}/" if metrics_port and settings.console else ""
         log.info("logtide %s listening on %s:%d, data directory %s (CQL native protocol v3/v4/v5; TLS %s; "
-                 "authentication %s; metrics %s)", package_version(), bracket(host), port,
+                 "authentication %s; metrics %s%s)", package_version(), bracket(host), port,
                  os.path.abspath(settings.data_dir), "on" if ssl_ctx else "off", "on" if settings.auth else "off",
-                 f"http://{bracket(host)}:{metrics_port}/metrics" if metrics_port else "off")
+                 f"http://{bracket(host)}:{metrics_port}/metrics" if metrics_port else "off", console)
         runtime.write(host, port, metrics_port)
 
     try:
@@ -360,12 +385,19 @@ def serve(settings: ServeSettings) -> int:
 
 
 def start_metrics(server: Any, settings: ServeSettings) -> int:
-    """Serve the server's metrics over HTTP on the CQL host; the bound port, or 0 (``--metrics-port off``).
+    """Serve the server's metrics, and the web console unless ``--console off``, over HTTP on the CQL host;
+    the bound port, or 0 (``--metrics-port off``).
 
     A port that cannot be bound is fatal, as for CQL and Kafka (one rule for the three ports)."""
     if settings.metrics_port is None:
         return 0
+    from logtide.console import start_console
+
+    if settings.console and not settings.auth and not is_loopback(settings.host):
+        log.warning("the web console on %s is served without --auth: anyone who can reach this address sees every "
+                    "table, log and changefeed; give --auth, bind to 127.0.0.1 or give --console off", settings.host)
     try:
-        return server.metrics.serve_http(settings.host, settings.metrics_port)
+        return start_console(server, settings.host, settings.metrics_port, settings.console,
+                             getattr(server, "kafka", None)).port
     except OSError as e:
         raise StartupError(listeners(settings)[-1].refused(e)) from None

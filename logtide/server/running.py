@@ -31,6 +31,7 @@ def serve_until_signalled(db: Any, config: ServerConfig, on_started: Callable[[S
         except BaseException:
             await server.stop()  # closes db
             raise
+        server.kafka = broker
         loop = asyncio.get_running_loop()
         stopping: list[asyncio.Task] = []
 

@@ -95,6 +95,7 @@ class Server:
         self._login: LoginGuard | None = None
         self.max_connections = 0
         self.metrics = ServerMetrics(self)  # this server's own Prometheus registry
+        self.kafka: Any = None  # the Kafka endpoint beside it (logtide serve), read by the console
 
     # -- lifecycle ------------------------------------------------------------
     async def start(self) -> tuple[str, int]:

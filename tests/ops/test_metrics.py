@@ -117,16 +117,22 @@ def test_serve_exports_changefeed_records_and_consumer_lag(tmp_path):
         assert srv.stop() == 0
 
 
+def paused_initial_scan(db) -> None:
+    """Table ``m.t`` with 10 rows (one a partition) and changefeed ``m/t/snap`` whose initial scan waits (the
+    background worker paused: the test drives it with ``db.feeds.scan_step``)."""
+    s = db.session()
+    s.execute(KEYSPACE_DDL.format("m"))
+    s.execute("CREATE TABLE m.t (pk int PRIMARY KEY, v int)")
+    for i in range(10):
+        s.execute(f"INSERT INTO m.t (pk, v) VALUES ({i}, {i})")
+    db.feeds.pause()
+    s.execute("ALTER TABLE m.t ADD CHANGEFEED snap WITH (MODE = 'NEW_IMAGE', FORMAT = 'JSON', INITIAL_SCAN = TRUE)")
+
+
 def test_changefeed_families_show_the_initial_scan_progress_of_a_live_database(tmp_path):
     with logtide.open(tmp_path, synchronous="OFF") as db:
-        s = db.session()
-        s.execute(KEYSPACE_DDL.format("m"))
-        s.execute("CREATE TABLE m.t (pk int PRIMARY KEY, v int)")
-        for i in range(10):
-            s.execute(f"INSERT INTO m.t (pk, v) VALUES ({i}, {i})")
-        db.feeds.pause()
-        s.execute("ALTER TABLE m.t ADD CHANGEFEED snap WITH (MODE = 'NEW_IMAGE', FORMAT = 'JSON', INITIAL_SCAN = TRUE)")
-        s.execute('ALTER TOPIC "m/t/snap" ADD CONSUMER app')
+        paused_initial_scan(db)
+        db.session().execute('ALTER TOPIC "m/t/snap" ADD CONSUMER app')
         db.feeds.scan_step(partitions=4)
         families = {f.name: f for f in changefeed_families(observe.topic_reader(db))}
         assert [(x.labels, x.value) for x in families["logtide_changefeed_initial_scan_progress"].samples] == [
