@@ -25,7 +25,7 @@ def _assigned_columns(stmt: ast.Update, table: Table) -> list[Column]:
     for a in stmt.assignments:
         col = table.column(a.column)
         if col is None:
-            raise InvalidRequest(f"Undefined column name {a.column}")
+            raise InvalidRequest(f"Unknown identifier {a.column}")  # ScyllaDB's words
         if col.is_primary_key:
             raise InvalidRequest(f"PRIMARY KEY part {col.name} found in SET part")
         cols.append(col)

@@ -27,7 +27,7 @@ def build_delete(stmt: ast.Delete, table: Table, ctx: WriteContext, mutation: Mu
     deletion = Deletion(attrs.timestamp, ctx.now)
     if stmt.targets:
         cols = [non_key_column(table, tgt, "Invalid identifier {name} for deletion (should not be a PRIMARY KEY "
-                                            "part)") for tgt in stmt.targets]
+                                            "part)", "Unknown identifier {name}") for tgt in stmt.targets]
         static_only = all(c.kind == STATIC for c in cols) and bool(table.clustering_key)
         if not static_only and kr.clustering_slice is not None:
             raise InvalidRequest("Range deletions are not supported for specific columns")
