@@ -83,8 +83,10 @@ def _delete_target(tgt: Any, col: Column, w: RowWriter, tg: Target) -> None:
             w.put_cell(col.name, Cell(ts, None, NO_TTL, ctx.now))
         return
     if isinstance(tgt, ast.FieldRef):
-        if not isinstance(t, T.UserType) or not t.is_multicell:
-            raise InvalidRequest(f"Invalid field deletion: {col.name} is not a non-frozen user type")
+        if not isinstance(t, T.UserType):  # ScyllaDB's words (operation::field_deletion)
+            raise InvalidRequest(f"Invalid deletion operation for non-UDT column {col.name}")
+        if not t.is_multicell:
+            raise InvalidRequest(f"Frozen UDT column {col.name} does not support field deletions")
         if tgt.field not in t.field_names:
             raise InvalidRequest(f"UDT column {col.name} does not have a field named {tgt.field}")
         w.put_element(col.name, field_key(t.field_names.index(tgt.field)), Cell(ts, None, NO_TTL, ctx.now))

@@ -134,7 +134,9 @@ def _positive_int(ev: TermEvaluator, term: Any, what: str) -> int | None:
     return v
 
 
-def _check_distinct(stmt: ast.Select, table: Table, selected: list[Selected]) -> None:
+def _check_distinct(stmt: ast.Select, table: Table, selected: list[Selected], key_range: bool) -> None:
+    """ScyllaDB's ``validate_distinct_selection``; ``key_range``: the partitions are not named by ``=``/``IN`` on
+    the whole partition key, and only then must every partition-key column be selected."""
     for rel in stmt.where:  # ScyllaDB's validate_distinct_selection (a static column stays allowed, as in Cassandra)
         lhs = rel.lhs
         names = lhs.columns if isinstance(lhs, ast.ColumnTuple) else (getattr(lhs, "name", None) or
@@ -152,7 +154,7 @@ def _check_distinct(stmt: ast.Select, table: Table, selected: list[Selected]) ->
                 raise InvalidRequest(f"SELECT DISTINCT queries must only request partition key columns and/or static columns (not {name})")
     names = {n for s in selected for n in s.columns}
     missing = [c.name for c in table.partition_key if c.name not in names]
-    if missing:
+    if missing and key_range:
         raise InvalidRequest("SELECT DISTINCT queries must request all the partition key columns (missing "
                              + ", ".join(missing) + ")")
 
@@ -343,7 +345,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
     if stmt.distinct:
         if stmt.per_partition_limit is not None:
             raise InvalidRequest("PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries")
-        _check_distinct(stmt, table, selected)
+        _check_distinct(stmt, table, selected, kr.partition_keys is None or kr.partition_filters)
     width = group_by_width(stmt, table)
     aggregating = any(s.state is not None for s in selected)
     check_grouping(stmt, width, aggregating, ppl)
