@@ -185,6 +185,7 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator, *, selec
     ck_slices: dict[int, ClusteringSlice] = {}
     ck_slice_width: dict[int, int] = {}
     multi: dict[str, str] = {}  # column -> kind of the multi-column relation on it
+    _check_slices_not_mixed(where)
     for rel in where:
         lhs = rel.lhs
         try:
@@ -264,6 +265,19 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator, *, selec
             kr.clustering_gap_error = (f"Clustering column \"{later[0].name}\" cannot be restricted (preceding column "
                                        f"\"{ck_cols[sl.first].name}\" is restricted by a non-EQ relation)")
     return kr
+
+
+def _check_slices_not_mixed(where: Sequence[ast.Relation]) -> None:
+    """A column bounded on one side both by a single-column slice and by a multi-column one (``(b) > (0) AND
+    b > 1``) is refused with Cassandra's words (ScyllaDB refuses any mix of the two forms, issue #4244;
+    logtide reads the other mixes as Cassandra does, docs/compatibility.md)."""
+    for side, ops in (("start", (">", ">=")), ("end", ("<", "<="))):
+        single = {rel.lhs.name for rel in where if isinstance(rel.lhs, ast.ColumnRef) and rel.op in ops}
+        tupled = [n for rel in where if isinstance(rel.lhs, ast.ColumnTuple) and rel.op in ops
+                  for n in rel.lhs.columns]
+        both = [n for n in tupled if n in single]
+        if both:
+            raise InvalidRequest(f"More than one restriction was found for the {side} bound on {both[0]}")
 
 
 def _clustering_gap(ck_cols: Sequence[Column], kr: KeyRestrictions, ck_eq_width: dict[int, int],
