@@ -1051,14 +1051,16 @@ class _Parser(ViewGrammar):
         return partition, tuple(clustering)
 
     def _create_type(self) -> ast.CreateType:
-        """CREATE TYPE [IF NOT EXISTS] ut '(' field type, ... ')'."""
+        """CREATE TYPE [IF NOT EXISTS] ut '(' field type, ... ')'; ScyllaDB's grammar takes empty items
+        between commas and a trailing comma (``(a int,)``, ``(a int,, b int)``)."""
         self.i += 1
         if_not_exists = self._if_not_exists()
         name = self._qualified_name()
         self._expect_punct("(")
         fields = [self._field_def()]
         while self._accept_punct(","):
-            fields.append(self._field_def())
+            if not self._at_punct(",") and not self._at_punct(")"):
+                fields.append(self._field_def())
         self._expect_punct(")")
         return ast.CreateType(name, tuple(fields), if_not_exists)
 

@@ -119,7 +119,8 @@ def _compare(t: Any, current: Any, op: str, expected: Any) -> bool:
 
 def _condition_holds(cond: ast.Condition, table: Table, cur: _CurrentRow, ctx: WriteContext) -> bool:
     lhs = cond.lhs
-    col = non_key_column(table, lhs, "PRIMARY KEY column '{name}' cannot have IF conditions")
+    col = non_key_column(table, lhs, "PRIMARY KEY column '{name}' cannot have IF conditions",
+                         "Unrecognized name {name}")
     name = col.name
     value = cur.value(col)
     t = col.type

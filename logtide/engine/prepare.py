@@ -12,7 +12,7 @@ from ..cql import ast
 from ..errors import InvalidRequest
 from ..query.bind import BindCollector
 from ..query.evaluate import TermEvaluator
-from ..query.select import SelectContext, VirtualSource
+from ..query.select import SelectContext, VirtualSource, ordering_column
 from ..query.timeout import check_timeout
 from ..result import ColumnSpec
 from ..schema.model import Table
@@ -55,12 +55,16 @@ def prepare(session: Any, query: str) -> PreparedStatement:
         if written is not None and written.view is not None:  # refused at PREPARE, as ScyllaDB does
             raise InvalidRequest("Cannot directly modify a materialized view")
     collector = BindCollector(session._table, lambda fc: _infer_call(session, fc))
-    collector.statement(stmt)
     table = session._table(stmt.table) if isinstance(stmt, (ast.Insert, ast.Update, ast.Delete, ast.Select)) else None
     result_columns = None
-    if isinstance(stmt, ast.Select):
-        markers: dict[int, tuple[str, Any]] = {}  # the markers the selectors type (f(?), m[?])
+    markers: dict[int, tuple[str, Any]] = {}  # the markers the selectors type (f(?), m[?])
+    if isinstance(stmt, ast.Select):  # the selectors first, then the WHERE clause (ScyllaDB's order)
         result_columns = result_columns_of(session, stmt, table, markers)
+    collector.statement(stmt)
+    if isinstance(stmt, ast.Select) and table is not None:
+        for ob in stmt.order_by:
+            ordering_column(stmt, table, ob.column)
+    if isinstance(stmt, ast.Select):
         for index, (name, ctype) in markers.items():
             if index not in collector.specs and table is not None:
                 collector.specs[index] = ColumnSpec(table.keyspace, table.name, name, ctype)

@@ -12,6 +12,7 @@ from ..errors import InvalidRequest
 from ..query.restrictions import analyse
 from ..schema import types as T
 from ..schema.model import STATIC, Column, Table
+from ..schema.types_literal import term_text
 from .arithmetic import ARITHMETIC_TYPES, add_to_counter, arithmetic
 from .collections import collection_op, op_text, set_element
 from .context import WriteContext, resolve_attributes
@@ -25,7 +26,7 @@ def _assigned_columns(stmt: ast.Update, table: Table) -> list[Column]:
     for a in stmt.assignments:
         col = table.column(a.column)
         if col is None:
-            raise InvalidRequest(f"Undefined column name {a.column}")
+            raise InvalidRequest(f"Unknown identifier {a.column}")  # ScyllaDB's words
         if col.is_primary_key:
             raise InvalidRequest(f"PRIMARY KEY part {col.name} found in SET part")
         cols.append(col)
@@ -102,10 +103,11 @@ def assign(a: Any, col: Column, w: RowWriter, tg: Target) -> None:
     elif isinstance(a, ast.SetElement):
         set_element(a, col, w, tg)
     elif isinstance(a, ast.SetField):
+        text = f"{col.name}.{a.field} = {term_text(a.value)}"  # ScyllaDB's words (operation::set_field)
         if not isinstance(t, T.UserType):
-            raise InvalidRequest(f"Invalid field selection: {col.name} of type {t.cql()} is not a user type")
+            raise InvalidRequest(f"Invalid operation ({text}) for non-UDT column {col.name}")
         if not t.is_multicell:
-            raise InvalidRequest(f"Invalid operation ({col.name}.{a.field} = ...) for frozen UDT column {col.name}")
+            raise InvalidRequest(f"Invalid operation ({text}) for frozen UDT column {col.name}")
         if a.field not in t.field_names:
             raise InvalidRequest(f"UDT column {col.name} does not have a field named {a.field}")
         idx = t.field_names.index(a.field)

@@ -27,7 +27,7 @@ def build_delete(stmt: ast.Delete, table: Table, ctx: WriteContext, mutation: Mu
     deletion = Deletion(attrs.timestamp, ctx.now)
     if stmt.targets:
         cols = [non_key_column(table, tgt, "Invalid identifier {name} for deletion (should not be a PRIMARY KEY "
-                                            "part)") for tgt in stmt.targets]
+                                            "part)", "Unknown identifier {name}") for tgt in stmt.targets]
         static_only = all(c.kind == STATIC for c in cols) and bool(table.clustering_key)
         if not static_only and kr.clustering_slice is not None:
             raise InvalidRequest("Range deletions are not supported for specific columns")
@@ -83,8 +83,10 @@ def _delete_target(tgt: Any, col: Column, w: RowWriter, tg: Target) -> None:
             w.put_cell(col.name, Cell(ts, None, NO_TTL, ctx.now))
         return
     if isinstance(tgt, ast.FieldRef):
-        if not isinstance(t, T.UserType) or not t.is_multicell:
-            raise InvalidRequest(f"Invalid field deletion: {col.name} is not a non-frozen user type")
+        if not isinstance(t, T.UserType):  # ScyllaDB's words (operation::field_deletion)
+            raise InvalidRequest(f"Invalid deletion operation for non-UDT column {col.name}")
+        if not t.is_multicell:
+            raise InvalidRequest(f"Frozen UDT column {col.name} does not support field deletions")
         if tgt.field not in t.field_names:
             raise InvalidRequest(f"UDT column {col.name} does not have a field named {tgt.field}")
         w.put_element(col.name, field_key(t.field_names.index(tgt.field)), Cell(ts, None, NO_TTL, ctx.now))

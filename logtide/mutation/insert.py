@@ -212,7 +212,7 @@ def _insert_values(stmt: ast.Insert, table: Table, ctx: WriteContext) -> dict[st
     for name, term in zip(stmt.columns, stmt.values):
         col = table.column(name)
         if col is None:
-            raise InvalidRequest(f"Undefined column name {name}")
+            raise InvalidRequest(f"Unknown identifier {name}")  # ScyllaDB's words
         if name in values:
             raise InvalidRequest(f"Multiple definitions found for column {name}")
         if col.type.is_counter:

@@ -135,13 +135,14 @@ def row_for(pu: PartitionUpdate, table: Table, clustering: tuple[bytes, ...], st
 
 
 
-def non_key_column(table: Table, target: Any, key_message: str) -> Column:
-    """The column a condition or a DELETE names (``c``, ``c[k]`` or ``c.f``): "Undefined column name" for an
-    unknown one, ``key_message`` (``{name}`` replaced by the name) for a primary-key column, as Cassandra says."""
+def non_key_column(table: Table, target: Any, key_message: str, unknown_message: str) -> Column:
+    """The column a condition or a DELETE names (``c``, ``c[k]`` or ``c.f``): ``unknown_message`` for an unknown
+    one (ScyllaDB: "Unknown identifier {name}" for a DELETE target, "Unrecognized name {name}" in a condition),
+    ``key_message`` for a primary-key column (``{name}`` replaced by the name in both)."""
     name = target.name if isinstance(target, ast.ColumnRef) else target.column
     col = table.column(name)
     if col is None:
-        raise InvalidRequest(f"Undefined column name {name}")
+        raise InvalidRequest(unknown_message.format(name=name))
     if col.is_primary_key:
         raise InvalidRequest(key_message.format(name=name))
     return col

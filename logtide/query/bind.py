@@ -16,7 +16,8 @@ from ..errors import InvalidRequest
 from ..mutation.assignments import check_assignments
 from ..result import ColumnSpec
 from ..schema import types as T
-from ..schema.model import Table
+from ..schema.model import Column, Table
+from .restrictions import where_column
 
 BIGINT = T.BIGINT
 INT = T.INT
@@ -32,6 +33,11 @@ class BindCollector:
         self.specs: dict[int, ColumnSpec] = {}
         self.pk_markers: dict[str, int] = {}
         self._table: Table | None = None
+        self._aliases: frozenset[str] = frozenset()  # a SELECT's selector aliases (not columns of its WHERE)
+
+    def _where_column(self, table: Table, name: str) -> Column:
+        """A column a relation or condition names; an unknown name is refused with ScyllaDB's words."""
+        return where_column(table, name, self._aliases)
 
     def _record(self, marker: ast.BindMarker, name: str, ctype: Any) -> None:
         t = self._table
@@ -99,14 +105,12 @@ class BindCollector:
             self.term(rel.rhs, BIGINT, "partition key token")
             return
         if isinstance(lhs, ast.ColumnTuple):
-            cols = [table.column(n) for n in lhs.columns]
-            if any(c is None for c in cols):
-                return
+            cols = [self._where_column(table, n) for n in lhs.columns]
             self.operand(rel.op, rel.rhs, T.TupleType(tuple(c.type for c in cols)), "(" + ",".join(lhs.columns) + ")")
             return
         if isinstance(lhs, ast.ElementRef):  # ScyllaDB's m[key] = v / l[index] = v
-            col = table.column(lhs.column)
-            t = col.type if col is not None else None
+            col = self._where_column(table, lhs.column)
+            t = col.type
             if isinstance(t, T.MapType):
                 self.term(lhs.key, t.key, f"key({col.name})")
                 self.term(rel.rhs, t.value, f"value({col.name})")
@@ -114,9 +118,7 @@ class BindCollector:
                 self.term(lhs.key, INT, f"idx({col.name})")
                 self.term(rel.rhs, t.element, f"value({col.name})")
             return
-        col = table.column(lhs.name)
-        if col is None:
-            return
+        col = self._where_column(table, lhs.name)
         if rel.op in ("IN", "NOT IN"):
             self.operand(rel.op, rel.rhs, col.type, col.name)
             return
@@ -134,9 +136,7 @@ class BindCollector:
     def condition(self, table: Table, cond: ast.Condition) -> None:
         lhs = cond.lhs
         name = lhs.name if isinstance(lhs, ast.ColumnRef) else lhs.column
-        col = table.column(name)
-        if col is None:
-            return
+        col = self._where_column(table, name)
         t = col.type
         label = name
         if isinstance(lhs, ast.ElementRef):
@@ -175,15 +175,18 @@ class BindCollector:
             return
         table = self.table_of(stmt.table)
         self._table = table
+        if isinstance(stmt, ast.Select):
+            self._aliases = frozenset(s.alias for s in stmt.selectors or () if s.alias)
         if isinstance(stmt, ast.Insert):
             if stmt.json is not None:
                 self.term(stmt.json, TEXT, "[json]")
             for name, term in zip(stmt.columns, stmt.values):
                 col = table.column(name)
-                if col is not None:
-                    if col.kind == "partition_key" and isinstance(term, ast.BindMarker):
-                        self.pk_markers[col.name] = term.index
-                    self.term(term, col.type, col.name)
+                if col is None:  # ScyllaDB's words (update_statement's prepare)
+                    raise InvalidRequest(f"Unknown identifier {name}")
+                if col.kind == "partition_key" and isinstance(term, ast.BindMarker):
+                    self.pk_markers[col.name] = term.index
+                self.term(term, col.type, col.name)
             self.using(stmt.using)
             return
         if isinstance(stmt, ast.Update):
@@ -194,12 +197,14 @@ class BindCollector:
         if isinstance(stmt, ast.Delete):
             self.using(stmt.using)
             for tgt in stmt.targets:
+                name = tgt.name if isinstance(tgt, ast.ColumnRef) else tgt.column
+                col = table.column(name)
+                if col is None:  # ScyllaDB's words (delete_statement's prepare)
+                    raise InvalidRequest(f"Unknown identifier {name}")
                 if isinstance(tgt, ast.ElementRef):
-                    col = table.column(tgt.column)
-                    if col is not None:
-                        t = col.type
-                        kt = t.key if isinstance(t, T.MapType) else (t.element if isinstance(t, T.SetType) else INT)
-                        self.term(tgt.key, kt, f"key({col.name})" if isinstance(t, T.MapType) else f"idx({col.name})")
+                    t = col.type
+                    kt = t.key if isinstance(t, T.MapType) else (t.element if isinstance(t, T.SetType) else INT)
+                    self.term(tgt.key, kt, f"key({col.name})" if isinstance(t, T.MapType) else f"idx({col.name})")
         for rel in stmt.where:
             self.relation(table, rel)
         if isinstance(stmt, (ast.Update, ast.Delete)):
@@ -212,8 +217,8 @@ class BindCollector:
 
     def _assignment(self, table: Table, a: Any) -> None:
         col = table.column(a.column)
-        if col is None:
-            return
+        if col is None:  # ScyllaDB's words (update_statement's prepare)
+            raise InvalidRequest(f"Unknown identifier {a.column}")
         t = col.type
         if isinstance(a, ast.SetColumn):
             self.term(a.value, t, col.name)

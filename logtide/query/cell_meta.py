@@ -1,11 +1,14 @@
 """Selectors that read a cell's metadata: write times, TTLs, list keys and the row marker.
 
-Cassandra 5.0's ``WRITETIME``, ``MAXWRITETIME`` and ``TTL`` (CASSANDRA-8877, CASSANDRA-17425), and
+ScyllaDB's ``WRITETIME`` and ``TTL``, Cassandra 5.0's ``MAXWRITETIME`` (CASSANDRA-17425), and
 logtide's extensions for exact copies of a table (docs/semantics.md, "Write times and TTLs"):
 
 * on an atomic column (or a frozen collection/UDT) one ``bigint``/``int`` for its cell;
-* on a non-frozen collection or UDT a ``list<bigint>``/``list<int>`` with one entry per element in
-  element order (a UDT: one per field in declaration order, null for a field without a value);
+* ``WRITETIME``/``TTL`` of a whole non-frozen collection or UDT is refused, as ScyllaDB refuses it
+  (``WRITETIME expects an atomic column, but m is a non-frozen collection``); Cassandra 5.0's
+  per-element form is logtide's ``LOGTIDE_ELEMENT_WRITETIMES(c)``/``LOGTIDE_ELEMENT_TTLS(c)``: a
+  ``list<bigint>``/``list<int>`` with one entry per element in element order (a UDT: one per field in
+  declaration order, null for a field without a value), what ``logtide pipeline replicate`` copies;
   ``MAXWRITETIME`` gives the greatest of them as one ``bigint``;
 * on one element or field (``WRITETIME(m[k])``, ``TTL(u.f)``) that element's value (ScyllaDB: of a
   non-frozen map or set, or a non-frozen UDT; a frozen value is one cell);
@@ -31,14 +34,16 @@ from ..cql import ast
 from ..errors import InvalidRequest
 from ..schema import types as T
 from ..schema.model import STATIC, Column, Table
+from .restrictions import unrecognized_name
 
 WRITETIME, MAXWRITETIME, TTL = "writetime", "maxwritetime", "ttl"
 ORIGINAL_TTL, LIST_KEYS = "logtide_original_ttl", "logtide_list_keys"
+ELEMENT_WRITETIMES, ELEMENT_TTLS = "logtide_element_writetimes", "logtide_element_ttls"
 MARKER_WRITETIME, MARKER_TTL = "logtide_marker_writetime", "logtide_marker_ttl"
-CELL_FUNCTIONS = (WRITETIME, MAXWRITETIME, TTL, ORIGINAL_TTL)
+CELL_FUNCTIONS = (WRITETIME, MAXWRITETIME, TTL, ORIGINAL_TTL, ELEMENT_WRITETIMES, ELEMENT_TTLS)
 FUNCTIONS = CELL_FUNCTIONS + (LIST_KEYS, MARKER_WRITETIME, MARKER_TTL)
 _LABELS = {WRITETIME: "writeTime", MAXWRITETIME: "maxwritetime", TTL: "ttl", ORIGINAL_TTL: "logtide_original_ttl",
-           LIST_KEYS: "logtide_list_keys"}
+           LIST_KEYS: "logtide_list_keys", ELEMENT_WRITETIMES: ELEMENT_WRITETIMES, ELEMENT_TTLS: ELEMENT_TTLS}
 
 
 def _source(r: Any, col: Column) -> Any:
@@ -52,9 +57,9 @@ def _complex(r: Any, col: Column) -> list:
 
 def _of_cell(name: str, now: int) -> Callable[[Any], Any]:
     """What the function gives for one cell."""
-    if name in (WRITETIME, MAXWRITETIME):
+    if name in (WRITETIME, MAXWRITETIME, ELEMENT_WRITETIMES):
         return lambda c: c.timestamp
-    if name == TTL:
+    if name in (TTL, ELEMENT_TTLS):
         return lambda c: (c.ldt - now) if c.ttl else None
     return lambda c: c.ttl or None
 
@@ -71,7 +76,7 @@ def _column(fc: ast.FunctionCall, table: Table, name: str) -> tuple[Column, Any]
         raise InvalidRequest(f"{label} requires exactly one column argument")
     col = table.column(arg.name)
     if col is None:
-        raise InvalidRequest(f"Undefined column name {arg.name}")
+        raise unrecognized_name(arg.name)
     if col.is_primary_key:
         if name in (WRITETIME, TTL):  # ScyllaDB's words (prepare_column_mutation_attribute)
             where = "partition key" if selector is None else "primary key"
@@ -105,7 +110,7 @@ def compile_meta(fc: ast.FunctionCall, table: Table, ctx: Any, compile_selector:
         return Selected(text, T.ListType(T.TIMEUUID),
                         lambda r, c=col: [T.TIMEUUID.deserialize(k) for k, _ in _complex(r, c)] or None,
                         columns=(col.name,))
-    scalar = T.BIGINT if name in (WRITETIME, MAXWRITETIME) else T.INT
+    scalar = T.BIGINT if name in (WRITETIME, MAXWRITETIME, ELEMENT_WRITETIMES) else T.INT
     of_cell = _of_cell(name, ctx.now)
     if selector is not None:
         inner = compile_selector(selector, table, ctx)  # validates the element or field, as a plain selector
@@ -116,6 +121,8 @@ def compile_meta(fc: ast.FunctionCall, table: Table, ctx: Any, compile_selector:
                         else None, columns=(col.name,))
     if not col.type.is_multicell:
         return Selected(text, scalar, lambda r, c=col: _whole(r, c, of_cell), columns=(col.name,))
+    if name in (WRITETIME, TTL):  # ScyllaDB's words (prepare_column_mutation_attribute)
+        raise InvalidRequest(f"{name.upper()} expects an atomic column, but {col.name} is a non-frozen collection")
     if name == MAXWRITETIME:
         return Selected(text, scalar, lambda r, c=col: max((x.timestamp for _, x in _complex(r, c)), default=None),
                         columns=(col.name,))

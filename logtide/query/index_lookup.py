@@ -127,7 +127,8 @@ def _needs_filtering(table: Table, kr: KeyRestrictions, where: Sequence[ast.Rela
     if regular:
         if npart == 0 and nck == 0:
             return False
-        return kr.partition_keys is None or kr.clustering_gap_error is not None
+        return (kr.partition_keys is None or kr.clustering_gap_error is not None
+                or any(g.column.kind == CLUSTERING for g in kr.filters))
     if f.column.kind == CLUSTERING:
         return nck > 1
     return True

@@ -3,7 +3,8 @@
 Follows Cassandra's ``StatementRestrictions``: the partition key is restricted
 by ``=``/``IN`` on every component or by ``token()`` ranges; clustering columns
 by ``=``/``IN`` on a prefix, optionally followed by one slice (single- or
-multi-column); anything else is a filter that needs ``ALLOW FILTERING``.
+multi-column); anything else is a filter, which needs ``ALLOW FILTERING`` unless ScyllaDB's
+rules take it without (:func:`needs_filtering`).
 """
 
 from __future__ import annotations
@@ -110,11 +111,33 @@ class KeyRestrictions:
         return ranges
 
 
-def _column(table: Table, name: str) -> Column:
+class UnrecognizedName(InvalidRequest):
+    """ScyllaDB's error for a name in a WHERE clause, an IF condition or a selector that is no column of the
+    table (``unrecognized_entity_exception``; Cassandra says "Undefined column name")."""
+
+    def __init__(self, entity: str) -> None:
+        super().__init__(f"Unrecognized name {entity}")
+        self.entity = entity
+
+
+def unrecognized_name(name: str) -> UnrecognizedName:
+    """The error for a name that is no column of the table (:class:`UnrecognizedName`)."""
+    return UnrecognizedName(name)
+
+
+def where_column(table: Table, name: str, aliases: frozenset[str] | set[str] = frozenset()) -> Column:
+    """The column a WHERE clause or condition names; an unknown name is ScyllaDB's "Unrecognized name", or
+    "Aliases aren't allowed in the WHERE clause" when it is an alias of the SELECT's selectors."""
     col = table.column(name)
     if col is None:
-        raise InvalidRequest(f"Undefined column name {name}")
+        if name in aliases:
+            raise InvalidRequest(f"Aliases aren't allowed in the WHERE clause (name: '{name}')")
+        raise unrecognized_name(name)
     return col
+
+
+def _column(table: Table, name: str) -> Column:
+    return where_column(table, name)
 
 
 def _serialize(col: Column, value: Any, ctype: Any = None) -> bytes:
@@ -162,6 +185,7 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator, *, selec
     ck_slices: dict[int, ClusteringSlice] = {}
     ck_slice_width: dict[int, int] = {}
     multi: dict[str, str] = {}  # column -> kind of the multi-column relation on it
+    _check_slices_not_mixed(where)
     for rel in where:
         lhs = rel.lhs
         try:
@@ -224,21 +248,14 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator, *, selec
         if idx in consumed:
             continue
         col = ck_cols[idx]
-        prev = ck_cols[idx - 1] if idx > 0 else None
         kr.filters.extend(_clustering_filters(col, ck_eq.get(idx), ck_slices.get(idx)))
-        if kr.clustering_gap_error is None:
-            if kr.clustering_slice is not None and idx > kr.clustering_slice.first:
-                kr.gap_after_slice = True
-                kr.clustering_gap_error = (
-                    f"Clustering column \"{col.name}\" cannot be restricted (preceding column "
-                    f"\"{ck_cols[kr.clustering_slice.first].name}\" is restricted by a non-EQ relation)")
-            elif col.name in multi:  # a multi-column relation after a gap: ScyllaDB's words
-                kr.clustering_gap_error = ("Clustering columns may not be skipped in multi-column relations. "
-                                           "They should appear in the PRIMARY KEY order")
-            else:
-                kr.clustering_gap_error = (
-                    f"PRIMARY KEY column \"{col.name}\" cannot be restricted as preceding column "
-                    f"\"{prev.name if prev else ''}\" is not restricted")
+        if kr.clustering_gap_error is None and kr.clustering_slice is not None and idx > kr.clustering_slice.first:
+            kr.gap_after_slice = True
+            kr.clustering_gap_error = (
+                f"Clustering column \"{col.name}\" cannot be restricted (preceding column "
+                f"\"{ck_cols[kr.clustering_slice.first].name}\" is restricted by a non-EQ relation)")
+    if kr.clustering_gap_error is None:
+        kr.clustering_gap_error = _clustering_gap(ck_cols, kr, ck_eq_width, ck_slice_width, multi)
     sl = kr.clustering_slice
     if sl is not None and not kr.gap_after_slice:  # c CONTAINS 2, c LIKE ... after the slice: the same gap
         end = sl.first + ck_slice_width[sl.first]
@@ -248,6 +265,57 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator, *, selec
             kr.clustering_gap_error = (f"Clustering column \"{later[0].name}\" cannot be restricted (preceding column "
                                        f"\"{ck_cols[sl.first].name}\" is restricted by a non-EQ relation)")
     return kr
+
+
+def _check_slices_not_mixed(where: Sequence[ast.Relation]) -> None:
+    """A column bounded on one side both by a single-column slice and by a multi-column one (``(b) > (0) AND
+    b > 1``) is refused with Cassandra's words (ScyllaDB refuses any mix of the two forms, issue #4244;
+    logtide reads the other mixes as Cassandra does, docs/compatibility.md)."""
+    for side, ops in (("start", (">", ">=")), ("end", ("<", "<="))):
+        single = {rel.lhs.name for rel in where if isinstance(rel.lhs, ast.ColumnRef) and rel.op in ops}
+        tupled = [n for rel in where if isinstance(rel.lhs, ast.ColumnTuple) and rel.op in ops
+                  for n in rel.lhs.columns]
+        both = [n for n in tupled if n in single]
+        if both:
+            raise InvalidRequest(f"More than one restriction was found for the {side} bound on {both[0]}")
+
+
+def _clustering_gap(ck_cols: Sequence[Column], kr: KeyRestrictions, ck_eq_width: dict[int, int],
+                    ck_slice_width: dict[int, int], multi: dict[str, str]) -> str | None:
+    """ScyllaDB's check that the restricted clustering columns (by any relation, filters included) are a
+    prefix of the clustering key (``process_clustering_columns_restrictions``): the error naming the first
+    restricted column past an unrestricted one, or None.  ``c1 NOT IN ? AND c2 = 1`` is a prefix (both
+    columns are filtered); ``c2 = 1`` alone is not."""
+    restricted: set[int] = set()
+    for widths in (ck_eq_width, ck_slice_width):
+        for first, width in widths.items():
+            restricted.update(range(first, first + width))
+    restricted.update(f.column.position for f in kr.filters if f.column.kind == CLUSTERING)
+    for rank, position in enumerate(sorted(restricted)):
+        if position != rank:
+            col = ck_cols[position]
+            if col.name in multi:  # a multi-column relation after a gap: ScyllaDB's words
+                return ("Clustering columns may not be skipped in multi-column relations. "
+                        "They should appear in the PRIMARY KEY order")
+            return (f"PRIMARY KEY column \"{col.name}\" cannot be restricted as preceding column "
+                    f"\"{ck_cols[rank].name}\" is not restricted")
+    return None
+
+
+def needs_filtering(kr: KeyRestrictions) -> bool:
+    """Whether a SELECT with these restrictions needs ``ALLOW FILTERING`` when no index serves it, by
+    ScyllaDB's rules (``statement_restrictions``, ``select_statement::check_needs_filtering``, with
+    ``strict_allow_filtering`` true as ScyllaDB's own tests run it): a partition key restricted partly or
+    by other relations than ``=``/``IN``; a restriction on a regular or static column; clustering columns
+    restricted with a gap or by ``CONTAINS``; any clustering restriction when the partition key is not
+    given by ``=``/``IN``.  A filter on a prefix of the clustering columns inside the partitions the key
+    names (``p = 0 AND c NOT IN ?``, ``c LIKE ...``) is applied without it."""
+    if kr.partition_filters or kr.clustering_gap_error is not None:
+        return True
+    for f in kr.filters:
+        if f.column.kind != CLUSTERING or f.op in ("CONTAINS", "CONTAINS KEY"):
+            return True
+    return kr.partition_keys is None and (kr.clustering_restricted or bool(kr.filters) or bool(kr.checks))
 
 
 def _single_column_relation(table: Table, rel: ast.Relation, ev: Evaluator, kr: KeyRestrictions, select: bool,

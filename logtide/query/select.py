@@ -29,7 +29,8 @@ from .grouping import PartitionCounter, aggregate, check_grouping, group_by_widt
 from .index_lookup import IndexedSource, choose
 from .projection import UniformPlan, plain_columns, raw_values_of, row_projector, uniform_plan
 from .read import LiveRow, column_bytes
-from .restrictions import FILTERING_MESSAGE, TUPLE_OPS, Filter, KeyRestrictions, analyse, matches, token_bounds
+from .restrictions import (FILTERING_MESSAGE, TUPLE_OPS, Filter, KeyRestrictions, UnrecognizedName, analyse, matches,
+                           needs_filtering as filtering_needed, token_bounds, where_column)
 from .select_result import SelectResult
 from .selection import Selected, selection
 
@@ -90,10 +91,10 @@ def _order(stmt: ast.Select, table: Table, kr: KeyRestrictions) -> bool:
     for ob in stmt.order_by:
         col = table.column(ob.column)
         if col is None:
-            raise InvalidRequest(f"Undefined column name {ob.column}")
+            ordering_column(stmt, table, ob.column)
         if col.kind != CLUSTERING:
-            raise InvalidRequest(f"Order by on unknown column {ob.column}" if col is None else
-                                 f"Order by is currently only supported on the clustered columns of the PRIMARY KEY, got {ob.column}")
+            raise InvalidRequest(f"Order by is currently only supported on the clustered columns of the PRIMARY KEY, "
+                                 f"got {ob.column}")
         while i < fixed and ck[i].name != col.name:
             i += 1
         if i >= len(ck) or ck[i].name != col.name:
@@ -133,7 +134,9 @@ def _positive_int(ev: TermEvaluator, term: Any, what: str) -> int | None:
     return v
 
 
-def _check_distinct(stmt: ast.Select, table: Table, selected: list[Selected]) -> None:
+def _check_distinct(stmt: ast.Select, table: Table, selected: list[Selected], key_range: bool) -> None:
+    """ScyllaDB's ``validate_distinct_selection``; ``key_range``: the partitions are not named by ``=``/``IN`` on
+    the whole partition key, and only then must every partition-key column be selected."""
     for rel in stmt.where:  # ScyllaDB's validate_distinct_selection (a static column stays allowed, as in Cassandra)
         lhs = rel.lhs
         names = lhs.columns if isinstance(lhs, ast.ColumnTuple) else (getattr(lhs, "name", None) or
@@ -151,7 +154,7 @@ def _check_distinct(stmt: ast.Select, table: Table, selected: list[Selected]) ->
                 raise InvalidRequest(f"SELECT DISTINCT queries must only request partition key columns and/or static columns (not {name})")
     names = {n for s in selected for n in s.columns}
     missing = [c.name for c in table.partition_key if c.name not in names]
-    if missing:
+    if missing and key_range:
         raise InvalidRequest("SELECT DISTINCT queries must request all the partition key columns (missing "
                              + ", ".join(missing) + ")")
 
@@ -287,6 +290,17 @@ def value_chunks(table: Table, source: "StoredSource", kr: KeyRestrictions, reve
                 yield part.token, part.pk, cks, rows
 
 
+def ordering_column(stmt: ast.Select, table: Table, name: str) -> Column:
+    """The column an ``ORDER BY`` names, or ScyllaDB's error for a name that is none
+    (``select_statement::handle_unrecognized_ordering_column``; PREPARE checks it too)."""
+    col = table.column(name)
+    if col is None:
+        if any(s.alias == name for s in stmt.selectors or ()):
+            raise InvalidRequest(f"Aliases are not allowed in order by clause ('{name}')")
+        raise InvalidRequest(f"Order by on unknown column {name}")
+    return col
+
+
 def result_columns(stmt: ast.Select, table: Table, ctx: SelectContext) -> tuple[ColumnSpec, ...]:
     """The result columns of a SELECT (for prepared statement metadata)."""
     selected = selection(stmt, table, ctx)
@@ -300,10 +314,14 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
     """Run a SELECT against a table, one page of ``page_size`` rows (or groups) at a time when asked."""
     ev = ctx.ev
     ev.table = table  # token(...) in a term is the token of this table's partition key (token(k) > token(5))
-    kr = analyse(table, stmt.where, ev, select=True, allow_filtering=stmt.allow_filtering)
-    needs_filtering = bool(kr.filters) or kr.partition_filters
-    if kr.partition_keys is None and kr.clustering_restricted and not stmt.allow_filtering:
-        needs_filtering = True
+    selected = selection(stmt, table, ctx)  # the selectors' errors first, as ScyllaDB's prepare
+    try:
+        kr = analyse(table, stmt.where, ev, select=True, allow_filtering=stmt.allow_filtering)
+    except UnrecognizedName as e:  # an alias in WHERE is named as such (ScyllaDB's prepare_restrictions)
+        where_column(table, e.entity, {s.alias for s in stmt.selectors or () if s.alias})
+        raise
+    # with ALLOW FILTERING an index is still looked for whenever something is filtered
+    needs_filtering = (bool(kr.filters) or kr.partition_filters) if stmt.allow_filtering else filtering_needed(kr)
     source = ctx.source
     indexed = choose(table, kr, stmt.where) if needs_filtering and isinstance(source, StoredSource) else None
     if indexed is not None:  # a secondary index serves a restriction (query.index_lookup)
@@ -322,13 +340,12 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
                 raise InvalidRequest(kr.clustering_gap_error)
         raise InvalidRequest(FILTERING_MESSAGE)
     reverse = _order(stmt, table, kr)
-    selected = selection(stmt, table, ctx)
     limit = _positive_int(ev, stmt.limit, "limit")
     ppl = _positive_int(ev, stmt.per_partition_limit, "per partition limit")
     if stmt.distinct:
         if stmt.per_partition_limit is not None:
             raise InvalidRequest("PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries")
-        _check_distinct(stmt, table, selected)
+        _check_distinct(stmt, table, selected, kr.partition_keys is None or kr.partition_filters)
     width = group_by_width(stmt, table)
     aggregating = any(s.state is not None for s in selected)
     check_grouping(stmt, width, aggregating, ppl)

@@ -31,6 +31,7 @@ from ..schema.types_literal import sorted_set_of, term_text
 from . import casts
 from .evaluate import arg_text, call_text, default_type, literal_text
 from .functions import AGGREGATES, Aggregate
+from .restrictions import unrecognized_name
 
 if TYPE_CHECKING:
     from .select import CqlRow, SelectContext
@@ -150,7 +151,7 @@ def compile_selector(sel: Any, table: Table, ctx: "SelectContext", text: str | N
     if isinstance(sel, ast.ColumnRef):
         col = table.column(sel.name)
         if col is None:
-            raise InvalidRequest(f"Undefined column name {sel.name}")
+            raise unrecognized_name(sel.name)
         t = col.type
         return Selected(col.name, t, lambda r, c=col, t=t: _deser(t, r.bytes_of(c)), columns=(col.name,), column=col)
     if isinstance(sel, ast.FunctionCall):

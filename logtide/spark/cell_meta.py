@@ -4,8 +4,10 @@ Options ``writetime`` (``false``/``true``/``elements``), ``ttl`` (``false``/``tr
 ``original``), ``listKeys`` and ``rowMarker`` choose extra columns, each one CQL selector:
 
 * ``_writetime_<c>`` ``WRITETIME(c)``: bigint for an atomic column; with ``elements`` also an
-  array<bigint> for each non-frozen collection/UDT (Cassandra 5.0: one per element or field);
-* ``_ttl_<c>`` ``TTL(c)`` (remaining seconds) likewise, or with ``original``
+  array<bigint> for each non-frozen collection/UDT, one per element or field: from logtide its
+  ``LOGTIDE_ELEMENT_WRITETIMES(c)`` (logtide's ``WRITETIME(c)`` refuses a whole collection, as
+  ScyllaDB's), from Cassandra 5.0 ``WRITETIME(c)``;
+* ``_ttl_<c>`` ``TTL(c)`` (remaining seconds) likewise (``LOGTIDE_ELEMENT_TTLS(c)``), or with ``original``
   ``LOGTIDE_ORIGINAL_TTL(c)``, the TTL each cell was written with, for every regular column;
 * ``_listkeys_<c>`` ``LOGTIDE_LIST_KEYS(l)``: each non-frozen list element's timeuuid key;
 * ``_marker_writetime``/``_marker_ttl``: the row marker's write time and original TTL.
@@ -88,10 +90,13 @@ class MetaOptions:
             opt = "ttl=original" if self.ttl == "original" else "listKeys" if self.list_keys else "rowMarker"
             raise OptionError(f"option {opt}: {server} is not logtide (it needs the LOGTIDE_* selectors)")
 
-    def columns(self, info: TableInfo) -> list[MetaColumn]:
-        """The extra columns, in schema order: write times, TTLs, list keys, then the row marker."""
+    def columns(self, info: TableInfo, logtide: bool = True) -> list[MetaColumn]:
+        """The extra columns, in schema order: write times, TTLs, list keys, then the row marker
+        (``logtide``: the server is logtide, whose per-element selectors are its own ``LOGTIDE_ELEMENT_*``)."""
         out: list[MetaColumn] = []
         ttl_fn = "LOGTIDE_ORIGINAL_TTL" if self.ttl == "original" else "TTL"
+        elements_fn = {"WRITETIME": "LOGTIDE_ELEMENT_WRITETIMES" if logtide else "WRITETIME",
+                       "TTL": "LOGTIDE_ELEMENT_TTLS" if logtide else "TTL"}
         for prefix, mode, fn, scalar in ((WRITETIME_PREFIX, self.writetime, "WRITETIME", T.BIGINT),
                                          (TTL_PREFIX, self.ttl, ttl_fn, T.INT)):
             if mode == "false":
@@ -100,7 +105,8 @@ class MetaOptions:
                 if not c.type.is_multicell:
                     out.append(MetaColumn(prefix + c.name, f"{fn}({quote(c.name)})", None))
                 elif mode != "true":
-                    out.append(MetaColumn(prefix + c.name, f"{fn}({quote(c.name)})", T.ListType(scalar)))
+                    out.append(MetaColumn(prefix + c.name, f"{elements_fn.get(fn, fn)}({quote(c.name)})",
+                                          T.ListType(scalar)))
         if self.list_keys:
             out.extend(MetaColumn(LIST_KEYS_PREFIX + c.name, f"LOGTIDE_LIST_KEYS({quote(c.name)})",
                                   T.ListType(T.TIMEUUID)) for c in info.regular

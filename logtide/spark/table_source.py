@@ -85,11 +85,13 @@ class LogtideDataSource(DataSource):
             check_known(opts, TABLE_KEYS, "logtide")
             conn = Connection.parse(opts)
             meta = MetaOptions.parse(opts)
+            support = None
             with open_client(conn) as client:
                 info = load_table(client, conn.keyspace, conn.table)
                 if meta.needs() != Support(False, False):
-                    meta.check(server_support(client, info), conn.path or ",".join(conn.hosts))
-            cached = self._cached = (conn, info, opts, meta.columns(info))
+                    support = server_support(client, info)
+                    meta.check(support, conn.path or ",".join(conn.hosts))
+            cached = self._cached = (conn, info, opts, meta.columns(info, support is None or support.logtide))
         return cached
 
     @user_errors

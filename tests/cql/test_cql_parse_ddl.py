@@ -179,6 +179,15 @@ def test_create_alter_and_drop_type():
     assert stmt("DROP TYPE IF EXISTS addr") == ast.DropType(Q(None, "addr"), True)
 
 
+def test_create_type_takes_a_trailing_comma_and_empty_items_as_scylladb():
+    want = ast.CreateType(Q(None, "addr"), (("street", T("text")), ("zip", T("int"))), False)
+    assert stmt("CREATE TYPE addr (street text, zip int,)") == want
+    assert stmt("CREATE TYPE addr (street text,, zip int)") == want
+    for bad in ("CREATE TYPE addr ()", "CREATE TYPE addr (, street text)"):
+        with pytest.raises(SyntaxException):
+            stmt(bad)
+
+
 # ---------------------------------------------------------------- DESCRIBE
 
 

@@ -143,6 +143,21 @@ def test_udt_unknown_field_is_refused(session):
         session.execute("UPDATE u SET v.zz = 1 WHERE pk = 0")
 
 
+def test_writing_a_field_of_a_frozen_udt_or_of_another_type_is_refused_in_scylladbs_words(session):
+    session.execute("CREATE TYPE ut (a int)")
+    session.execute("CREATE TABLE u (pk int PRIMARY KEY, f frozen<ut>, i int, v ut)")
+    session.execute("INSERT INTO u (pk, f, i, v) VALUES (0, {a: 1}, 2, {a: 3})")
+    for query, message in [("DELETE f.a FROM u WHERE pk = 0", "Frozen UDT column f does not support field deletions"),
+                           ("DELETE i.a FROM u WHERE pk = 0", "Invalid deletion operation for non-UDT column i"),
+                           ("UPDATE u SET f.a = 0 WHERE pk = 0", "Invalid operation (f.a = 0) for frozen UDT column f"),
+                           ("UPDATE u SET i.a = 1 WHERE pk = 0", "Invalid operation (i.a = 1) for non-UDT column i")]:
+        with pytest.raises(InvalidRequest) as e:
+            session.execute(query)
+        assert str(e.value) == message
+    session.execute("DELETE v.a FROM u WHERE pk = 0")
+    assert tuple(session.execute("SELECT f.a, i FROM u").one()) == (1, 2)
+
+
 def test_udt_added_field_gets_next_index(session):
     session.execute("CREATE TYPE ut (a int, b int)")
     session.execute("CREATE TABLE u (pk int PRIMARY KEY, v ut)")

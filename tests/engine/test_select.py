@@ -106,6 +106,18 @@ def test_distinct_and_static(t):
         t.execute("SELECT DISTINCT pk, v FROM t")
 
 
+def test_distinct_may_leave_out_the_partition_key_only_when_the_key_names_the_partitions(t):
+    """ScyllaDB: all partition-key columns must be selected by a DISTINCT over a range of partitions, not by one
+    over the partitions the key names."""
+    t.execute("UPDATE t SET s = 7 WHERE pk = 3")
+    assert rows(t.execute("SELECT DISTINCT s FROM t WHERE pk = 3")) == [(7,)]
+    assert rows(t.execute("SELECT DISTINCT s FROM t WHERE pk IN (0, 3)")) == [(None,), (7,)]
+    for where in ("", " WHERE token(pk) > 0"):
+        with pytest.raises(InvalidRequest) as e:
+            t.execute(f"SELECT DISTINCT s FROM t{where}")
+        assert str(e.value) == "SELECT DISTINCT queries must request all the partition key columns (missing pk)"
+
+
 def test_count_and_aggregates(t):
     assert rows(t.execute("SELECT COUNT(*) FROM t")) == [(24,)]
     assert t.execute("SELECT count(*) FROM t").column_names == ["count"]

@@ -237,3 +237,52 @@ def test_a_partition_key_over_64k_is_refused_by_a_select_as_by_a_write(session):
     with pytest.raises(InvalidRequest, match="^Key length of 66564 is longer than maximum of 65535$"):
         session.execute("SELECT * FROM big2 WHERE a = ? AND a2 IN ('', 'y')", ["x" * 66560])
     assert rows(session.execute("SELECT * FROM big WHERE a = ?", ["x" * 65535])) == []
+
+
+@pytest.fixture
+def one_partition(session):
+    session.execute("CREATE TABLE op (p int, c1 int, c2 text, c3 int, v int, s int STATIC, "
+                    "PRIMARY KEY (p, c1, c2, c3))")
+    for p in (0, 1):
+        for c1 in range(3):
+            session.execute(f"INSERT INTO op (p, c1, c2, c3, v) VALUES ({p}, {c1}, 'x{c1}', {c1 * 10}, {c1})")
+    return session
+
+
+@pytest.mark.parametrize("where, params, expected", [
+    ("p = 0 AND c1 NOT IN ?", [[1]], [(0, 0), (0, 2)]),
+    ("p = 0 AND c1 NOT IN (0, 2)", None, [(0, 1)]),
+    ("p IN (0, 1) AND c1 NOT IN (0, 2)", None, [(0, 1), (1, 1)]),
+    ("p = 0 AND c1 = 1 AND c2 LIKE 'x%'", None, [(0, 1)]),
+    ("p = 0 AND c1 NOT IN (0) AND c2 = 'x2'", None, [(0, 2)]),  # both filtered: still a prefix
+    ("p = 0 AND c1 NOT IN (0) AND c2 LIKE '%1' AND c3 >= 0", None, [(0, 1)]),
+    ("p = 0 AND c1 > 0 AND c1 NOT IN (2)", None, [(0, 1)]),
+])
+def test_a_filter_on_a_clustering_prefix_inside_named_partitions_needs_no_allow_filtering(one_partition, where,
+                                                                                           params, expected):
+    """ScyllaDB filters the rows of the partitions the key names without ALLOW FILTERING when the restricted
+    clustering columns are a prefix of the clustering key, whatever the relations on them."""
+    assert rows(one_partition.execute(f"SELECT p, c1 FROM op WHERE {where}", params)) == expected
+
+
+@pytest.mark.parametrize("where, message", [
+    ("c1 NOT IN (1)", "use ALLOW FILTERING"),  # no partition named: a scan
+    ("token(p) > 0 AND c1 NOT IN (1)", "use ALLOW FILTERING"),
+    ("p = 0 AND v NOT IN (1)", "use ALLOW FILTERING"),  # a regular column
+    ("p = 0 AND s = 1", "use ALLOW FILTERING"),  # a static column
+    ("p > 0 AND c1 NOT IN (1)", "Only EQ and IN relation are supported on the partition key"),
+    ("p = 0 AND c2 NOT IN ('x1')", 'PRIMARY KEY column "c2" cannot be restricted as preceding column "c1" is not '
+                                   'restricted'),
+    ("p = 0 AND c1 = 0 AND c3 NOT IN (1)", 'PRIMARY KEY column "c3" cannot be restricted as preceding column "c2" '
+                                           'is not restricted'),
+    ("p = 0 AND c3 = 1", 'PRIMARY KEY column "c3" cannot be restricted as preceding column "c1" is not restricted'),
+    ("p = 0 AND c1 > 0 AND c2 NOT IN ('x')", 'Clustering column "c2" cannot be restricted (preceding column "c1" is '
+                                             'restricted by a non-EQ relation)'),
+])
+def test_filters_still_refused_without_allow_filtering(one_partition, where, message):
+    """What ScyllaDB still refuses without ALLOW FILTERING: a scan, a regular or static column, a gap in the
+    clustering columns (named by the first missing column), a column after a slice."""
+    with pytest.raises(InvalidRequest) as e:
+        one_partition.execute(f"SELECT p, c1 FROM op WHERE {where}")
+    assert message in str(e.value)
+    one_partition.execute(f"SELECT p, c1 FROM op WHERE {where} ALLOW FILTERING")

@@ -45,8 +45,8 @@ def test_select_without_from_reads_one_row(session):
 @pytest.mark.parametrize("query, error, message", [
     ("SELECT *", InvalidRequest, "SELECT \\* is not allowed without a FROM clause"),
     ("SELECT JSON *", InvalidRequest, "without a FROM clause"),
-    ("SELECT col", InvalidRequest, "Undefined column name col"),
-    ("SELECT 1 WHERE x = 1", InvalidRequest, "Undefined column name x"),
+    ("SELECT col", InvalidRequest, "Unrecognized name col"),
+    ("SELECT 1 WHERE x = 1", InvalidRequest, "Unrecognized name x"),
     ("SELECT 1 ORDER BY x", InvalidRequest, "ORDER BY"),
     ("SELECT 1 LIMIT 0", InvalidRequest, "LIMIT must be strictly positive"),
     ("SELECT DISTINCT 1", SyntaxException, "expecting K_FROM"),
@@ -239,7 +239,7 @@ def test_token_as_a_selector_takes_the_partition_key_types(session):
         ("SELECT token(k2, k1) FROM tk2", "Type error: k2 cannot be passed as argument 0 of function system.token of type uuid"),
         ("SELECT token(k1) FROM tk2", "Invalid number of arguments in call to function system.token: 2 required but 1 "
                                       "provided"),
-        ("SELECT token(s1, k1) FROM tk2", "Undefined column name s1"),
+        ("SELECT token(s1, k1) FROM tk2", "Unrecognized name s1"),
     ]:
         with pytest.raises(InvalidRequest) as e:
             session.execute(query)

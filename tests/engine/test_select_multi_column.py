@@ -120,3 +120,17 @@ def test_a_multi_column_in_selects_the_rows_of_its_tuples(plain):
 def test_a_multi_column_relation_is_refused_with_scylla_messages(plain, where, message):
     with pytest.raises(InvalidRequest, match=message):
         plain.execute(f"SELECT v FROM p WHERE a = 0 AND {where}")
+
+
+@pytest.mark.parametrize("where, message", [
+    ("(b) > (0) AND b > 1", "More than one restriction was found for the start bound on b"),
+    ("b <= 2 AND (b, c) < (0, 1)", "More than one restriction was found for the end bound on b"),
+])
+def test_one_side_of_a_column_bounded_by_a_single_and_a_multi_column_slice_is_refused(plain, where, message):
+    """Two bounds of one side, one single-column and one multi-column, are refused (Cassandra's words; ScyllaDB
+    refuses any mix of the two forms); the other mixes are read as Cassandra reads them."""
+    with pytest.raises(InvalidRequest) as e:
+        plain.execute(f"SELECT * FROM p WHERE a = 0 AND {where}")
+    assert str(e.value) == message
+    assert rows(plain.execute("SELECT b, c, d FROM p WHERE a = 0 AND (b) > (1) AND b < 3 AND c = 0 AND d = 0 "
+                              "ALLOW FILTERING")) == [(2, 0, 0)]

@@ -65,3 +65,30 @@ def test_a_page_ends_at_one_megabyte_unless_paging_is_off(session):
     assert 10 <= len(paged.current_rows) < 15
     assert [r.c for r in paged] == list(range(15))
     assert len(session.execute(SimpleStatement("SELECT * FROM big WHERE p = 0", fetch_size=0)).current_rows) == 15
+
+
+@pytest.mark.parametrize("query, message", [
+    ("SELECT * FROM g WHERE a = ? AND nope = ?", "Unrecognized name nope"),
+    ("SELECT * FROM g WHERE a = ? AND (b, nope) = (?, ?)", "Unrecognized name nope"),
+    ("SELECT * FROM g WHERE a = ? AND nope IN (?, ?)", "Unrecognized name nope"),
+    ("SELECT nope FROM g WHERE a = ?", "Unrecognized name nope"),
+    ("SELECT nope FROM g WHERE other = ?", "Unrecognized name nope"),  # the selectors come first
+    ("SELECT c AS x FROM g WHERE a = ? AND x = ?", "Aliases aren't allowed in the WHERE clause (name: 'x')"),
+    ("SELECT a FROM g WHERE a = ? ORDER BY nope", "Order by on unknown column nope"),
+    ("INSERT INTO g (a, b, nope) VALUES (?, ?, ?)", "Unknown identifier nope"),
+    ("UPDATE g SET nope = ? WHERE a = ? AND b = ?", "Unknown identifier nope"),
+    ("UPDATE g SET c = ? WHERE a = ? AND nope = ?", "Unrecognized name nope"),
+    ("UPDATE g SET c = ? WHERE a = ? AND b = ? IF nope = ?", "Unrecognized name nope"),
+    ("DELETE nope FROM g WHERE a = ? AND b = ?", "Unknown identifier nope"),
+    ("DELETE nope[?] FROM g WHERE a = ? AND b = ?", "Unknown identifier nope"),
+    ("DELETE FROM g WHERE a = ? AND nope = ?", "Unrecognized name nope"),
+])
+def test_prepare_names_an_unknown_column_as_scylladb_does(session, query, message):
+    """PREPARE names the unknown column with ScyllaDB's words for the clause it is in, before any bind marker
+    is left untyped; the statement run unprepared (with literals) says the same."""
+    with pytest.raises(InvalidRequest) as e:
+        session.prepare(query)
+    assert message in str(e.value)
+    with pytest.raises(InvalidRequest) as e:
+        session.execute(query.replace("?", "1").replace("nope[1]", "nope[1]"))
+    assert message in str(e.value)

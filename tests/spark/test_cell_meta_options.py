@@ -18,10 +18,19 @@ def test_true_keeps_atomic_columns_and_elements_adds_collections():
     assert [(m.name, m.selector) for m in MetaOptions("true", "true").columns(INFO)] == [
         ("_writetime_v", 'WRITETIME("v")'), ("_ttl_v", 'TTL("v")')]
     assert [(m.name, m.selector, m.type) for m in MetaOptions("elements", "original", True, True).columns(INFO)] == [
-        ("_writetime_l", 'WRITETIME("l")', T.ListType(T.BIGINT)), ("_writetime_v", 'WRITETIME("v")', None),
+        ("_writetime_l", 'LOGTIDE_ELEMENT_WRITETIMES("l")', T.ListType(T.BIGINT)),
+        ("_writetime_v", 'WRITETIME("v")', None),
         ("_ttl_l", 'LOGTIDE_ORIGINAL_TTL("l")', T.ListType(T.INT)), ("_ttl_v", 'LOGTIDE_ORIGINAL_TTL("v")', None),
         ("_listkeys_l", 'LOGTIDE_LIST_KEYS("l")', T.ListType(T.TIMEUUID)),
         ("_marker_writetime", "LOGTIDE_MARKER_WRITETIME()", T.BIGINT), ("_marker_ttl", "LOGTIDE_MARKER_TTL()", T.INT)]
+
+
+def test_elements_of_a_server_that_is_not_logtide_are_cassandra_5s_writetime_and_ttl():
+    assert [(m.name, m.selector) for m in MetaOptions("elements", "elements").columns(INFO, logtide=False)] == [
+        ("_writetime_l", 'WRITETIME("l")'), ("_writetime_v", 'WRITETIME("v")'), ("_ttl_l", 'TTL("l")'),
+        ("_ttl_v", 'TTL("v")')]
+    assert [m.selector for m in MetaOptions("elements", "elements").columns(INFO)] == [
+        'LOGTIDE_ELEMENT_WRITETIMES("l")', 'WRITETIME("v")', 'LOGTIDE_ELEMENT_TTLS("l")', 'TTL("v")']
 
 
 def test_a_server_without_the_selectors_is_refused_naming_the_option():

@@ -43,8 +43,9 @@ AFTER_CDC = [  # in the log: replayed over the snapshot's copies
     f"UPDATE src.t USING TIMESTAMP 201 AND TTL {TTL} SET u.street = 'main' WHERE pk = 0 AND ck = 0",
     "INSERT INTO src.t (pk, ck, v) VALUES (4, 4, 'logged') USING TIMESTAMP 202",
 ]
-EXTRA = ("pk, ck, logtide_marker_writetime(), logtide_marker_ttl(), logtide_list_keys(l), writetime(l), "
-         "logtide_original_ttl(l), writetime(tu), writetime(m), writetime(u)")
+EXTRA = ("pk, ck, logtide_marker_writetime(), logtide_marker_ttl(), logtide_list_keys(l), logtide_element_writetimes(l), "
+         "logtide_original_ttl(l), logtide_element_writetimes(tu), logtide_element_writetimes(m), "
+         "logtide_element_writetimes(u)")
 
 
 def test_snapshot_copies_rows_older_than_the_log_exactly_and_a_second_run_changes_nothing(spark, tmp_path):

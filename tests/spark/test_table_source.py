@@ -98,7 +98,8 @@ def test_bad_options_get_clear_errors(spark, server, table):
         assert message in str(e.value)
 
 
-META = ("pk, ck, writetime(l), writetime(s), writetime(m), writetime(a), writetime(v), logtide_original_ttl(v), "
+META = ("pk, ck, logtide_element_writetimes(l), logtide_element_writetimes(s), logtide_element_writetimes(m), "
+        "logtide_element_writetimes(a), writetime(v), logtide_original_ttl(v), "
         "logtide_original_ttl(s), logtide_list_keys(l), logtide_marker_writetime(), logtide_marker_ttl()")
 
 
