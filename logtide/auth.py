@@ -635,6 +635,12 @@ def required_permissions(stmt: Any, keyspace: str | None) -> list[tuple[str, Dat
         out.append(("ALTER", _keyspace_resource(stmt.name.keyspace, keyspace)))
     elif isinstance(stmt, ast.DropType):
         out.append(("DROP", _keyspace_resource(stmt.name.keyspace, keyspace)))
+    elif isinstance(stmt, (ast.CreateFunction, ast.CreateAggregate)):  # functions' own resources: not yet
+        out.append(("CREATE", _keyspace_resource(stmt.name.keyspace, keyspace)))
+        if stmt.or_replace:
+            out.append(("ALTER", _keyspace_resource(stmt.name.keyspace, keyspace)))
+    elif isinstance(stmt, ast.DropFunction):
+        out.append(("DROP", _keyspace_resource(stmt.name.keyspace, keyspace)))
     return [(p, r) for p, r in out if r is not None]
 
 

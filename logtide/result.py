@@ -71,6 +71,7 @@ class SchemaChange:
     target: str
     keyspace: str
     name: str | None = None
+    argument_types: tuple[str, ...] = ()  # a FUNCTION's or AGGREGATE's signature
 
 
 @dataclass

@@ -188,7 +188,7 @@ class Session:
 
     # ------------------------------------------------------------------
     def _evaluator(self, params: Any) -> TermEvaluator:
-        return TermEvaluator(self.db.functions, params)
+        return TermEvaluator(self.db.functions, params, keyspace=self.keyspace)
 
     def _execute(self, stmt: Any, params: Any, client_ts: int | None, trace: TracingSession | None = None) -> ResultSet:
         if isinstance(stmt, ast.Select):

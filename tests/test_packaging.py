@@ -52,10 +52,11 @@ def test_the_metadata_has_one_version_the_licence_and_the_extras(wheel):
     assert values("Version") == [__version__] == [metadata.version("logtide")]
     assert values("License-Expression") == ["Apache-2.0"]
     assert "Typing :: Typed" in values("Classifier")
-    assert set(values("Provides-Extra")) == {"compression", "compile", "spark", "lakehouse", "test", "bench"}
+    assert set(values("Provides-Extra")) == {"compression", "compile", "spark", "lakehouse", "udf", "test", "bench"}
     requires = values("Requires-Dist")
     assert "google-crc32c>=1.5" in requires and not [r for r in requires if r.startswith("crc32c")]  # LGPL
     assert 'lz4>=4; extra == "compression"' in requires and 'python-snappy>=0.7; extra == "compression"' in requires
+    assert 'lupa>=2.0; extra == "udf"' in requires
     assert 'pyspark<4.4,>=4.0; extra == "spark"' in requires and 'deltalake>=1.0; extra == "lakehouse"' in requires
     assert (ROOT / "LICENSE").read_text().split()[:3] == ["Apache", "License", "Version"]
 

@@ -668,6 +668,17 @@ class CreateAggregate:
 
 
 @dataclass(frozen=True)
+class DropFunction:
+    """``DROP FUNCTION|AGGREGATE [IF EXISTS] f [(type, ...)]`` (``aggregate`` says which); ``argument_types`` None
+    when the statement gives no signature."""
+
+    name: QualifiedName
+    argument_types: tuple[TypeExpr, ...] | None
+    aggregate: bool = False
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
 class Describe:
     """``DESCRIBE|DESC ...``.
 

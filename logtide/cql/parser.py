@@ -1356,7 +1356,21 @@ class _Parser(ViewGrammar):
         if self._at_kw("index"):
             from logtide.cql.index_grammar import drop_index
             return drop_index(self)
-        if self._at_kw("index", "materialized", "function", "aggregate", "trigger"):
+        if self._at_kw("function", "aggregate"):
+            aggregate = self._advance().value.lower() == "aggregate"
+            if_exists = self._if_exists()
+            name = self._qualified_name()
+            argument_types: list[ast.TypeExpr] | None = None
+            if self._accept_punct("("):
+                argument_types = []
+                if not self._at_punct(")"):
+                    argument_types.append(self._type())
+                    while self._accept_punct(","):
+                        argument_types.append(self._type())
+                self._expect_punct(")")
+            return ast.DropFunction(name, tuple(argument_types) if argument_types is not None else None, aggregate,
+                                    if_exists)
+        if self._at_kw("index", "materialized", "trigger"):
             self._unsupported("DROP")
         self._no_viable()
 

@@ -45,12 +45,21 @@ class Engine:
             self.store.close()
             raise
 
+    def _user_functions(self, keyspace: str, name: str) -> tuple[list[Any], list[Any]]:
+        """The user-defined functions and aggregates named ``keyspace.name`` in the current catalog."""
+        ks = self.catalog.keyspaces.get(keyspace)
+        if ks is None or not (ks.functions or ks.aggregates):
+            return [], []
+        return ([f for f in ks.functions.values() if f.name == name],
+                [a for a in ks.aggregates.values() if a.name == name])
+
     def _start(self, topology: Topology | None) -> None:
         """Load the catalog, the host id and the CDC generations (may write: a new directory)."""
         self.timestamps = TimestampSource(self.clock)
         self.list_keys = ListKeys(self.clock.now_micros)
         self.timeuuids = TimeuuidSource(self.clock.now_micros)
         self.functions = FunctionRegistry(self.timeuuids, self.clock.now_micros)
+        self.functions.user = self._user_functions
         self.write_lock = threading.RLock()
         self.committer = GroupCommitter(self.store, self.write_lock)
         self.counters = WriteCounters()  # read by the server's metrics

@@ -85,7 +85,7 @@ def result_columns_of(session: Any, stmt: ast.Select, table: Table | None,
     from ..query.select import result_columns
     if table is None:
         return None
-    ev = TermEvaluator(session.db.functions, None, {} if markers is None else markers)
+    ev = TermEvaluator(session.db.functions, None, {} if markers is None else markers, keyspace=session.keyspace)
     ctx = SelectContext(table, ev, session.db.now_seconds(), VirtualSource([]))
     return result_columns(stmt, table, ctx)
 

@@ -86,8 +86,10 @@ class TermEvaluator:
     ``table`` is the statement's table (``token(...)`` in a term needs its partition key)."""
 
     def __init__(self, functions: FunctionRegistry, bound: Sequence[Any] | Mapping[str, Any] | None = None,
-                 markers: dict[int, tuple[str, Any]] | None = None, table: Any = None) -> None:
+                 markers: dict[int, tuple[str, Any]] | None = None, table: Any = None,
+                 keyspace: str | None = None) -> None:
         self.functions = functions
+        self.keyspace = keyspace  # the session's keyspace: where an unqualified user-defined function is looked up
         self.bound = bound
         self.markers = markers
         self.table = table
@@ -159,6 +161,9 @@ class TermEvaluator:
     def call(self, fc: ast.FunctionCall, expected: Any, receiver: str) -> Any:
         """Call a scalar function in a term position; its result must suit ``expected``."""
         name = fc.name
+        user = self._user_call(fc, expected, receiver)
+        if user is not None:
+            return user[0]
         if fc.keyspace not in (None, "system"):
             raise InvalidRequest(f"Unknown function '{fc.keyspace}.{name}'")
         if name == "fromjson":
@@ -193,6 +198,28 @@ class TermEvaluator:
             return None
         result = f.impl(*args)
         return result if expected is None else convert(result, f.return_type, expected)
+
+    def _user_call(self, fc: ast.FunctionCall, expected: Any, receiver: str) -> tuple[Any] | None:
+        """A user-defined function's value in a term (``m[f(1)]``, ``SELECT ks.f(1)``), as a 1-tuple; None when
+        ``fc`` names none.  Unqualified, it is looked up in the statement's keyspace after the native functions."""
+        if fc.keyspace == "system" or (fc.keyspace is None and (fc.name in AGGREGATES or self.functions.candidates(
+                fc.name) or fc.name in ("fromjson", "token", "writetime", "ttl", "tojson", "cast"))):
+            return None
+        keyspace = fc.keyspace or self.keyspace or (self.table.keyspace if self.table is not None else None)
+        if keyspace is None:
+            return None
+        functions, _ = self.functions.user(keyspace, fc.name)
+        if not functions:
+            return None
+        from .user_resolve import resolve_user
+
+        f = resolve_user(functions, keyspace, fc, [self.infer_type(a) for a in fc.args], [arg_text(a) for a in fc.args])
+        if expected is not None and assignment(f.return_type, expected) == NOT_ASSIGNABLE:
+            raise InvalidRequest(f"Type error: cannot assign result of function {keyspace}.{fc.name} "
+                                 f"(type {f.return_type.cql()}) to {receiver} (type {expected.cql()})")
+        args = [self.value(a, p, f"{fc.name}.arg{i}") for i, (a, p) in enumerate(zip(fc.args, f.arg_types))]
+        result = f.call(args)
+        return (result if expected is None or result is None else convert(result, f.return_type, expected),)
 
     def _token(self, fc: ast.FunctionCall, expected: Any, receiver: str) -> Any:
         """``token(v1, ...)`` in a term: the token of the partition key made of these values."""

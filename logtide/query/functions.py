@@ -119,6 +119,8 @@ class FunctionRegistry:
 
     def __init__(self, timeuuids: TimeuuidSource, clock_micros: Callable[[], int]) -> None:
         self._by_name: dict[str, list[Function]] = {}
+        # the user-defined functions and aggregates of (keyspace, name), set by the database from its catalog
+        self.user: Callable[[str, str], tuple[list[Any], list[Any]]] = lambda ks, name: ([], [])
         self._timeuuids = timeuuids
         self._clock = clock_micros
         self._register_all()

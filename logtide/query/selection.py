@@ -30,7 +30,7 @@ from ..schema.types_convert import NOT_ASSIGNABLE, assignment, convert
 from ..schema.types_literal import sorted_set_of, term_text
 from . import casts
 from .evaluate import arg_text, call_text, default_type, literal_text
-from .functions import AGGREGATES, Aggregate
+from .functions import AGGREGATES, SIMILARITY_FUNCTIONS, Aggregate
 from .restrictions import unrecognized_name
 
 if TYPE_CHECKING:
@@ -219,10 +219,20 @@ def _element(sel: ast.ElementSelection, table: Table, ctx: "SelectContext") -> S
     return _applied(f"{inner.name}[{arg_text(sel.key)}]", rt, element, [inner])
 
 
+SPECIAL = ("token", "tojson", "cast", "set_intersection")  # native functions compiled apart
+
+
 def _compile_call(fc: ast.FunctionCall, table: Table, ctx: "SelectContext") -> Selected:
     from . import cell_meta
 
+    from .user_calls import user_call
+
     name = fc.name
+    native = (name in cell_meta.FUNCTIONS or name in AGGREGATES or name in SPECIAL or name in SIMILARITY_FUNCTIONS
+              or bool(ctx.ev.functions.candidates(name)))
+    user = user_call(fc, table, ctx, compile_selector, native)
+    if user is not None:
+        return user
     if fc.keyspace not in (None, "system"):
         raise InvalidRequest(f"Unknown function '{fc.keyspace}.{name}'")
     if name in cell_meta.FUNCTIONS:

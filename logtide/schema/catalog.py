@@ -308,7 +308,7 @@ def _drop_keyspace(cat: Catalog, stmt: ast.DropKeyspace, current: str | None, no
     if stmt.name not in cat.keyspaces:
         if stmt.if_exists:
             return _unchanged(cat)
-        raise ire(f"Keyspace '{stmt.name}' doesn't exist")
+        raise ConfigurationException(f"Cannot drop non existing keyspace '{stmt.name}'.")  # ScyllaDB's
     keyspaces = {n: k for n, k in cat.keyspaces.items() if n != stmt.name}
     return keyspaces, SchemaChange("DROPPED", "KEYSPACE", stmt.name), cat.next_store_id
 
@@ -648,6 +648,10 @@ def _drop_type(cat: Catalog, stmt: ast.DropType, current: str | None, now: int) 
     for tbl in ks.tables.values():
         if any(references_udt(c.type, ks_name, name) for c in tbl.columns):
             raise ire(f"Cannot drop user type {ks_name}.{name} as it is still used by table {ks_name}.{tbl.name}")
+    for fn in (*ks.functions.values(), *ks.aggregates.values()):
+        used = (*fn.arg_types, getattr(fn, "return_type", None) or fn.state_type)
+        if any(references_udt(t, ks_name, name) for t in used):
+            raise ire(f"Cannot drop user type {ks_name}.{name} as it is still used by function {ks_name}.{fn.name}")
     new_ks = replace(ks, types={n: u for n, u in ks.types.items() if n != name})
     return cat._with_keyspace(new_ks), SchemaChange("DROPPED", "TYPE", ks_name, name), cat.next_store_id
 
@@ -660,30 +664,156 @@ UDF_LANGUAGES = ("lua", "wasm")  # the languages ScyllaDB's CREATE FUNCTION know
 def _function_type(cat: Catalog, expr: ast.TypeExpr, ks: Keyspace) -> None:
     """An argument, return or state type of a function (ScyllaDB's ``function_statement::prepare_type``): a user
     type is written without ``frozen`` (a function always takes and gives it frozen)."""
-    if expr.name == "frozen" and len(expr.params) == 1 and isinstance(cat._resolve(expr.params[0], ks), types.UserType):
+    resolved = cat._resolve(expr, ks)
+    if expr.name == "frozen" and len(expr.params) == 1 and isinstance(resolved, types.UserType):
         raise ire("User defined argument and return types should not be frozen")
-    cat._resolve(expr, ks)
 
 
 def _create_function(cat: Catalog, stmt: ast.CreateFunction, current: str | None, now: int) -> Outcome:
-    """ScyllaDB's ``create_function_statement`` checks, in its order (argument types, the language, the
-    return type), then the refusal: logtide runs no user-defined code (neither Lua nor WASM)."""
+    """ScyllaDB's ``create_function_statement``: the types (argument, language, return), then an existing function
+    of the same signature (``The function ... already exists`` unless OR REPLACE or IF NOT EXISTS; only a
+    user-defined one may be replaced), then the body, compiled (``could not compile: ...``).  WASM is refused:
+    logtide runs Lua only (the ``udf`` extra)."""
+    from . import lua_udf, udf
+
     ks = cat._existing_keyspace(keyspace_of(stmt.name.keyspace, current))
+    check_modifiable(ks.name)
+    arg_types = []
     for _, expr in stmt.arguments:
         _function_type(cat, expr, ks)
+        arg_types.append(_function_value_type(cat._resolve(expr, ks)))
     if stmt.language not in UDF_LANGUAGES:
         raise ire(f"Language '{stmt.language}' is not supported")
     _function_type(cat, stmt.returns, ks)
-    raise ire(f"CREATE {'OR REPLACE ' if stmt.or_replace else ''}FUNCTION is not supported by logtide")
+    returns = _function_value_type(cat._resolve(stmt.returns, ks))
+    names = [n for n, _ in stmt.arguments]
+    if len(set(names)) != len(names):
+        raise ire(f"Duplicate argument names for given function {stmt.name.name} with argument names {names}")
+    sig = udf.signature(stmt.name.name, arg_types)
+    old = ks.functions.get(sig)
+    if old is not None and not stmt.or_replace:
+        if stmt.if_not_exists:
+            return _unchanged(cat)
+        raise ire(f"The function '{ks.name}.{sig}' already exists")
+    if sig in ks.aggregates:
+        raise ire(f"Cannot replace '{ks.name}.{sig}' which is not a user defined function")
+    if stmt.language == "wasm":
+        raise ire("Language 'wasm' is not supported by logtide: use LANGUAGE lua")
+    if old is not None and old.return_type != returns and any(
+            a.state_function == sig or a.final_function == sig or a.reduce_function == sig
+            for a in ks.aggregates.values()):
+        raise ire(f"Cannot replace function {ks.name}.{sig}: it is used by an aggregate and its return type changes")
+    lua_udf.compile_check(names, stmt.body)
+    fn = udf.UserFunction(ks.name, stmt.name.name, tuple(names), tuple(arg_types), returns,
+                          stmt.called_on_null_input, stmt.language, stmt.body)
+    new_ks = replace(ks, functions={**ks.functions, sig: fn})
+    change = SchemaChange("UPDATED" if old is not None else "CREATED", "FUNCTION", ks.name, stmt.name.name,
+                          tuple(udf.type_name(t) for t in arg_types))
+    return cat._with_keyspace(new_ks), change, cat.next_store_id
+
+
+def _function_value_type(t: Any) -> Any:
+    """A function takes and gives user types frozen (ScyllaDB's ``prepare_type``)."""
+    return t.freeze() if isinstance(t, types.UserType) else t
 
 
 def _create_aggregate(cat: Catalog, stmt: ast.CreateAggregate, current: str | None, now: int) -> Outcome:
-    """ScyllaDB's ``create_aggregate_statement`` checks its types before it looks its functions up; then the
-    refusal: an aggregate needs user-defined functions, which logtide does not run."""
+    """ScyllaDB's ``create_aggregate_statement``: the state function ``SFUNC(stype, args...)`` must exist and return
+    the state type, ``REDUCEFUNC(stype, stype)`` and ``FINALFUNC(stype)`` must exist, INITCOND is a value of the
+    state type."""
+    from . import udf
+    from .types_literal import term_text
+
     ks = cat._existing_keyspace(keyspace_of(stmt.name.keyspace, current))
+    check_modifiable(ks.name)
     for expr in (*stmt.argument_types, stmt.state_type):
         _function_type(cat, expr, ks)
-    raise ire(f"CREATE {'OR REPLACE ' if stmt.or_replace else ''}AGGREGATE is not supported by logtide")
+    arg_types = [_function_value_type(cat._resolve(e, ks)) for e in stmt.argument_types]
+    stype = _function_value_type(cat._resolve(stmt.state_type, ks))
+    sig = udf.signature(stmt.name.name, arg_types)
+    old = ks.aggregates.get(sig)
+    if old is not None and not stmt.or_replace:
+        if stmt.if_not_exists:
+            return _unchanged(cat)
+        raise ire(f"The function '{ks.name}.{sig}' already exists")
+    if sig in ks.functions:
+        raise ire(f"Cannot replace '{ks.name}.{sig}' which is not a user defined aggregate")
+    sfunc = udf.signature(stmt.state_function, [stype, *arg_types])
+    if sfunc not in ks.functions:
+        raise ire(f"State function {sfunc} not found")
+    if ks.functions[sfunc].return_type != stype:
+        raise ire(f"State function '{stmt.state_function}' doesn't return state ({udf.type_name(stype)})")
+    rfunc = None
+    if stmt.reduce_function is not None:
+        rfunc = udf.signature(stmt.reduce_function, [stype, stype])
+        if rfunc not in ks.functions:
+            raise ire(f"Scalar reduce function {stmt.reduce_function} for state type {stype.cql()} not found.")
+    ffunc = None
+    if stmt.final_function is not None:
+        ffunc = udf.signature(stmt.final_function, [stype])
+        if ffunc not in ks.functions:
+            raise ire(f"Final function {ffunc} not found")
+    init = text = None
+    if stmt.initial_condition is not None:
+        value = types.term_to_value(stmt.initial_condition, stype, "INITCOND")
+        init = stype.serialize(value) if value is not None else None
+        text = term_text(stmt.initial_condition) if value is not None else None
+    agg = udf.UserAggregate(ks.name, stmt.name.name, tuple(arg_types), sfunc, stype, ffunc, rfunc, init, text)
+    new_ks = replace(ks, aggregates={**ks.aggregates, sig: agg})
+    change = SchemaChange("UPDATED" if old is not None else "CREATED", "AGGREGATE", ks.name, stmt.name.name,
+                          tuple(udf.type_name(t) for t in arg_types))
+    return cat._with_keyspace(new_ks), change, cat.next_store_id
+
+
+def _drop_function(cat: Catalog, stmt: ast.DropFunction, current: str | None, now: int) -> Outcome:
+    """ScyllaDB's ``drop_function_statement`` / ``drop_aggregate_statement``: by signature, or by name when it has
+    one overload (``There are multiple functions named ...``); a function an aggregate uses stays."""
+    from . import udf
+
+    ks_name = keyspace_of(stmt.name.keyspace, current)
+    ks = cat.keyspaces.get(ks_name)
+    if ks is None:
+        if stmt.if_exists:
+            return _unchanged(cat)
+        raise ire(f"Keyspace '{ks_name}' doesn't exist")
+    name = stmt.name.name
+    ours, theirs = (ks.aggregates, ks.functions) if stmt.aggregate else (ks.functions, ks.aggregates)
+    what = "aggregate" if stmt.aggregate else "function"
+    if stmt.argument_types is not None:
+        for expr in stmt.argument_types:
+            _function_type(cat, expr, ks)
+        arg_types = [_function_value_type(cat._resolve(e, ks)) for e in stmt.argument_types]
+        sig = udf.signature(name, arg_types)
+        if sig not in ours:
+            if sig in theirs:
+                raise ire(f"'{ks_name}.{sig}' is not a user defined {what}")
+            if stmt.if_exists:
+                return _unchanged(cat)
+            raise ire(f"User function {ks_name}.{name}({', '.join(udf.type_name(t) for t in arg_types)}) "
+                      f"doesn't exist")
+    else:
+        found = [s for s, f in ours.items() if f.name == name]
+        if len(found) + len([s for s, f in theirs.items() if f.name == name]) > 1:
+            raise ire(f"There are multiple functions named {ks_name}.{name}")
+        if not found:
+            if any(f.name == name for f in theirs.values()):
+                sig = next(s for s, f in theirs.items() if f.name == name)
+                raise ire(f"'{ks_name}.{sig}' is not a user defined {what}")
+            if stmt.if_exists:
+                return _unchanged(cat)
+            raise ire(f"No function named {ks_name}.{name} found")
+        sig = found[0]
+    if not stmt.aggregate:
+        for agg in ks.aggregates.values():
+            if sig in (agg.state_function, agg.final_function, agg.reduce_function):
+                raise ire(f"Cannot delete function {ks_name}.{sig}, as it is used by user-defined aggregate "
+                          f"{ks_name}.{agg.signature}")
+    dropped = ours[sig]
+    rest = {s: f for s, f in ours.items() if s != sig}
+    new_ks = replace(ks, aggregates=rest) if stmt.aggregate else replace(ks, functions=rest)
+    change = SchemaChange("DROPPED", "AGGREGATE" if stmt.aggregate else "FUNCTION", ks_name, name,
+                          tuple(udf.type_name(t) for t in dropped.arg_types))
+    return cat._with_keyspace(new_ks), change, cat.next_store_id
 
 
 def _view_statement(cat: Catalog, stmt: Any, current: str | None) -> Outcome:
@@ -710,6 +840,7 @@ _HANDLERS: dict[type, Callable[..., Outcome]] = {
     ast.DropType: _drop_type,
     ast.CreateFunction: _create_function,
     ast.CreateAggregate: _create_aggregate,
+    ast.DropFunction: _drop_function,
     **{kind: lambda cat, stmt, current, now: _view_statement(cat, stmt, current) for kind in views.HANDLERS},
     ast.CreateIndex: lambda cat, stmt, current, now: _indexes().create_index(cat, stmt, _index_keyspace(
         stmt.table.keyspace, current, not stmt.targets and not stmt.custom)),
@@ -766,6 +897,8 @@ def _keyspace_to_doc(ks: Keyspace) -> dict[str, Any]:
             for u in ks.types.values()
         ],
         "tables": [_table_to_doc(t) for t in ks.tables.values()],
+        **({"functions": [f.to_doc() for f in ks.functions.values()]} if ks.functions else {}),
+        **({"aggregates": [a.to_doc() for a in ks.aggregates.values()]} if ks.aggregates else {}),
     }
 
 
@@ -810,4 +943,11 @@ def _keyspace_from_doc(d: Mapping[str, Any]) -> Keyspace:
     ks = Keyspace(name, dict(d["replication"]), bool(d["durable_writes"]), {}, build_user_types(name, specs))
     lookup = keyspace_lookup(ks)
     tables = {t["name"]: _table_from_doc(name, t, lookup) for t in d["tables"]}
-    return replace(ks, tables=tables)
+    if not d.get("functions") and not d.get("aggregates"):
+        return replace(ks, tables=tables)
+    from .udf import UserAggregate, UserFunction
+
+    functions = [UserFunction.from_doc(name, f, lookup) for f in d.get("functions", ())]
+    aggregates = [UserAggregate.from_doc(name, a, lookup) for a in d.get("aggregates", ())]
+    return replace(ks, tables=tables, functions={f.signature: f for f in functions},
+                   aggregates={a.signature: a for a in aggregates})

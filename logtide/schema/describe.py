@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from logtide.cql import ast
 from logtide.errors import InvalidRequest
 from logtide.schema.model import Keyspace, Table, UserTypeDef
+from logtide.schema.udf import UserAggregate, UserFunction, type_name
 
 if TYPE_CHECKING:
     from logtide.schema.catalog import Catalog
@@ -263,9 +264,47 @@ def keyspace_statements(ks: Keyspace, with_contents: bool, catalog: "Catalog | N
     items = [("keyspace", ks.name, create_keyspace_statement(ks))]
     if with_contents:
         items += [("type", u.name, describe_type(u)) for u in sorted_types(ks)]
+        items += function_descriptions(ks)
         for t in listed_tables(ks, catalog):
             items += table_descriptions(t, catalog, with_internals)
     return items
+
+
+def function_descriptions(ks: Keyspace, kind: str | None = None, name: str | None = None) -> list[tuple[str, str, str]]:
+    """(type, name, statement) of the keyspace's user-defined functions then aggregates (ScyllaDB's order), or of
+    one ``kind`` and ``name``."""
+    items = [("function", f.name, describe_function(f)) for f in sorted(ks.functions.values(), key=_by_signature)
+             if kind in (None, "function") and name in (None, f.name)]
+    items += [("aggregate", a.name, describe_aggregate(a, ks)) for a in sorted(ks.aggregates.values(),
+                                                                                key=_by_signature)
+              if kind in (None, "aggregate") and name in (None, a.name)]
+    return items
+
+
+def describe_function(f: UserFunction) -> str:
+    """ScyllaDB's DESCRIBE text of a function (``user_function::describe``)."""
+    args = ", ".join(f"{quote_identifier(n)} {type_name(t)}" for n, t in zip(f.arg_names, f.arg_types))
+    return (f"CREATE FUNCTION {quote_identifier(f.keyspace)}.{quote_identifier(f.name)}({args})\n"
+            f"{'CALLED' if f.called_on_null_input else 'RETURNS NULL'} ON NULL INPUT\n"
+            f"RETURNS {type_name(f.return_type)}\nLANGUAGE {f.language}\nAS $${f.body}$$;")
+
+
+def describe_aggregate(a: UserAggregate, ks: Any) -> str:
+    """ScyllaDB's DESCRIBE text of an aggregate (``user_aggregate::describe``)."""
+    lines = [f"CREATE AGGREGATE {quote_identifier(a.keyspace)}.{quote_identifier(a.name)}"
+             f"({', '.join(type_name(t) for t in a.arg_types)})",
+             f"SFUNC {quote_identifier(a.state_function.split('(', 1)[0])}", f"STYPE {type_name(a.state_type)}"]
+    if a.reduce_function:
+        lines.append(f"REDUCEFUNC {quote_identifier(a.reduce_function.split('(', 1)[0])}")
+    if a.final_function:
+        lines.append(f"FINALFUNC {quote_identifier(a.final_function.split('(', 1)[0])}")
+    if a.initcond_text is not None:
+        lines.append(f"INITCOND {a.initcond_text}")
+    return "\n".join(lines) + ";"
+
+
+def _by_signature(f: Any) -> tuple[str, str]:
+    return f.name, f.signature
 
 
 def describe_keyspace(ks: Keyspace, catalog: "Catalog | None" = None, with_contents: bool = True) -> str:
@@ -384,8 +423,8 @@ def _listing_rows(catalog: "Catalog", current: str | None, kind: str) -> list[Ro
             names = [t.name for t in listed_tables(ks, catalog)]
         elif kind == "type":
             names = [u.name for u in sorted_types(ks)]
-        else:  # logtide has no user-defined functions or aggregates
-            names = []
+        else:
+            names = sorted({f.name for f in (ks.functions if kind == "function" else ks.aggregates).values()})
         rows += [(quote_identifier(ks.name), kind, quote_identifier(n), None) for n in names]
     return rows
 
@@ -436,6 +475,8 @@ def _missing_element(stmt: ast.Describe, catalog: "Catalog", current: str | None
         if found is not None:
             return _rows(ks, [("index", name, index_statement(*found))])
         raise InvalidRequest(f"Table for existing index '{name}' not found in '{ks.name}'")
+    if stmt.kind in ("function", "aggregate") and function_descriptions(ks, stmt.kind, name):
+        return _rows(ks, function_descriptions(ks, stmt.kind, name))
     what = {"function": "Function", "aggregate": "Aggregate", "materialized view": "Materialized view"}[stmt.kind]
     raise InvalidRequest(f"{what} '{name}' not found in keyspace '{ks.name}'")
 

@@ -146,6 +146,8 @@ class Keyspace:
     durable_writes: bool = True
     tables: Mapping[str, Table] = field(default_factory=dict)
     types: Mapping[str, UserTypeDef] = field(default_factory=dict)
+    functions: Mapping[str, Any] = field(default_factory=dict)  # signature -> udf.UserFunction
+    aggregates: Mapping[str, Any] = field(default_factory=dict)  # signature -> udf.UserAggregate
 
 
 MAX_KEY_LENGTH = 0xFFFF

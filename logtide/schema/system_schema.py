@@ -182,6 +182,12 @@ _SCHEMA_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]
             ("state_type", "text"),
         ],
     ),
+    "scylla_aggregates": (  # ScyllaDB's: the reduce function of each aggregate that has one
+        "scylla-specific information for user defined aggregates",
+        [("keyspace_name", "text")],
+        [("aggregate_name", "text"), ("argument_types", "frozen<list<text>>")],
+        [("reduce_func", "text"), ("state_type", "text")],
+    ),
     # ScyllaDB's: consumers (scylla-cdc-go, -rust) ask it whether a keyspace uses tablets; no rows = vnodes
     "scylla_keyspaces": (
         "ScyllaDB-specific information about keyspaces",
@@ -502,6 +508,32 @@ def _dropped_columns_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, 
     return rows
 
 
+def _functions_rows(catalog: "Catalog") -> list[dict[str, Any]]:
+    """ScyllaDB's system_schema.functions: one row per user-defined function (types as CQL names them)."""
+    return [{"keyspace_name": ks.name, "function_name": f.name, "argument_types": [t.cql() for t in f.arg_types],
+             "argument_names": list(f.arg_names), "body": f.body, "called_on_null_input": f.called_on_null_input,
+             "language": f.language, "return_type": f.return_type.cql()}
+            for ks in catalog.keyspaces.values() for f in sorted(ks.functions.values(), key=_function_key)]
+
+
+def _aggregates_rows(catalog: "Catalog") -> list[dict[str, Any]]:
+    """ScyllaDB's system_schema.aggregates: the state and final functions by name, INITCOND as written."""
+    rows = []
+    for ks in catalog.keyspaces.values():
+        for a in sorted(ks.aggregates.values(), key=_function_key):
+            final = ks.functions.get(a.final_function) if a.final_function else None
+            rows.append({"keyspace_name": ks.name, "aggregate_name": a.name,
+                         "argument_types": [t.cql() for t in a.arg_types],
+                         "final_func": final.name if final is not None else None, "initcond": a.initcond_text,
+                         "return_type": (final.return_type if final is not None else a.state_type).cql(),
+                         "state_func": a.state_function.split("(", 1)[0], "state_type": a.state_type.cql()})
+    return rows
+
+
+def _function_key(f: Any) -> tuple[str, list[str]]:
+    return f.name, [t.cql() for t in f.arg_types]
+
+
 def _types_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
     rows = []
     for ks in catalog.all_keyspaces():
@@ -615,8 +647,13 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM, "built_views"): lambda catalog, node: _built_views_rows(catalog, node),
     (SYSTEM, "views_builds_in_progress"): lambda catalog, node: _built_views_rows(catalog, node, "progress"),
     (SYSTEM_DISTRIBUTED, "view_build_status"): lambda catalog, node: _built_views_rows(catalog, node, "status"),
-    (SYSTEM_SCHEMA, "functions"): _no_rows,
-    (SYSTEM_SCHEMA, "aggregates"): _no_rows,
+    (SYSTEM_SCHEMA, "functions"): lambda catalog, node: _functions_rows(catalog),
+    (SYSTEM_SCHEMA, "aggregates"): lambda catalog, node: _aggregates_rows(catalog),
+    (SYSTEM_SCHEMA, "scylla_aggregates"): lambda catalog, node: [
+        {"keyspace_name": ks.name, "aggregate_name": a.name, "argument_types": [t.cql() for t in a.arg_types],
+         "reduce_func": a.reduce_function.split("(", 1)[0], "state_type": a.state_type.cql()}
+        for ks in catalog.keyspaces.values() for a in sorted(ks.aggregates.values(), key=_function_key)
+        if a.reduce_function is not None],
     (SYSTEM_SCHEMA, "indexes"): lambda catalog, node: _index_rows(catalog),
     (SYSTEM, "IndexInfo"): lambda catalog, node: _built_index_rows(catalog),
     (SYSTEM_SCHEMA, "scylla_keyspaces"): _no_rows,

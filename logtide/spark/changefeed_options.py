@@ -28,7 +28,6 @@ KEYS = {n.lower() for n in NAMES}
 # Kafka client settings the reader sets itself (Spark's Kafka source refuses them too)
 RESERVED_KAFKA = ("group.id", "auto.offset.reset", "enable.auto.commit", "key.deserializer", "value.deserializer",
                   "interceptor.classes")
-_JAAS = re.compile(r'(username|password)\s*=\s*"((?:[^"\\]|\\.)*)"')
 
 
 def split_topic(topic: str, option: str = "topic") -> tuple[str, str, str]:
@@ -96,10 +95,15 @@ def parse_times(opts: Mapping[str, str], single: str, by_partition: str,
 
 
 def kafka_client_options(opts: Mapping[str, str], original: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    """``kafka.``-prefixed options (but ``kafka.bootstrap.servers``) as librdkafka settings; Java's
-    ``sasl.jaas.config`` with PlainLoginModule becomes ``sasl.username`` / ``sasl.password``."""
+    """``kafka.``-prefixed options (but ``kafka.bootstrap.servers``) as librdkafka settings
+    (:func:`.kafka_config.librdkafka_settings`): Java's ``sasl.jaas.config`` (PlainLoginModule or
+    ScramLoginModule, parsed strictly) becomes ``sasl.username`` / ``sasl.password``, a Java keystore is refused
+    naming ``kafka.ssl.ca.location``."""
+    from .kafka_config import librdkafka_settings
+
     names = {str(k).lower(): str(k) for k in dict(original)}
-    out: dict[str, str] = {}
+    settings: dict[str, str] = {}
+    named: dict[str, str] = {}
     for key, value in opts.items():
         if not key.startswith("kafka.") or key == "kafka.bootstrap.servers":
             continue
@@ -108,17 +112,9 @@ def kafka_client_options(opts: Mapping[str, str], original: Mapping[str, str]) -
             raise OptionError(f"option {names[key]}: Kafka option '{setting}' is not supported: the source sets it "
                               f"itself (offsets are tracked by Spark's checkpoint; option consumer names a group "
                               f"to commit to)")
-        if setting.lower() == "sasl.jaas.config":
-            creds = dict(_JAAS.findall(value))
-            if "username" not in creds or "password" not in creds:
-                raise OptionError(f"option {names[key]}: expected a PlainLoginModule with username=\"...\" and "
-                                  f"password=\"...\"")
-            out["sasl.username"] = creds["username"]
-            out["sasl.password"] = creds["password"]
-            out.setdefault("sasl.mechanism", "PLAIN")
-            continue
-        out[setting] = value
-    return tuple(sorted(out.items()))
+        settings[setting.lower()] = value
+        named[setting.lower()] = f"option {names[key]}"
+    return tuple(sorted(librdkafka_settings(settings, named).items()))
 
 
 def _one_of(opts: Mapping[str, str], *names: str) -> str | None:

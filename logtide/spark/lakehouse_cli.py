@@ -42,6 +42,10 @@ def add_lakehouse(jobs: "argparse._SubParsersAction") -> None:
     p.add_argument("--ssl-ca-file", metavar="PEM", help="TLS to the Kafka endpoint, trusting this CA bundle")
     p.add_argument("--option", "-o", action="append", default=[], metavar="KEY=VALUE",
                    help="any other logtide-changefeed source option (repeatable)")
+    p.add_argument("--command-config", metavar="FILE",
+                   help="a Kafka client properties file, as Kafka's tools take it (security.protocol, sasl.mechanism, "
+                        "sasl.jaas.config, ssl.ca.location, ...); -o kafka.KEY=VALUE wins over it, and a login in the "
+                        "URL, -o or LOGTIDE_KAFKA_* over its sasl.jaas.config")
     from .pipeline_cli import add_credentials_option
 
     add_credentials_option(p)
@@ -76,23 +80,42 @@ def source_extras(ns: argparse.Namespace) -> dict[str, str]:
 KAFKA_CLIENT_LOGIN = ("kafka.sasl.username", "kafka.sasl.password", "kafka.sasl.jaas.config")
 
 
-def lakehouse_login(source: str, extras: dict[str, str], file: str | None) -> dict[str, str]:
-    """The ``username``/``password`` options of a ``kafka://`` source (docs/spark.md "Logins"): the URL's, else
-    ``-o username=``/``-o password=``, else the environment, the credentials file and the prompt.  A Kafka client
-    login given with ``-o kafka.sasl.*`` is the client's own and is left as it is."""
+def command_config_options(path: str | None, extras: dict[str, str]) -> dict[str, str]:
+    """The settings of the ``--command-config`` file as ``kafka.``-prefixed source options, leaving out those the
+    command line gives (``-o kafka.KEY=VALUE`` wins over the file)."""
+    if path is None:
+        return {}
+    from .kafka_config import librdkafka_settings, read_command_config
+
+    settings = {k.lower(): v for k, v in read_command_config(path).items()}
+    librdkafka_settings(settings, {k: f"--command-config {path}: {k}" for k in settings})  # its errors name the file
+    given = {k.lower() for k in extras}
+    return {f"kafka.{k}": v for k, v in settings.items() if f"kafka.{k}" not in given}
+
+
+def lakehouse_login(source: str, extras: dict[str, str], file: str | None,
+                    command_config: str | None = None) -> dict[str, str]:
+    """The Kafka login options of a ``kafka://`` source (docs/spark.md "Logins"), the first of: the URL's, else
+    ``-o username=``/``-o password=`` or a Kafka client login ``-o kafka.sasl.*`` (the client's own, left as it
+    is), else the environment (``LOGTIDE_KAFKA_*``), else the ``--command-config`` file's ``sasl.jaas.config``,
+    else the credentials file and the prompt.  The file's other settings (``security.protocol``,
+    ``sasl.mechanism``, ``ssl.*``) apply whichever login wins; its login is dropped when another wins."""
+    import sys
+
+    from .credentials import VARIABLES, url_password_warning
+    from .kafka_config import LOGIN_KEYS
     from .lakehouse_job import kafka_url_login
     from .pipeline_cli import job_login
 
     given = {k.lower(): k for k in extras}
+    from_file = command_config_options(command_config, extras)
+    file_login = {k: v for k, v in from_file.items() if k.lower()[len("kafka."):] in LOGIN_KEYS}
+    settings = {k: v for k, v in from_file.items() if k not in file_login}
     if any(k in given for k in KAFKA_CLIENT_LOGIN):
         if "kafka.sasl.password" in given or "kafka.sasl.jaas.config" in given:
-            import sys
-
-            from .credentials import url_password_warning
-
             option = "-o " + given.get("kafka.sasl.password", given.get("kafka.sasl.jaas.config", ""))
             print(url_password_warning("logtide pipeline lakehouse", option, "kafka"), file=sys.stderr)
-        return {}
+        return settings
     username, password = kafka_url_login(source)
     option = "--source"
     typed_user = extras.pop(given["username"]) if "username" in given else None
@@ -101,8 +124,10 @@ def lakehouse_login(source: str, extras: dict[str, str], file: str | None) -> di
         username, option = typed_user, "-o username"
     if password is None and typed_password is not None:
         password, option = typed_password, "-o password"
+    if username is None and password is None and file_login and not any(os.environ.get(v) for v in VARIABLES["kafka"]):
+        return {**settings, **file_login}  # the file's login, its mechanism with it (PLAIN or SCRAM)
     username, password = job_login("lakehouse", option, username, password, "kafka", file)
-    return {} if username is None else {"username": username, "password": password or ""}
+    return settings if username is None else {**settings, "username": username, "password": password or ""}
 
 
 def run_lakehouse(ns: argparse.Namespace) -> int:
@@ -114,8 +139,11 @@ def run_lakehouse(ns: argparse.Namespace) -> int:
     try:
         source_options(ns.source, ns.data_dir)
         extras = source_extras(ns)
+        if ns.data_dir is not None and ns.command_config is not None:
+            raise OptionError("--command-config: a Kafka client's settings go with a kafka:// --source, not "
+                              "--data-dir")
         if ns.data_dir is None:
-            extras.update(lakehouse_login(ns.source, extras, ns.credentials))
+            extras.update(lakehouse_login(ns.source, extras, ns.credentials, ns.command_config))
     except OptionError as e:
         raise CommandFailure(str(e)) from None
     except KeyboardInterrupt:

@@ -22,13 +22,14 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ..cdc import log_schema as L
 from .cell_meta import server_support
 from .cql_writes import APPROXIMATE, ELEMENTS, EXACT, SNAPSHOT_OPTIONS
 from .client import open_client, shared_client
-from .options import Connection, OptionError, quote
+from .options import Connection, OptionError, connector_options, quote
+from .tls import NAMES as TLS_NAMES, PROTOCOLS
 from .table_info import TableInfo, load_table
 
 SNAPSHOT_STATE = "snapshot.json"
@@ -44,12 +45,36 @@ def url_login(url: str) -> tuple[str | None, str | None]:
     return username, password
 
 
+URL_TLS = ("ssl", "sslCaFile", "sslVerify", "sslCertFile", "sslKeyPassword", "sslProtocol",
+           "spark.cassandra.connection.ssl.enabled", "spark.cassandra.connection.ssl.trustStore.path", *TLS_NAMES)
+
+
+def url_tls(query: str, role: str) -> dict[str, str]:
+    """The TLS settings of a ``cql://`` URL's query (``?ssl=true&sslCaFile=ca.pem``, or the connector's
+    ``spark.cassandra.connection.ssl.*`` names), as the sources take them (docs/spark.md "TLS")."""
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True) if query else []
+    except ValueError:
+        raise OptionError(f"--{role}: expected ?KEY=VALUE&KEY=VALUE after the table, got ?{query}") from None
+    known = {n.lower(): n for n in URL_TLS}
+    out: dict[str, str] = {}
+    for key, value in pairs:
+        if key.lower() not in known:
+            raise OptionError(f"--{role}: unknown URL setting {key!r}: a cql:// URL takes TLS settings only "
+                              f"({', '.join(URL_TLS)})")
+        if key.lower() in out:
+            raise OptionError(f"--{role}: URL setting {key} is given twice")
+        out[key.lower()] = value
+    return out
+
+
 def parse_url(url: str, role: str, login: tuple[str | None, str | None] | None = None) -> Connection:
-    """``cql://[USER:PASSWORD@]HOST[,HOST...][:PORT]/KEYSPACE.TABLE`` as connection options; ``login`` (user name,
-    password), when given, instead of the URL's (the command line's choice, docs/spark.md "Logins")."""
+    """``cql://[USER:PASSWORD@]HOST[,HOST...][:PORT]/KEYSPACE.TABLE[?TLS settings]`` as connection options;
+    ``login`` (user name, password), when given, instead of the URL's (the command line's choice, docs/spark.md
+    "Logins").  The query takes the sources' TLS options (:func:`url_tls`)."""
     parts = urlsplit(url)
     if parts.scheme != "cql" or not parts.hostname or not parts.path.strip("/"):
-        raise OptionError(f"--{role}: expected cql://HOST:PORT/KEYSPACE.TABLE, got {url!r}")
+        raise OptionError(f"--{role}: expected cql://HOST:PORT/KEYSPACE.TABLE[?ssl=true&sslCaFile=PEM], got {url!r}")
     hosts = parts.netloc.rpartition("@")[2]
     opts = {"table": parts.path.strip("/")}
     try:
@@ -63,17 +88,24 @@ def parse_url(url: str, role: str, login: tuple[str | None, str | None] | None =
     if username:
         opts["username"], opts["password"] = username, password or ""
     try:
-        return Connection.parse(opts)
+        return Connection.parse(connector_options({**opts, **url_tls(parts.query, role)}))
     except OptionError as e:
         raise OptionError(f"--{role}: {e}") from None
 
 
 def connection_options(conn: Connection) -> dict[str, str]:
-    """The data-source options that reach ``conn``."""
+    """The data-source options that reach ``conn`` (its login and TLS settings too)."""
     opts = {"host": ",".join(conn.hosts), "port": str(conn.port), "table": f"{conn.keyspace}.{conn.table}",
             "consistency": conn.consistency}
     if conn.username is not None:
         opts.update(username=conn.username, password=conn.password or "")
+    if conn.ssl:
+        opts.update(ssl="true", sslVerify=str(conn.ssl_verify).lower())
+        for name, value in (("sslCaFile", conn.ssl_ca_file), ("sslCertFile", conn.ssl_cert_file),
+                            ("sslKeyPassword", conn.ssl_key_password),
+                            ("sslProtocol", {v: k for k, v in PROTOCOLS.items()}[conn.ssl_highest] if conn.ssl_highest else None)):
+            if value is not None:
+                opts[name] = value
     return opts
 
 

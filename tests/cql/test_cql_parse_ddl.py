@@ -271,12 +271,20 @@ def test_list_permissions():
 
 @pytest.mark.parametrize("text, message", [
     ("CREATE TRIGGER x ON t USING 'c'", "CREATE TRIGGER is not supported by logtide"),
-    ("DROP AGGREGATE a", "DROP AGGREGATE is not supported by logtide"),
+    ("DROP TRIGGER x ON t", "DROP TRIGGER is not supported by logtide"),
 ])
 def test_unsupported_statements_are_refused_by_their_whole_name(text, message):
     with pytest.raises(InvalidRequest) as e:
         parse(text)
     assert str(e.value) == message
+
+
+def test_drop_function_and_aggregate_parse_with_and_without_a_signature():
+    assert stmt("DROP FUNCTION IF EXISTS ks.f (int, frozen<list<text>>)") == ast.DropFunction(
+        ast.QualifiedName("ks", "f"), (ast.TypeExpr("int"), ast.TypeExpr("frozen", (ast.TypeExpr(
+            "list", (ast.TypeExpr("text"),)),))), False, True)
+    assert stmt("DROP AGGREGATE a") == ast.DropFunction(ast.QualifiedName(None, "a"), None, True, False)
+    assert stmt("DROP FUNCTION f()") == ast.DropFunction(ast.QualifiedName(None, "f"), (), False, False)
 
 
 def test_create_function_parses_as_scylladb_writes_it():

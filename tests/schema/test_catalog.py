@@ -165,7 +165,7 @@ def test_drop_keyspace(cat):
 
 
 def test_drop_missing_keyspace(cat):
-    fails(cat, "DROP KEYSPACE nope", InvalidRequest, "Keyspace 'nope' doesn't exist")
+    fails(cat, "DROP KEYSPACE nope", ConfigurationException, "Cannot drop non existing keyspace 'nope'.")
     assert apply(cat, "DROP KEYSPACE IF EXISTS nope") == (cat, None)
 
 

@@ -35,7 +35,7 @@ def test_system_table_definitions():
                                                     "view_build_status"}
     assert set(ks["system_schema"].tables) == {
         "keyspaces", "tables", "columns", "dropped_columns", "triggers", "views", "types", "functions", "aggregates", "indexes",
-        "scylla_keyspaces",
+        "scylla_aggregates", "scylla_keyspaces",
     }
     assert set(ks["system"].tables) == {"IndexInfo", "local", "one_row", "peers", "peers_v2", "built_views",
                                         "views_builds_in_progress"}

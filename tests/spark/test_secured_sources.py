@@ -126,6 +126,10 @@ def test_connector_and_spark_kafka_names_carry_the_login_and_tls_as_logtides_nam
     theirs = spark.read.format("logtide-changefeed").options(**kafka).load()
     assert sorted(map(tuple, theirs.collect())) == sorted(map(tuple, ours.collect()))
     assert theirs.count() == 40
+    scram = jaas.replace("plain.PlainLoginModule", "scram.ScramLoginModule")  # Kafka's SCRAM login module
+    theirs = spark.read.format("logtide-changefeed").options(**{**kafka, "kafka.sasl.mechanism": "SCRAM-SHA-512",
+                                                                "kafka.sasl.jaas.config": scram}).load()
+    assert sorted(map(tuple, theirs.collect())) == sorted(map(tuple, ours.collect()))
 
 
 def connector_tls(srv, **tls: str) -> dict:
