@@ -287,6 +287,15 @@ def value_chunks(table: Table, source: "StoredSource", kr: KeyRestrictions, reve
                 yield part.token, part.pk, cks, rows
 
 
+def _unbuilt_note(table: Table, kr: KeyRestrictions, stmt: ast.Select, source: Any) -> str:
+    """What a query refused for filtering is told when an index being built would serve it once built."""
+    if indexed_soon := (getattr(source, "unbuilt", None) and choose(table, kr, stmt.where)):
+        if indexed_soon.index.store_id in source.unbuilt:
+            return (f" (secondary index {indexed_soon.index.name} is still being built: see "
+                    "system.views_builds_in_progress)")
+    return ""
+
+
 def result_columns(stmt: ast.Select, table: Table, ctx: SelectContext) -> tuple[ColumnSpec, ...]:
     """The result columns of a SELECT (for prepared statement metadata)."""
     selected = selection(stmt, table, ctx)
@@ -305,7 +314,8 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
     if kr.partition_keys is None and kr.clustering_restricted and not stmt.allow_filtering:
         needs_filtering = True
     source = ctx.source
-    indexed = choose(table, kr, stmt.where) if needs_filtering and isinstance(source, StoredSource) else None
+    indexed = choose(table, kr, stmt.where, source.unbuilt) \
+        if needs_filtering and isinstance(source, StoredSource) else None
     if indexed is not None:  # a secondary index serves a restriction (query.index_lookup)
         needs_filtering = indexed.needs_filtering
         source = IndexedSource(source, indexed, partition_order(table, kr))
@@ -320,7 +330,7 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
                                      "index or filtering")
             if kr.clustering_gap_error:
                 raise InvalidRequest(kr.clustering_gap_error)
-        raise InvalidRequest(FILTERING_MESSAGE)
+        raise InvalidRequest(FILTERING_MESSAGE + _unbuilt_note(table, kr, stmt, source))
     reverse = _order(stmt, table, kr)
     selected = selection(stmt, table, ctx)
     limit = _positive_int(ev, stmt.limit, "limit")
@@ -497,9 +507,10 @@ def _json_result(table: Table, columns: tuple[ColumnSpec, ...], rows: list[list[
 class StoredSource(PartitionSource):
     """Partitions of a stored table within one read snapshot."""
 
-    def __init__(self, txn: Any, now: int) -> None:
+    def __init__(self, txn: Any, now: int, unbuilt: frozenset[int] = frozenset()) -> None:
         self.txn = txn
         self.now = now
+        self.unbuilt = unbuilt  # store ids of the secondary indexes still being built: not read through
 
     def partitions(self, table: Table, kr: KeyRestrictions) -> Iterator[Any]:
         from .read import stored_partition, stored_partitions
