@@ -153,6 +153,11 @@ class ViewBuilds:
         """Leave the builds to :meth:`step` (tests)."""
         self._paused = True
 
+    def resume(self) -> None:
+        """Let the worker run the builds again."""
+        self._paused = False
+        self.ensure_worker()
+
     def close(self) -> None:
         """Stop the worker (a build in progress goes on when the data directory is next opened for writing)."""
         self._work.stop()
