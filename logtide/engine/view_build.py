@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from typing import Any, Callable
 
 from ..schema.catalog import Catalog
@@ -120,6 +121,7 @@ class ViewBuilds:
         self.db = db
         self.chunk = chunk
         self._paused = False
+        self._stepping = threading.Lock()
         self._work = Worker("logtide-view-builds", self._pass, lambda: 1.0, self._failed)
         self._progress: dict[int, dict[str, Any]] = {}
         self._read()
@@ -199,17 +201,18 @@ class ViewBuilds:
 
     def step(self) -> bool:
         """Build up to ``chunk`` more base partitions of one view or index in one transaction; False if nothing
-        is left."""
-        if not self._progress:
-            return False
-        sid = min(self._progress)
-        with self.db.write_lock:
-            pos = self.db.committer.run(lambda txn: self._chunk(txn, sid))
-        if pos is None:
-            self._progress.pop(sid, None)
-        else:
-            self._progress[sid] = pos  # committed: the next chunk starts after it
-        return True
+        is left.  One step at a time (the worker's, or :meth:`finish`'s in a short-lived writer)."""
+        with self._stepping:
+            if not self._progress:
+                return False
+            sid = min(self._progress)
+            with self.db.write_lock:
+                pos = self.db.committer.run(lambda txn: self._chunk(txn, sid))
+            if pos is None:
+                self._progress.pop(sid, None)
+            else:
+                self._progress[sid] = pos  # committed: the next chunk starts after it
+            return True
 
     def _chunk(self, txn: Txn, sid: int) -> dict[str, Any] | None:
         """One chunk of build ``sid``, its position saved: the position reached, or None when it is over."""

@@ -318,7 +318,9 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
         if needs_filtering and isinstance(source, StoredSource) else None
     if indexed is not None:  # a secondary index serves a restriction (query.index_lookup)
         needs_filtering = indexed.needs_filtering
-        source = IndexedSource(source, indexed, partition_order(table, kr))
+        at = PagingState.decode(paging_state) if paging_state else None
+        source = IndexedSource(source, indexed, partition_order(table, kr),
+                               (at.token, at.pk, at.ck) if at is not None and at.offset < 0 else None)
     if needs_filtering and not stmt.allow_filtering:
         # ScyllaDB's order: a column after a slice, a partly restricted partition key, then the clustering
         # columns (CONTAINS, a gap), then the other columns
@@ -332,6 +334,8 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
                 raise InvalidRequest(kr.clustering_gap_error)
         raise InvalidRequest(FILTERING_MESSAGE + _unbuilt_note(table, kr, stmt, source))
     reverse = _order(stmt, table, kr)
+    if isinstance(source, IndexedSource):
+        source.reverse = reverse
     selected = selection(stmt, table, ctx)
     limit = _positive_int(ev, stmt.limit, "limit")
     ppl = _positive_int(ev, stmt.per_partition_limit, "per partition limit")
