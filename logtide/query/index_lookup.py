@@ -228,8 +228,8 @@ class IndexedSource:
         static = (c := table.column(self.plan.index.column)) is not None and c.is_static
         pos = b"" if lo is None else global_from(lo)
         if self.resume is not None:  # the page before ended at this row: no entry before it is read again
-            token, pk, ck = self.resume
-            pos = max(pos, global_from(token, pk, ck or b""))
+            token, pk, ck = self.resume  # (a static column's one entry per partition is at its start)
+            pos = max(pos, global_from(token, pk, b"" if static or ck is None else ck))
         while True:
             first = next(self._entries(table, vt, value, pos, None, batch=1), None)
             if first is None:
