@@ -27,7 +27,7 @@ MODULES = (
     "logtide.session", "logtide.engine.commit", "logtide.engine.database", "logtide.engine.plan",
     "logtide.engine.select", "logtide.engine.touched",
     "logtide.cdc.capture", "logtide.cdc.log", "logtide.cdc.streams", "logtide.cdc.upsert",
-    "logtide.cdc.log_rows", "logtide.cdc.log_upsert", "logtide.cdc.log_values", "logtide.cdc.row_state", "logtide.cdc.split",
+    "logtide.cdc.log_rows", "logtide.cdc.log_values", "logtide.cdc.row_state", "logtide.cdc.split",
     "logtide.mutation.apply", "logtide.mutation.builder", "logtide.mutation.cells", "logtide.mutation.model",
     "logtide.mutation.context", "logtide.mutation.targets", "logtide.mutation.writer", "logtide.mutation.insert",
     "logtide.mutation.assignments", "logtide.mutation.collections", "logtide.mutation.arithmetic",

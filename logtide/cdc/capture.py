@@ -25,11 +25,10 @@ from ..storage.keys import cdc_token
 from . import log_schema as L
 from .log import derive, touched_rows
 from .log_rows import LogAppend, LogRow, log_update
-from .log_upsert import upsert_timestamp
 from .row_state import PreState
 from ..schema.cdc_options import CdcOptions
 from .streams import FUTURE_LIMIT_MICROS, Generation, Generations
-from .upsert import UpsertTemplate
+from .upsert import UpsertTemplate, upsert_timestamp
 
 GREGORIAN_OFFSET = 0x01B21DD213814000
 _TWO_U64 = struct.Struct(">QQ").pack
@@ -113,9 +112,6 @@ class LogTargets:
         return hit
 
 
-_NO_COMPLEX: dict = {}  # query.read.complex_plan of a table without non-frozen collections (the one pass's tables)
-
-
 def preimage_rows(pu: PartitionUpdate, catalog: Catalog, targets: LogTargets | None = None) -> bool:
     """Whether the CDC log of ``pu``'s table needs the preimages of the rows ``pu`` touches
     (``cdc.log.touched_rows``): the table's changes are logged with a preimage or a postimage."""
@@ -154,9 +150,10 @@ def log_appends(mutation: Mutation, preimages: Mapping[RowKey, StoredRow | None]
                 before = {}
                 if images:
                     pk = pu.pk
+                    plan = template.image_plan
                     for ck in pu.rows:
                         s = preimages[(tid, pk, ck, False)]
-                        before[ck] = None if s is None else live_values(base, s[0], s[1], now, _NO_COMPLEX)
+                        before[ck] = None if s is None else live_values(base, s[0], s[1], now, plan)
                 generation = generations.for_timestamp(ts)
                 if targets is None:
                     stream = generation.stream_for(pu.token)

@@ -33,7 +33,7 @@ document:
 
 One idea a module around this one: ``split`` (an update into changes), ``row_state`` (what images show),
 ``log_values`` (collection values), ``log_rows`` (operations, rows, their encoding per stream) and
-``log_upsert`` (the rows of a plain upsert, derived directly).
+``upsert`` (a plain upsert's rows, derived and encoded in one pass).
 """
 
 from __future__ import annotations
@@ -51,7 +51,6 @@ from . import split_order as SO
 from .log_rows import (INSERT, OPERATION_BYTES, PARTITION_DELETE, POSTIMAGE, PREIMAGE, RANGE_LEFT_EXCLUSIVE,
                        RANGE_LEFT_INCLUSIVE, RANGE_RIGHT_EXCLUSIVE, RANGE_RIGHT_INCLUSIVE, ROW_DELETE, TRUE, UPDATE,
                        LogRow)
-from .log_upsert import upsert_rows
 from .log_values import frozen_elements, frozen_keys
 from .row_state import PreState, RowState, applied
 from .split import Change, RowDelta, split
@@ -272,12 +271,8 @@ class Derivation:
 
     def rows(self) -> list[LogRow]:
         """Every log row of the update, group by group in timestamp order, deltas in ScyllaDB's order
-        (``split_order``)."""
-        simple = upsert_rows(self)
-        return simple if simple is not None else self.general_rows()
-
-    def general_rows(self) -> list[LogRow]:
-        """Every log row of any update, through the general split into changes (see :meth:`rows`)."""
+        (``split_order``), through the general split into changes.  (A plain upsert's rows are made and
+        encoded in one pass by ``cdc/upsert.py``, the same bytes.)"""
         out: list[LogRow] = []
         images = self.opts.preimage or self.opts.postimage
         split_mode = should_split(self.pu)

@@ -10,6 +10,8 @@ from typing import Any, Iterable
 from ..query.read import element_order_key
 from ..schema import types as T
 
+_INT = struct.Struct(">i")
+
 
 def _frame(items: Iterable[bytes]) -> bytes:
     items = list(items)
@@ -46,3 +48,36 @@ def frozen_keys(ctype: Any, keys: Iterable[bytes]) -> bytes:
     """The ``cdc$deleted_elements_X`` value: a frozen set of element keys in their type's order."""
     order = element_order_key(ctype)
     return _frame(sorted(set(keys), key=order))
+
+
+def image_elements(ctype: Any, image: bytes) -> dict[bytes, bytes]:
+    """The elements (element key -> value) of a collection or UDT from its image in the log, the inverse of
+    :func:`frozen_elements` for ``ctype`` as ``cdc.upsert.image_plan`` gives it (a list's image is the map of
+    its timeuuid keys): a UDT's non-null fields by index (big-endian smallints), a set's elements with empty
+    values, a map's entries."""
+    unpack = _INT.unpack_from
+    out: dict[bytes, bytes] = {}
+    if isinstance(ctype, T.UserType):
+        at = 0
+        for i in range(len(ctype.field_names)):
+            if at >= len(image):  # a value written before the type gained fields ends early
+                break
+            n = unpack(image, at)[0]
+            at += 4
+            if n >= 0:
+                out[struct.pack(">h", i)] = image[at:at + n]
+                at += n
+        return out
+    is_map = isinstance(ctype, T.MapType)
+    count, at = unpack(image, 0)[0], 4
+    for _ in range(count):
+        n = unpack(image, at)[0]
+        k = image[at + 4:at + 4 + n]
+        at += 4 + n
+        v = b""
+        if is_map:
+            n = unpack(image, at)[0]
+            v = image[at + 4:at + 4 + n]
+            at += 4 + n
+        out[k] = v
+    return out

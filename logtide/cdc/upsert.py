@@ -1,10 +1,10 @@
 """A plain upsert's CDC log rows, derived and encoded in one pass (docs/performance.md, "One pass for a
 plain upsert's log rows").
 
-The commonest CDC write, clustered rows of a table without non-frozen collections upserted with atomic
-cells of one timestamp and no TTL (``cdc.log_upsert.upsert_rows``'s case, spec ``000`` and ``001``), goes
-from the written cells and the rows' live values before the write straight to the stored bytes of its
-log rows.  Each row's record (``storage/records.py``, kind ``U``: ``[clustering, [timestamp, ttl, ldt],
+The commonest CDC write, clustered rows upserted with cells of one timestamp and no TTL, elements added to
+or removed from their collections and UDTs (:func:`upsert_timestamp`, spec ``000``, ``001`` and ``002``), goes
+from the written cells and the rows' live values before the write (each collection as its image in the log,
+:func:`image_plan`) straight to the stored bytes of its log rows.  Each row's record (``storage/records.py``, kind ``U``: ``[clustering, [timestamp, ttl, ldt],
 {column: value}]`` in MessagePack, sealed by ``storage/envelope.py``) is joined from parts: the column
 names, ``cdc$deleted_X`` and ``cdc$operation`` entries encoded once per table (:class:`UpsertTemplate`),
 the ``cdc$time`` value and the liveness once per write, each value once per write.  No dict and no
@@ -17,16 +17,19 @@ from __future__ import annotations
 
 import struct
 import zlib
+from dataclasses import replace
 from typing import Any, Callable
 
 import msgspec
 
 from ..mutation.model import PartitionUpdate
 from ..schema import types as T
-from ..schema.model import Table
+from ..query.read import element_order_key
+from ..schema.model import Column, Table
 from ..storage.envelope import CHECKSUM, key_checksum, record_head
 from ..storage.records import UNIFORM_ROW
 from . import log_schema as L
+from .log_values import frozen_elements, frozen_keys, image_elements
 from .log_rows import INSERT, OPERATION_BYTES, POSTIMAGE, PREIMAGE, TRUE, UPDATE, LogAppend
 from ..schema.cdc_options import CdcOptions
 
@@ -39,6 +42,44 @@ _BIN_LONG = (b"\xc5", b"\xc6")  # bin 16, bin 32
 _MAP_LONG = (b"\xde", b"\xdf")  # map 16, map 32
 SEQS = 1024  # cdc$batch_seq_no values made at import (a 100-statement batch in one partition has 300 log rows)
 _SEQS = tuple((_ENCODE(struct.pack(">i", s)), T.INT.comparable(struct.pack(">i", s))) for s in range(SEQS))
+
+
+def upsert_timestamp(pu: PartitionUpdate) -> int | None:
+    """The one timestamp of a plain upsert: clustered rows with cells of one timestamp and no TTL (a row
+    marker of that timestamp and no TTL allowed), no deletion or static row; a non-frozen collection or UDT
+    only added to or removed from (no collection tombstone, no TTL), and then in no row with a row marker
+    (ScyllaDB splits an INSERT's collection cells into an update of their own, ``split_order``).  None for
+    any other update."""
+    if pu.deletion is not None or pu.range_deletions or pu.static is not None or not pu.rows:
+        return None
+    ts: int | None = None
+    markers = collections = False
+    for row in pu.rows.values():
+        if row.deletion is not None:
+            return None
+        m = row.marker
+        if m is not None:
+            if m.ttl != 0 or (ts is not None and m.timestamp != ts):
+                return None
+            ts = m.timestamp
+            markers = True
+        elif not row.cells and not row.complex:
+            return None
+        for cell in row.cells.values():
+            if (ts is not None and cell.timestamp != ts) or (cell.ttl != 0 and cell.value is not None):
+                return None
+            ts = cell.timestamp
+        for col in row.complex.values():
+            if col.deletion is not None or not col.cells:
+                return None
+            collections = True
+            for cell in col.cells.values():
+                if (ts is not None and cell.timestamp != ts) or (cell.ttl != 0 and cell.value is not None):
+                    return None
+                ts = cell.timestamp
+    if markers and collections:
+        return None
+    return ts
 
 
 def _long_head(n: int, markers: tuple[bytes, bytes]) -> bytes:
@@ -56,6 +97,21 @@ def _seq(seq: int) -> tuple[bytes, bytes]:
         return _SEQS[seq]
     raw = struct.pack(">i", seq)
     return _ENCODE(raw), T.INT.comparable(raw)
+
+
+def image_plan(base: Table) -> dict[str, tuple[Column, Any]]:
+    """The plan (``query.read.complex_plan``'s form) by which ``query.read.live_values`` gives each non-frozen
+    collection or UDT of ``base`` as its image in the log (spec ``002``, ``cdc.log_values.frozen_elements``): a
+    map, set or UDT as its frozen value, a list as the frozen map of its timeuuid keys to its values.  Empty for
+    a table without such columns."""
+    plan: dict[str, tuple[Column, Any]] = {}
+    for c in base.regular_columns:
+        if c.type.is_multicell:
+            order = element_order_key(c.type)
+            if isinstance(c.type, T.ListType):
+                c = replace(c, type=T.MapType(T.TIMEUUID, c.type.element))
+            plan[c.name] = (c, order)
+    return plan
 
 
 class UpsertTemplate:
@@ -78,18 +134,62 @@ class UpsertTemplate:
         self.end_of_batch = _ENCODE(L.END_OF_BATCH) + deleted_true
         self.head = record_head(UNIFORM_ROW) + b"\x93\x92"  # the record's kind; [clustering, ...], [cdc$time, ...]
         self.time_comparable = log.clustering_key[0].type.comparable
-        # a table this pass serves: no non-frozen collection or UDT (an image is the atomic values alone), and no
-        # column named like a log column (whose entry would then stand twice in a row's map)
-        self.plain = not base.multicell_names and not any(c.name.startswith("cdc$") for c in base.columns)
+        # the columns a write this pass serves may set: the atomic regular ones (a change of a non-frozen
+        # collection or UDT is a complex cell, which ``upsert_timestamp`` already sends the general way)
+        self.atomic = frozenset(c.name for c in base.regular_columns if not c.type.is_multicell)
+        self.image_plan = image_plan(base)
+        # a non-frozen collection or UDT: (its type, the type its image decodes by, the encoded name of its
+        # cdc$deleted_elements_ column)
+        self.complex = {c.name: (c.type, self.image_plan[c.name][0].type, _ENCODE(L.DELETED_ELEMENTS + c.name))
+                        for c in base.regular_columns if c.type.is_multicell}
+        # a table this pass serves: none with a column named like a log column (whose entry would then stand
+        # twice in a row's map)
+        self.plain = not any(c.name.startswith("cdc$") for c in base.columns)
+
+    def _collections(self, changed: dict[str, Any], was: dict[str, bytes | None] | None, entries: list[bytes],
+                     written_entries: dict[str, bytes | None], keys_only: bool, postimage: bool) -> None:
+        """A row's changes to its collections and UDTs (``changed``: name -> ``ComplexColumn`` of added and removed
+        element cells): the delta's entries, in name order, as ``Derivation._delta_values`` makes them (the
+        added elements as a frozen value, always one for a UDT; the removed keys as ``cdc$deleted_elements_``),
+        appended to ``entries``; with a postimage, each one's image after the write (``was``: the images before
+        it) in ``written_entries`` (None when it is left empty)."""
+        columns = self.columns
+        for name in sorted(changed) if len(changed) > 1 else changed:
+            ctype, image_type, deleted_elements = self.complex[name]
+            added = [(k, c.value) for k, c in changed[name].cells.items() if c.value is not None]
+            removed = [k for k, c in changed[name].cells.items() if c.value is None]
+            if not keys_only:
+                if added or isinstance(ctype, T.UserType):
+                    v = frozen_elements(ctype, added)
+                    n = len(v)
+                    entries.append(columns[name][0] + (_BIN8[n] if n < 256 else _long_head(n, _BIN_LONG)) + v)
+                if removed:
+                    v = frozen_keys(ctype, removed)
+                    n = len(v)
+                    entries.append(deleted_elements + (_BIN8[n] if n < 256 else _long_head(n, _BIN_LONG)) + v)
+            if postimage:
+                image = None if was is None else was.get(name)
+                elements = {} if image is None else image_elements(image_type, image)
+                for k, v in added:
+                    elements[k] = v
+                for k in removed:
+                    elements.pop(k, None)
+                if elements:
+                    v = frozen_elements(ctype, elements)
+                    n = len(v)
+                    written_entries[name] = columns[name][0] + (_BIN8[n] if n < 256 else _long_head(n, _BIN_LONG)) + v
+                else:
+                    written_entries[name] = None
 
     def append(self, pu: PartitionUpdate, ts: int, before: dict[bytes, Any], stream: bytes, token: int,
                timeuuid: Callable[[int], bytes], now: int) -> LogAppend | None:
-        """The encoded log rows of the plain upsert ``pu`` at ``ts`` (``cdc.log_upsert.upsert_timestamp``) for one
+        """The encoded log rows of the plain upsert ``pu`` at ``ts`` (:func:`upsert_timestamp`) for one
         stream: preimages, one delta per row (an insert when it has a row marker), postimages, each kind in
         clustering order, the last with ``cdc$end_of_batch``.  ``before`` maps each clustering key to the row's
-        live atomic values and live marker before the write (``TxnRowReader.values``: None when nothing of it
-        was live; needed only with images).  None when a cell names a column that is not a regular one (the
-        caller derives such a write the general way).
+        live values (atomic ones, and each collection or UDT as its image: ``query.read.live_values`` with
+        :func:`image_plan`) and live marker before the write (None when nothing of it was live; needed only
+        with images).  None when a cell names a column that is not a regular one (the caller derives such a
+        write the general way).
 
         Written as one loop per kind of row with the encoding inline (a ``bin`` header is ``_BIN8[n]``
         below 256 bytes): compiled, each helper call would cost more than the work it does."""
@@ -98,9 +198,15 @@ class UpsertTemplate:
         regular = self.regular
         rows = pu.rows
         cks = sorted(rows) if len(rows) > 1 else list(rows)
+        atomic = self.atomic
+        complex_ = self.complex
         for ck in cks:
-            for name in rows[ck].cells:
-                if name not in columns:
+            row = rows[ck]
+            for name in row.cells:
+                if name not in atomic:
+                    return None
+            for name in row.complex:
+                if name not in complex_:
                     return None
         postimage = opts.postimage
         images = opts.preimage or postimage
@@ -137,9 +243,10 @@ class UpsertTemplate:
                     continue
                 vals = old[ck]
                 written = rows[ck].cells
+                changed = rows[ck].complex
                 entries = list(keys[ck])
                 for name, _, deleted in regular:
-                    if full or name in written:
+                    if full or name in written or name in changed:
                         e = vals.get(name)
                         entries.append(deleted if e is None else e)
                 entries.append(op)
@@ -163,6 +270,10 @@ class UpsertTemplate:
                         written_entries[name] = e
                         if not keys_only:
                             entries.append(e)
+                if row.complex:
+                    was = before.get(ck)
+                    self._collections(row.complex, None if was is None else was[0], entries, written_entries,
+                                      keys_only, postimage)
                 new[ck] = written_entries
             entries.append(self.ops[INSERT if row.marker is not None else UPDATE])
             made.append(entries)

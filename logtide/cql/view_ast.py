@@ -11,15 +11,13 @@ from .ast import OrderBy, PropertyValue, QualifiedName, Relation, Selector
 @dataclass(frozen=True)
 class CreateView:
     """``CREATE MATERIALIZED VIEW [IF NOT EXISTS] v AS SELECT cols|* FROM t [WHERE ...] PRIMARY KEY (...)
-    [WITH CLUSTERING ORDER BY (...) AND properties]``.  ``selectors`` is None for ``*``; ``where_text``
-    holds each relation's right side as written (the whole relation's for one not on a single column), from which
-    the catalog writes the clause as ScyllaDB stores it (``system_schema.views.where_clause``)."""
+    [WITH CLUSTERING ORDER BY (...) AND properties]``.  ``selectors`` is None for ``*``; the catalog renders
+    ``where`` as ScyllaDB stores it (``system_schema.views.where_clause``)."""
 
     name: QualifiedName
     base: QualifiedName
     selectors: tuple[Selector, ...] | None
     where: tuple[Relation, ...]
-    where_text: tuple[str, ...]
     partition_key: tuple[str, ...]
     clustering_key: tuple[str, ...]
     clustering_order: tuple[OrderBy, ...] = ()

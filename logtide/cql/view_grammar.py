@@ -28,10 +28,9 @@ class ViewGrammar:
         self._expect_kw("from")
         base = self._qualified_name()
         where: list[ast.Relation] = []
-        texts: list[str] = []
         if self._accept_kw("where"):
             while True:
-                where.append(self._view_relation(texts))
+                where.append(self._relation())
                 if not self._accept_kw("and"):
                     break
         self._expect_kw("primary")
@@ -42,21 +41,8 @@ class ViewGrammar:
             raise InvalidRequest("Cannot use 'COMPACT STORAGE' when defining a materialized view")
         if self.markers:
             raise InvalidRequest("Cannot use query parameters in CREATE MATERIALIZED VIEW statements")
-        return CreateView(name, base, selectors, tuple(where), tuple(texts), partition_key, clustering_key,
+        return CreateView(name, base, selectors, tuple(where), partition_key, clustering_key,
                           clustering_order, options, if_not_exists)
-
-    def _view_relation(self: Any, texts: list[str]) -> ast.Relation:
-        """One relation of a view's WHERE clause, the source text of its right side appended to ``texts`` (the
-        whole relation's for one not on a single column): the catalog writes the clause as ScyllaDB stores it."""
-        first = self.i
-        relation = self._relation()
-        end = self.tokens[self.i - 1].end
-        lhs = relation.lhs
-        if isinstance(lhs, ast.ColumnRef) and relation.op != "IS NOT":
-            texts.append(self.text[self.tokens[first + 1 + len(relation.op.split())].start:end])
-        else:
-            texts.append(self.text[self.tokens[first].start:end])
-        return relation
 
     def _alter_materialized_view(self: Any) -> AlterView:
         """ALTER MATERIALIZED VIEW v WITH property (AND property)*."""

@@ -1,11 +1,12 @@
 """Write stages 3.5 to 3.8, capture, the CDC log, apply and the changefeeds' records: a built mutation and its logs into the write
 transaction.
 
-``commit_mutation`` is the one place where a write's logs are made: the capture stage (``engine.capture``) reads
-the touched rows' preimages once, the ScyllaDB CDC log's rows are derived from them (``cdc.capture.log_appends``),
-the mutation is merged with its log rows (``mutation.apply``), which records the rows as it leaves them, and the
-changefeeds' changes are derived from each row's before and after (``changefeed.changes``) and stored
-(``Feeds.store``).  ``WriteJob`` is a statement or batch waiting for its commit in the group committer
+``commit_mutation`` is the one place where a write's logs and derived rows are made: the capture stage
+(``engine.capture``) reads the touched rows' preimages once, the ScyllaDB CDC log's rows are derived from them
+(``cdc.capture.log_appends``), the mutation is merged with its log rows (``mutation.apply``), which records the
+rows as it leaves them, and each touched row's before and after (``TouchedRow``) is handed to the materialized
+views (``engine.views``), the secondary indexes (``engine.indexes``) and the changefeeds, whose changes are
+derived (``changefeed.changes``) and stored (``Feeds.store``).  ``WriteJob`` is a statement or batch waiting for its commit in the group committer
 (``storage.group_commit``); the errors a statement raises are mapped here.
 """
 
@@ -27,37 +28,36 @@ from ..storage.sqlite import Txn
 from ..tracing import TracingSession
 from .capture import feed_changes, read_after, read_before
 from .touched import TouchedRows
-from .views import view_updates
+from .views import update_views
 
 
 def commit_mutation(db: Any, mutation: Mutation, txn: Txn, now: int, trace: TracingSession | None = None) -> None:
     """Write stages 3.5 to 3.8 of a built mutation in ``txn`` (the caller holds the write lock; ``db`` is the
     ``engine.database.Engine``): capture the touched rows' preimages (``capture.read_before``), derive the CDC
     log rows from them (``cdc.capture.log_appends``), apply the mutation with its log rows (``mutation.apply``),
-    then pair the changefeeds' rows with their postimages (``capture.read_after``) and store the records of
-    their changes (``capture.feed_changes``, ``Feeds.store``); ``trace`` records the stages of a traced
-    request."""
-    touched = TouchedRows(txn)  # each touched row read once, shared by the CDC log and the changefeeds
-    feeds = read_before(db, mutation, touched)
+    then pair each captured row with its postimage (``capture.read_after``), and hand that one list of touched
+    rows to the materialized views (``views.update_views``), the secondary indexes
+    (``SecondaryIndexes.update_entries``) and the changefeeds (``capture.feed_changes``, ``Feeds.store``);
+    ``trace`` records the stages of a traced request."""
+    touched = TouchedRows(txn)  # each touched row read once, shared by the CDC log, changefeeds, views and indexes
+    captures = read_before(db, mutation, touched)
     log_updates = log_appends(mutation, touched.before, db.catalog, db.generations, db.cdc_timeuuids, now,
                               db.clock.now_micros(), db.log_targets)
+    feeds = captures is not None and any(c.feed is not None for c in captures)
     if trace is not None:
-        trace_capture(trace, log_updates, feeds is not None)
-    touched.record_after = feeds is not None  # the changefeeds' postimages: no read after the write
-    views = view_updates(db.catalog, mutation, touched, now)  # materialized views' rows before the write
-    indexed = db.indexes.capture_before(mutation, touched) if db.indexes.active(db.catalog) else None
+        trace_capture(trace, log_updates, feeds)
     apply_mutation(mutation, txn, now, log_updates, touched)
-    if views is not None:
-        views.apply(txn, touched, now, trace)
-    if indexed is not None:
-        db.indexes.capture_after(indexed, touched, txn, now)  # secondary index entries, in the same transaction
     db.counters.committed(sum([len(lu.rows) for lu in log_updates]) if log_updates else 0)
     if trace is not None:
         trace.event("Rows appended to the write transaction" + (" with their CDC log rows" if log_updates else ""))
-    if feeds is not None:
-        images = read_after(feeds, touched)
-        # derived tables (materialized views) would consume ``images`` here: each touched row's preimage and
-        # postimage, before the changefeeds' records are stored (secondary indexes: engine.indexes, above)
+    if captures is None:
+        return
+    images = read_after(captures, touched)
+    # the derived tables and the changefeeds consume ``images``: each touched row's preimage and postimage
+    # (``TouchedRow``), in the base write's transaction
+    update_views(txn, images, now, trace)
+    db.indexes.update_entries(images, txn, now)
+    if feeds:
         first = db.feeds.sequence() if trace is not None else 0
         db.feeds.store(txn, feed_changes(images, now))
         if trace is not None:

@@ -23,6 +23,7 @@ from ..schema.catalog import Catalog
 from ..storage.group_commit import GroupCommitter
 from ..storage.sqlite import CATALOG_KEY, HOST_ID_KEY, Store, Txn
 from ..tracing import TraceStore
+from .capture import captured_tables
 from .commit import commit_mutation
 from .indexes import SecondaryIndexes
 from .plan import DML, is_conditional
@@ -71,7 +72,7 @@ class Engine:
         self.cdc_timeuuids = CdcTimeuuids()
         self.log_targets = LogTargets()
         self.indexes = SecondaryIndexes()  # secondary index maintenance (engine.indexes)
-        self._changefeeds_in: tuple[Catalog, bool] | None = None  # _has_changefeeds of one catalog
+        self._captured_in: tuple[Catalog, frozenset[int]] | None = None  # captured_tables of one catalog
         self.generations = self._load_generations(topology)
         self._closed = False
         from ..changefeed.feeds import Feeds
@@ -155,14 +156,14 @@ class Engine:
             self._plain_writes[id(stmt)] = (stmt, plain)
         return plain
 
-    def has_changefeeds(self) -> bool:
-        """Whether a table of the current catalog has a changefeed (checked once per catalog): without one,
-        the capture stage (``engine.capture.read_before``) has nothing to read for the changefeeds of any write."""
+    def captured_tables(self) -> frozenset[int]:
+        """The store ids of the current catalog's tables whose writes are captured before and after
+        (``engine.capture.captured_tables``: a changefeed, a materialized view or a secondary index), made once
+        per catalog: a write to any other table has nothing read for them."""
         cat = self.catalog
-        hit = self._changefeeds_in
+        hit = self._captured_in
         if hit is None or hit[0] is not cat:
-            hit = self._changefeeds_in = (cat, any(t.changefeeds for ks in cat.keyspaces.values()
-                                                   for t in ks.tables.values()))
+            hit = self._captured_in = (cat, captured_tables(cat))
         return hit[1]
 
     def close(self) -> None:

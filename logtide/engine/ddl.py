@@ -8,6 +8,7 @@ from typing import Any
 
 from ..cdc import log_schema
 from ..cql import ast
+from ..cql.view_ast import CreateView
 from ..errors import InvalidRequest
 from ..query.evaluate import TermEvaluator
 from ..result import ColumnSpec, ResultSet, Row, SchemaChange
@@ -19,6 +20,7 @@ from ..storage.sqlite import CATALOG_KEY
 from ..tracing import TracingSession
 from .commit import committed_event
 from .view_build import start_builds
+from .views import check_where
 
 
 def drop_time_bound(ev: TermEvaluator, stmt: ast.AlterTableDrop) -> ast.AlterTableDrop:
@@ -37,6 +39,8 @@ def execute_ddl(db: Any, user: str | None, keyspace: str | None, stmt: Any,
     with db.write_lock:
         old = db.catalog
         log_schema.check_statement(old, stmt, keyspace)
+        if isinstance(stmt, CreateView):
+            check_where(old, stmt, keyspace, db.functions)  # multi-column and token() relations, as a SELECT's
         now = db.timestamps.next()
         new, change = old.apply(stmt, keyspace, now)
         if change is None:

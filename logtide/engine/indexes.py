@@ -2,30 +2,25 @@
 "Secondary indexes"; entries in ``storage.index_entries``; an index's build over the rows a table already has is
 ``engine.view_build``'s).
 
-``SecondaryIndexes.capture_before`` reads, for a write to a table with indexes, the touched rows' stored state
-before the write into ``engine.touched.TouchedRows`` (each row read once, shared with the CDC log and the
-changefeeds; the rows its deletions remove by ``read_removed``); ``capture_after`` takes the same rows as the
-write left them (``TouchedRows.after``: recorded by the merge, else read from the transaction's write cache)
-and replaces the entries that changed.  Both run inside the base write's transaction: an acknowledged write's entries are
-committed with it, and a crash loses neither or both.  A table without indexes costs one check of a flag
-cached per catalog.
+``SecondaryIndexes.update_entries`` takes, for a write to a table with indexes, the touched rows before and after
+the write as the capture stage (``engine.capture``) hands them to every consumer (each row read once, shared
+with the CDC log, the changefeeds and the views) and replaces the entries that changed, inside the base write's
+transaction: an acknowledged write's entries are committed with it, and a crash loses neither or both.  A table
+without indexes (nor views nor changefeeds) costs one lookup in a set cached per catalog
+(``engine.capture.captured_tables``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..mutation.model import Mutation, PartitionUpdate
-from ..query.read import LiveRow, column_bytes, live_row
+from ..mutation.images import PartitionImages, live
+from ..query.read import LiveRow, column_bytes
 from ..schema.catalog import Catalog
 from ..schema.indexes import ENTRIES, KEYS, VALUES, SecondaryIndex
 from ..schema.model import CLUSTERING, PARTITION_KEY, Table
 from ..storage.index_entries import Entry, entry_value, global_entry, local_entry, seal_entry
 from ..storage.sqlite import Txn
-from .touched import TouchedRows
-
-RowKey = tuple[bytes, bool]  # (clustering key, static)
-Pending = list[tuple[PartitionUpdate, set[RowKey]]]
 
 
 def indexed_values(table: Table, index: SecondaryIndex, row: "LiveRow | None") -> set[bytes]:
@@ -72,55 +67,29 @@ def put_entries(txn: Txn, index: SecondaryIndex, old: set[Entry], new: set[Entry
 class SecondaryIndexes:
     """The write path's side of secondary indexes, for one database (``engine.database.Engine.indexes``)."""
 
-    def __init__(self) -> None:
-        self._in: tuple[Catalog, bool] | None = None
-
-    def active(self, catalog: Catalog) -> bool:
-        """Whether a table of ``catalog`` has an index (checked once per catalog)."""
-        hit = self._in
-        if hit is None or hit[0] is not catalog:
-            hit = self._in = (catalog, any(t.indexes for ks in catalog.keyspaces.values()
-                                           for t in ks.tables.values()))
-        return hit[1]
-
     @staticmethod
-    def capture_before(mutation: Mutation, touched: TouchedRows) -> Pending | None:
-        """The rows of indexed tables the mutation touches (its rows, its static row, the rows its deletions
-        remove), their stored state before it read into ``touched`` (None: no indexed table is written)."""
-        pending: Pending = []
-        for pu in mutation:
-            t = pu.table
-            if not t.indexes:
+    def update_entries(images: list[tuple[Any, PartitionImages]], txn: Txn, now: int) -> None:
+        """Each touched row of an indexed table (the capture stage's output, ``engine.capture.read_after``: its
+        rows, its static row, the rows its deletions remove) before and after the write: the entries of its
+        postimage replace those of its preimage.  The preimage is taken as of time 0 (``live_row`` at 0): a
+        value expired by TTL since its entry was made still names that entry, which goes now."""
+        for capture, im in images:
+            if not capture.indexed:
                 continue
-            keys: set[RowKey] = {(ck, False) for ck in pu.rows}
-            keys.update((ck, False) for ck in touched.read_removed(pu, t))
-            if (pu.static is not None or pu.deletion is not None) and any(
-                    (c := t.column(ix.column)) is not None and c.is_static for ix in t.indexes):
-                keys.add((b"", True))
-            for ck, static in keys:
-                touched.read(t, pu.pk, pu.token, ck, static)
-            pending.append((pu, keys))
-        return pending or None
-
-    @staticmethod
-    def capture_after(pending: Pending, touched: TouchedRows, txn: Txn, now: int) -> None:
-        """Each touched row as the write left it: its entries replace the ones it had before.  The state before
-        is taken as of time 0 (``live_row`` at 0): a value expired by TTL since its entry was made still names
-        that entry, which goes now."""
-        for pu, keys in pending:
+            pu = im.update
             t, pk, token, key = pu.table, pu.pk, pu.token, pu.key
             tid = t.store_id
-            for ck, static in keys:
-                old = _live(t, touched.before.get((tid, pk, ck, static)), 0, key, ck, static)
-                new = _live(t, touched.after(t, pk, token, ck, static), now, key, ck, static)
+            statics = any((c := t.column(ix.column)) is not None and c.is_static for ix in t.indexes)
+            keys = [(tid, pk, ck, False) for ck in dict.fromkeys([*pu.rows, *im.removed])]
+            if statics and (pu.static is not None or pu.deletion is not None):
+                keys.append((tid, pk, b"", True))
+            for k in keys:
+                tr = im.rows[k]
+                ck, static = k[2], k[3]
+                old = live(t, tr.preimage, key, ck, static, 0)
+                new = live(t, tr.postimage, key, ck, static, now)
                 for ix in t.indexes:
                     put_entries(txn, ix, row_entries(t, ix, token, pk, ck, old),
                                 row_entries(t, ix, token, pk, ck, new))
 
 
-def _live(table: Table, stored: Any, now: int, key: tuple[bytes, ...], ck: bytes, static: bool) -> "LiveRow | None":
-    """A stored row (``mutation.images.StoredRow``: record and outer deletion) as a live row at ``now``."""
-    if stored is None:
-        return None
-    row, outer = stored
-    return live_row(table, row, outer, now, key, ck, static)

@@ -6,8 +6,9 @@ counters, conditions).
 :class:`TouchedRows` holds what the capture stage (``engine.capture``) reads for the logs: the stored
 state of each row a mutation touches (``mutation.images.StoredRow``), read at most once per statement
 whatever number of logs and feeds the table has, the rows that partition and range deletions remove
-(a changefeed writes one ``erase`` per row that existed; the CDC log does not need them), and the rows
-as the write leaves them, recorded by ``mutation.apply`` as it merges them.
+(a changefeed writes one ``erase`` per row that existed; a view removes its row; the CDC log does not need
+them), and the rows as the write leaves them, recorded by ``mutation.apply`` as it merges them; ``images`` is
+the capture stage's output, each touched row's ``TouchedRow(key, preimage, postimage)``.
 """
 
 from __future__ import annotations
@@ -68,15 +69,18 @@ def stored_row(txn: Txn, table: Table, token: int, pk: bytes, ck: bytes, static:
 class TouchedRows:
     """The stored state of the rows a mutation touches, each read at most once before it is applied
     (``before``, the preimages); and, when ``record_after`` is set, the rows as the write leaves them,
-    recorded by ``mutation.apply`` as it merges them, so that a postimage needs no read after the write."""
+    recorded by ``mutation.apply`` as it merges them, so that a postimage needs no read after the write.
+
+    ``images`` maps each touched row's key to its ``TouchedRow``: the merge records there the rows no deletion
+    in their partition touched (``merged``), and the capture stage adds each other row it read before, paired
+    with its state after (``pair``)."""
 
     def __init__(self, txn: Txn) -> None:
         self.txn = txn
         self.before: dict[RowKey, StoredRow | None] = {}
         self.record_after = False
         self._after: dict[RowKey, StoredRow | None] = {}
-        # rows no deletion in their partition touched, before and after the write in one value
-        self.merged_rows: dict[RowKey, TouchedRow] = {}
+        self.images: dict[RowKey, TouchedRow] = {}
 
     def wrote(self, k: RowKey, row: RowData | None, outer: Deletion | None) -> None:
         """The write left row ``k`` as ``row`` (None: removed) under the partition's ``outer`` deletion."""
@@ -86,15 +90,15 @@ class TouchedRows:
                outer: Deletion | None) -> None:
         """The stored record of row ``k`` before the write (``old``, None if there was none) and after it
         (``row``, None if removed), when the write deleted nothing else in its partition."""
-        self.merged_rows[k] = TouchedRow(k, None if old is None else (old, old_outer),
-                                         None if row is None else (row, outer))
+        self.images[k] = TouchedRow(k, None if old is None else (old, old_outer),
+                                    None if row is None else (row, outer))
 
     def purged(self, tid: int, pk: bytes) -> None:
         """A partition or range deletion rewrote rows of a partition: forget what was recorded there."""
         for k in [k for k in self._after if k[0] == tid and k[1] == pk]:
             del self._after[k]
-        for k in [k for k in self.merged_rows if k[0] == tid and k[1] == pk]:
-            del self.merged_rows[k]
+        for k in [k for k in self.images if k[0] == tid and k[1] == pk]:
+            del self.images[k]
 
     def read(self, table: Table, pk: bytes, token: int, ck: bytes, static: bool) -> StoredRow | None:
         """The stored state of a row (or static row) before the write, read once."""
@@ -112,6 +116,11 @@ class TouchedRows:
         if k not in after:
             after[k] = stored_row(self.txn, table, token, pk, ck, static)
         return after[k]
+
+    def pair(self, table: Table, token: int, k: RowKey) -> TouchedRow:
+        """Row ``k`` (read before the write) with its state after it, recorded in ``images``."""
+        tr = self.images[k] = TouchedRow(k, self.before[k], self.after(table, k[1], token, k[2], k[3]))
+        return tr
 
     def read_removed(self, pu: PartitionUpdate, table: Table) -> tuple[bytes, ...]:
         """The clustering keys, in order, of the stored rows inside the update's partition or range deletions,

@@ -1,11 +1,12 @@
-"""Write stage 3.5b, views: the rows of a base table's materialized views, kept in the base write's transaction.
+"""Write stage 3.8a, views: the rows of a base table's materialized views, kept in the base write's transaction.
 
 A view's rows are a function of its base table's rows (ScyllaDB's ``db/view/view.cc``, ``view_updates``): each
 base row the filter accepts (every view key column non-null, the WHERE clause's restrictions true) has exactly
 one view row, keyed by the view's primary key, holding the selected columns' cells with their write times and
-TTLs.  For each base row a write touches, the view row it had before the write (from the before-state
-``engine/touched.py`` read once) and the one it has after (recorded by ``mutation.apply``) are compared: a view
-key that changed, a row deleted or filtered out removes the old view row; the new one replaces it.  The view is
+TTLs.  For each base row a write touches, the view row of its preimage and that of its postimage (the capture
+stage's ``TouchedRow``, ``engine/capture.py``: the same rows the CDC log, the changefeeds and the indexes take)
+are compared: a view key that changed, a row deleted or filtered out removes the old view row; the new one
+replaces it.  The view is
 written in the same transaction as the base, so it is never behind an acknowledged write, and a crash loses
 neither or both.
 
@@ -21,9 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import InvalidRequest
 from ..mutation.cells import NO_DELETION, NO_TTL, Cell, ComplexColumn, Liveness, PartitionData, RowData
-from ..mutation.images import live
-from ..mutation.model import Mutation
+from ..mutation.images import PartitionImages, live
 from ..query.read import LiveRow
 from ..schema.model import Table
 from ..schema.views import ViewFilter
@@ -71,7 +72,8 @@ def view_row(view: Table, accepts: ViewFilter, base: Table, lr: LiveRow | None) 
     if lr is None:
         return None
     values = row_values(base, lr)
-    if not accepts.accepts(values):
+    token = token_of(serialize_partition_key(lr.key)) if accepts.needs_token else None
+    if not accepts.accepts(values, token):
         return None
     base_pk = {c.name for c in base.primary_key}
     key_cell = next((lr.cells.get(c.name) for c in view.primary_key if c.name not in base_pk), None)
@@ -96,24 +98,30 @@ def view_row(view: Table, accepts: ViewFilter, base: Table, lr: LiveRow | None) 
     return pk, token_of(pk), key, clustering_key(view.clustering_key, clustering), row  # type: ignore[arg-type]
 
 
-class ViewUpdates:
-    """The base rows a write touches, with each one's view rows before the write, for :meth:`apply` after it."""
-
-    def __init__(self) -> None:
-        self.pending: list[tuple[Table, tuple[bytes, ...], bytes, int, bytes,
-                                 tuple[tuple[Table, ViewFilter, ViewRow | None], ...]]] = []
-
-    def apply(self, txn: Txn, touched: Any, now: int, trace: Any = None) -> None:
-        """Write the views' rows after the base write (``touched`` recorded the base rows as it left them);
-        ``trace`` (a traced request) gets ScyllaDB's event for each view with ``synchronous_updates``."""
+def update_views(txn: Txn, images: list[tuple[Any, PartitionImages]], now: int, trace: Any = None) -> None:
+    """Write the view rows of each touched base row (the capture stage's output, ``engine.capture.read_after``:
+    each partition update's ``Capture`` with its ``PartitionImages``) in the base write's transaction: the view
+    rows of a row's preimage and of its postimage compared, the old one removed where the view key changed or
+    the row left the view, the new one written; ``trace`` (a traced request) gets ScyllaDB's event for each
+    view with ``synchronous_updates``."""
+    for capture, im in images:
+        views = capture.views
+        if not views:
+            continue
+        base, pu = capture.table, im.update
         if trace is not None:
-            seen = {(v.keyspace, v.name): v for *_, befores in self.pending for v, _, _ in befores}
-            for view in seen.values():
+            for view, _ in views:
                 if view.options.get("synchronous_updates") == "true":
                     trace.event(f"Forcing {view.keyspace}.{view.name} view update to be synchronous")
-        for base, key, pk, token, ck, befores in self.pending:
-            after = live(base, touched.after(base, pk, token, ck, False), key, ck, False, now)
-            for view, accepts, old in befores:
+        tid, pk, key, rows = base.store_id, pu.pk, pu.key, im.rows
+        for ck in dict.fromkeys([*pu.rows, *im.removed]):
+            tr = rows[(tid, pk, ck, False)]
+            before = live(base, tr.preimage, key, ck, False, now)
+            after = live(base, tr.postimage, key, ck, False, now)
+            if before is None and after is None:
+                continue
+            for view, accepts in views:
+                old = view_row(view, accepts, base, before)
                 new = view_row(view, accepts, base, after)
                 if old is not None and new is not None and old[0] == new[0] and old[3] == new[3] and old[4] == new[4]:
                     continue
@@ -121,31 +129,6 @@ class ViewUpdates:
                     _remove(txn, view, old)
                 if new is not None:
                     write_view_row(txn, view, new)
-
-
-def view_updates(catalog: Any, mutation: Mutation, touched: Any, now: int) -> ViewUpdates | None:
-    """Before a write is applied: the view rows of every base row it touches, from each row's stored state read
-    once (``TouchedRows.read``, shared with the logs; None when no table it writes has a view: a table without
-    views pays this one lookup)."""
-    by_base = catalog.views_by_base
-    if not by_base:
-        return None
-    updates: ViewUpdates | None = None
-    for pu in mutation:
-        views = by_base.get(pu.table.store_id)
-        if not views:
-            continue
-        if updates is None:
-            updates = ViewUpdates()
-            touched.record_after = True
-        base = pu.table
-        cks = dict.fromkeys(pu.rows)
-        cks.update(dict.fromkeys(touched.read_removed(pu, base)))
-        for ck in cks:
-            before = live(base, touched.read(base, pu.pk, pu.token, ck, False), pu.key, ck, False, now)
-            updates.pending.append((base, pu.key, pu.pk, pu.token, ck,
-                                    tuple((v, f, view_row(v, f, base, before)) for v, f in views)))
-    return updates
 
 
 def write_view_row(txn: Txn, view: Table, vr: ViewRow) -> None:
@@ -164,3 +147,25 @@ def _remove(txn: Txn, view: Table, vr: ViewRow) -> None:
     if not txn.has_rows(tid, token, pk):
         txn.put_partition(tid, token, pk, None)
 
+
+def check_where(catalog: Any, stmt: Any, keyspace: str | None, functions: Any) -> None:
+    """The multi-column and ``token()`` relations of a ``CREATE MATERIALIZED VIEW``'s WHERE clause, checked as the
+    view's SELECT checks them: ScyllaDB's ``create_view_statement`` prepares ``SELECT ... WHERE ... ALLOW
+    FILTERING`` on the base table, so they are refused exactly where that SELECT refuses them, with its messages
+    (``query.restrictions.analyse``); the other relations are checked by the catalog (``schema.views``)."""
+    from ..cql import ast
+    from ..query.evaluate import TermEvaluator
+    from ..query.restrictions import analyse
+
+    if not any(isinstance(r.lhs, (ast.ColumnTuple, ast.TokenOf)) for r in stmt.where):
+        return
+    base = catalog.find_table(stmt.base.keyspace or stmt.name.keyspace or keyspace or "", stmt.base.name)
+    if base is None:
+        return  # the catalog says what is missing
+    for rel in stmt.where:
+        names = rel.lhs.columns if isinstance(rel.lhs, (ast.ColumnTuple, ast.TokenOf)) else ()
+        missing = next((n for n in names if base.column(n) is None), None)
+        if missing is not None:  # as the catalog words it for a single column
+            raise InvalidRequest(f"Undefined column name {missing} in table {base.keyspace}.{base.name}")
+    analyse(base, [r for r in stmt.where if r.op != "IS NOT"], TermEvaluator(functions, None), select=True,
+            allow_filtering=True)

@@ -496,8 +496,11 @@ _CONSTANT_TARGETS = {
 }
 
 
-def term_text(term) -> str:
-    """Cassandra's Term.Raw.getText() of an ast term (used in error messages)."""
+def term_text(term, cql: bool = False) -> str:
+    """Cassandra's Term.Raw.getText() of an ast term (used in error messages); with ``cql``, valid CQL that
+    parses back to the same term (a string's quotes doubled)."""
+    if cql:
+        return _term_cql(term)
     if isinstance(term, ast.Constant):
         if term.kind == "string":
             return f"'{term.text}'"
@@ -538,6 +541,26 @@ def term_text(term) -> str:
         n = f"{term.keyspace}.{term.name}" if term.keyspace else term.name
         return f"{n}({', '.join(args)})"
     return str(term)
+
+
+def _term_cql(term) -> str:
+    """``term_text(term, cql=True)``: strings quoted as CQL writes them, at any depth."""
+    if isinstance(term, ast.Constant) and term.kind == "string":
+        return "'" + term.text.replace("'", "''") + "'"
+    if isinstance(term, (ast.ListLiteral, ast.SetLiteral, ast.TupleLiteral)):
+        inner = ", ".join(_term_cql(t) for t in term.items)
+        return {ast.ListLiteral: "[%s]", ast.SetLiteral: "{%s}", ast.TupleLiteral: "(%s)"}[type(term)] % inner
+    if isinstance(term, ast.MapLiteral):
+        return "{" + ", ".join(f"{_term_cql(k)}: {_term_cql(v)}" for k, v in term.entries) + "}"
+    if isinstance(term, ast.UdtLiteral):
+        from logtide.schema.types import maybe_quote
+
+        return "{" + ", ".join(f"{maybe_quote(k)}: {_term_cql(v)}" for k, v in term.fields) + "}"
+    if isinstance(term, ast.TypeHint):
+        from logtide.schema.types import type_expr_to_string
+
+        return f"({type_expr_to_string(term.type)}){_term_cql(term.term)}"
+    return term_text(term)
 
 
 class _Ctx:

@@ -15,7 +15,7 @@ import re
 import uuid
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from logtide.cql import ast
 from logtide.cql.view_ast import AlterView, CreateView, DropView
@@ -57,31 +57,54 @@ class ViewInfo:
         return parse(f"SELECT * FROM t WHERE {self.where_clause}").statement.where
 
 
+Comparison = tuple[tuple[str, ...], str, tuple[tuple[bytes, ...], ...], tuple[Callable[[bytes], bytes], ...]]
+
+
 @dataclass(frozen=True)
 class ViewFilter:
-    """A view's WHERE clause over a base row's values: every named column non-null (``IS NOT NULL``, and every
-    column of the view's key), and each comparison true (values compared in their type's order)."""
+    """A view's WHERE clause over a base row's values, as ScyllaDB evaluates it (``db/view/view.cc``:
+    ``partition_key_matches``, ``clustering_prefix_matches``, ``matches_view_filter``): every named column non-null
+    (``IS NOT NULL``, and every column of the view's key), each comparison true, and the partition's token within
+    the ``token()`` restrictions.  A comparison names one column, or several for a multi-column relation (their
+    values compared as a tuple, column by column in each type's order, as a SELECT compares them); its operands
+    are tuples of serialized values."""
 
     not_null: tuple[str, ...]
-    comparisons: tuple[tuple[str, str, tuple[bytes, ...], Callable[[bytes], bytes]], ...]
+    comparisons: tuple[Comparison, ...]
+    token_lo: tuple[int, bool] | None = None  # (bound, inclusive)
+    token_hi: tuple[int, bool] | None = None
 
-    def accepts(self, values: Mapping[str, bytes | None]) -> bool:
-        """Whether a base row with these serialized values (None for null) has a row in the view."""
+    @property
+    def needs_token(self) -> bool:
+        """Whether :meth:`accepts` needs the partition's token (the clause restricts ``token(...)``)."""
+        return self.token_lo is not None or self.token_hi is not None
+
+    def accepts(self, values: Mapping[str, bytes | None], token: int | None = None) -> bool:
+        """Whether a base row with these serialized values (None for null), in a partition of this token (when
+        :attr:`needs_token`), has a row in the view."""
         for name in self.not_null:
             if values.get(name) is None:
                 return False
-        for name, op, operands, order in self.comparisons:
-            value = values.get(name)
-            if value is None:
+        for names, op, operands, orders in self.comparisons:
+            row = tuple(values.get(n) for n in names)
+            if None in row:
                 return False
-            key = order(value)
+            key = tuple(order(v) for order, v in zip(orders, row))  # type: ignore[arg-type]
             if op == "IN":
-                if not any(key == order(o) for o in operands):
+                if not any(key == tuple(order(v) for order, v in zip(orders, o)) for o in operands):
                     return False
                 continue
-            other = order(operands[0])
+            other = tuple(order(v) for order, v in zip(orders, operands[0]))
             if not ((op == "=" and key == other) or (op == "!=" and key != other) or (op == "<" and key < other)
                     or (op == "<=" and key <= other) or (op == ">" and key > other) or (op == ">=" and key >= other)):
+                return False
+        if self.token_lo is not None and token is not None:
+            bound, inclusive = self.token_lo
+            if token < bound or (token == bound and not inclusive):
+                return False
+        if self.token_hi is not None and token is not None:
+            bound, inclusive = self.token_hi
+            if token > bound or (token == bound and not inclusive):
                 return False
         return True
 
@@ -91,19 +114,43 @@ def view_filter(view: Table, base: Table) -> ViewFilter:
     from logtide.schema import types as T
 
     not_null = [c.name for c in view.primary_key]
-    comparisons = []
+    comparisons: list[Comparison] = []
+    lo: tuple[int, bool] | None = None
+    hi: tuple[int, bool] | None = None
     for rel in view.view.relations:
-        assert isinstance(rel.lhs, ast.ColumnRef)
-        column = base.column(rel.lhs.name)
-        if column is None:
+        terms = rel.rhs.items if isinstance(rel.rhs, ast.InValues) else (rel.rhs,)
+        if isinstance(rel.lhs, ast.TokenOf):
+            value = int(T.term_to_value(rel.rhs, T.BIGINT, "partition key token"))
+            if rel.op in ("=", ">", ">="):
+                lo = _tighter(lo, (value, rel.op != ">"), 1)
+            if rel.op in ("=", "<", "<="):
+                hi = _tighter(hi, (value, rel.op != "<"), -1)
+            continue
+        names = rel.lhs.columns if isinstance(rel.lhs, ast.ColumnTuple) else (rel.lhs.name,)
+        columns = [base.column(n) for n in names]
+        if any(c is None for c in columns):
             continue  # a column dropped since: ScyllaDB refuses to drop a column a view uses
         if rel.op == "IS NOT":
-            not_null.append(column.name)
+            not_null.extend(c.name for c in columns)
             continue
-        terms = rel.rhs.items if isinstance(rel.rhs, ast.InValues) else (rel.rhs,)
-        operands = tuple(column.type.serialize(T.term_to_value(t, column.type, column.name)) for t in terms)
-        comparisons.append((column.name, rel.op, tuple(o for o in operands if o is not None), column.type.comparable))
-    return ViewFilter(tuple(dict.fromkeys(not_null)), tuple(comparisons))
+        if isinstance(rel.lhs, ast.ColumnTuple):
+            ttype = T.TupleType(tuple(c.type for c in columns))
+            tuples = [T.term_to_value(t, ttype, "(" + ",".join(names) + ")") for t in terms]
+            operands = tuple(tuple(c.type.serialize(x) for c, x in zip(columns, tup)) for tup in tuples)
+        else:
+            column = columns[0]
+            values = (column.type.serialize(T.term_to_value(t, column.type, column.name)) for t in terms)
+            operands = tuple((v,) for v in values if v is not None)
+        comparisons.append((tuple(c.name for c in columns), rel.op, operands,
+                            tuple(c.type.comparable for c in columns)))
+    return ViewFilter(tuple(dict.fromkeys(not_null)), tuple(comparisons), lo, hi)
+
+
+def _tighter(old: tuple[int, bool] | None, new: tuple[int, bool], sign: int) -> tuple[int, bool]:
+    """The tighter of two token bounds (``sign`` 1: lower bounds, -1: upper bounds)."""
+    if old is None or (new[0] - old[0]) * sign > 0 or (new[0] == old[0] and not new[1]):
+        return new
+    return old
 
 
 def ire(message: str) -> InvalidRequest:
@@ -115,14 +162,23 @@ def ire(message: str) -> InvalidRequest:
 # --------------------------------------------------------------------------
 
 
+def catalog_views(catalog: Any) -> Iterator[Table]:
+    """Every materialized view of ``catalog``, keyspace by keyspace (``Catalog.all_keyspaces``' order), by name:
+    the one walk of the catalog for views (``system_schema.views``, the view-build tables, ``views_by_base``)."""
+    for ks in catalog.all_keyspaces():
+        for name in sorted(ks.tables):
+            table = ks.tables[name]
+            if table.view is not None:
+                yield table
+
+
 def views_by_base(catalog: Any) -> dict[int, tuple[tuple[Table, ViewFilter], ...]]:
     """``Catalog.views_by_base``: every base table's views with their filters, by the base's store id."""
     out: dict[int, list[tuple[Table, ViewFilter]]] = {}
-    for ks in catalog.keyspaces.values():
-        for view in ks.tables.values():
-            if view.view is not None and view.view.base_table in ks.tables:
-                base = ks.tables[view.view.base_table]
-                out.setdefault(base.store_id, []).append((view, view_filter(view, base)))
+    for view in catalog_views(catalog):
+        base = catalog.keyspaces[view.keyspace].tables.get(view.view.base_table)
+        if base is not None:
+            out.setdefault(base.store_id, []).append((view, view_filter(view, base)))
     return {k: tuple(v) for k, v in out.items()}
 
 
@@ -157,14 +213,23 @@ def _selected(stmt: CreateView, base: Table) -> list[Column] | None:
 
 
 def _where_columns(stmt: CreateView, base: Table) -> tuple[set[str], dict[str, str]]:
-    """The base columns the WHERE clause says ``IS NOT NULL`` and those it otherwise restricts (name -> op),
-    refusing the relations a view's filter cannot hold."""
+    """The base columns the WHERE clause says ``IS NOT NULL`` and those it otherwise restricts (name -> op; a
+    multi-column relation restricts each of its columns, a ``token()`` relation each partition key column, as
+    ScyllaDB's ``statement_restrictions::is_restricted`` counts them), refusing the relations a view's filter
+    cannot hold.  Multi-column and ``token()`` relations are checked as the SELECT of the view checks them
+    (``engine.views.check_where``)."""
+    from logtide.schema import types as T
+
     not_null: set[str] = set()
     restricted: dict[str, str] = {}
     for rel in stmt.where:
+        if isinstance(rel.lhs, (ast.ColumnTuple, ast.TokenOf)):
+            for name in rel.lhs.columns:
+                restricted.setdefault(name, rel.op)
+            continue
         if not isinstance(rel.lhs, ast.ColumnRef):
-            raise ire("Only restrictions of single columns (=, !=, <, <=, >, >=, IN, IS NOT NULL) are supported in "
-                      "the WHERE clause of a materialized view by logtide")
+            raise ire("Only restrictions of columns (=, !=, <, <=, >, >=, IN, IS NOT NULL), multi-column relations "
+                      "and token() are supported in the WHERE clause of a materialized view by logtide")
         name = rel.lhs.name
         column = base.column(name)
         if column is None:
@@ -173,12 +238,12 @@ def _where_columns(stmt: CreateView, base: Table) -> tuple[set[str], dict[str, s
             not_null.add(name)
             continue
         if rel.op not in _COMPARISONS:
-            raise ire(f"Only restrictions of single columns (=, !=, <, <=, >, >=, IN, IS NOT NULL) are supported in "
-                      f"the WHERE clause of a materialized view by logtide (got {rel.op} on {name})")
+            raise ire(f"Only restrictions of columns (=, !=, <, <=, >, >=, IN, IS NOT NULL), multi-column relations "
+                      f"and token() are supported in the WHERE clause of a materialized view by logtide (got {rel.op} "
+                      f"on {name})")
         if isinstance(rel.rhs, ast.BindMarker):
             raise ire("Cannot use query parameters in CREATE MATERIALIZED VIEW statements")
         terms = rel.rhs.items if isinstance(rel.rhs, ast.InValues) else (rel.rhs,)
-        from logtide.schema import types as T
         for t in terms:
             if isinstance(t, ast.BindMarker):
                 raise ire("Cannot use query parameters in CREATE MATERIALIZED VIEW statements")
@@ -253,20 +318,31 @@ def view_options(given: tuple[tuple[str, Any], ...], previous: Mapping[str, Any]
     return options
 
 
-def where_clause(relations: tuple[ast.Relation, ...], texts: tuple[str, ...]) -> str:
-    """A view's WHERE clause as ScyllaDB stores it (``relations_to_where_clause``): each relation on a single column
-    with its name quoted where it must be, ``IS NOT null``, the right side as written, joined by `` AND ``."""
+def relation_text(rel: ast.Relation) -> str:
+    """One relation of a view's WHERE clause as ScyllaDB renders it from its expression tree (``{:user}``): names
+    quoted where they must be, ``(a, b)`` and ``token(p)`` on the left, ``IS NOT null``, ``IN (x, y)``; literals
+    as written, a string's quotes doubled so that the text parses back (ScyllaDB writes them undoubled)."""
     from logtide.schema.types import maybe_quote
+    from logtide.schema.types_literal import term_text
 
-    parts = []
-    for rel, text in zip(relations, texts):
-        if isinstance(rel.lhs, ast.ColumnRef) and rel.op == "IS NOT":
-            parts.append(f"{maybe_quote(rel.lhs.name)} IS NOT null")
-        elif isinstance(rel.lhs, ast.ColumnRef):
-            parts.append(f"{maybe_quote(rel.lhs.name)} {rel.op} {text}")
-        else:
-            parts.append(text)
-    return " AND ".join(parts)
+    lhs = rel.lhs
+    if isinstance(lhs, ast.ColumnRef):
+        left = maybe_quote(lhs.name)
+    elif isinstance(lhs, ast.TokenOf):
+        left = "token(" + ", ".join(maybe_quote(n) for n in lhs.columns) + ")"
+    else:
+        left = "(" + ", ".join(maybe_quote(n) for n in lhs.columns) + ")"
+    if rel.op == "IS NOT":
+        return f"{left} IS NOT null"
+    if isinstance(rel.rhs, ast.InValues):
+        return f"{left} {rel.op} (" + ", ".join(term_text(t, cql=True) for t in rel.rhs.items) + ")"
+    return f"{left} {rel.op} {term_text(rel.rhs, cql=True)}"
+
+
+def where_clause(relations: tuple[ast.Relation, ...]) -> str:
+    """A view's WHERE clause as ScyllaDB stores it (``relations_to_where_clause``): its relations rendered
+    (:func:`relation_text`), joined by `` AND ``."""
+    return " AND ".join(relation_text(rel) for rel in relations)
 
 
 def order_columns(columns: list[Column]) -> tuple[Column, ...]:
@@ -346,7 +422,7 @@ def create_view(cat: Any, ks_name: str, stmt: CreateView) -> Outcome:
     columns += [Column(c.name, c.type, CLUSTERING, i, orders[c.name]) for i, c in enumerate(clustering)]
     columns += [Column(c.name, c.type, REGULAR) for c in base.columns
                 if c.name not in key_names and not c.is_static and (selected is None or c in selected)]
-    info = ViewInfo(base.name, base.id, selected is None, where_clause(stmt.where, stmt.where_text))
+    info = ViewInfo(base.name, base.id, selected is None, where_clause(stmt.where))
     view = Table(ks_name, name, vid, cat.next_store_id, order_columns(columns), options, None, view=info)
     new_ks = replace(ks, tables={**ks.tables, name: view})
     return ({**cat.keyspaces, ks_name: new_ks}, SchemaChange("CREATED", "TABLE", ks_name, name),
@@ -455,14 +531,20 @@ def follow_base(ks: Keyspace, old: Table, new: Table) -> Keyspace:
 
 
 def _renamed_where(info: ViewInfo, renamed: Mapping[str, str]) -> str:
-    from logtide.schema.types import maybe_quote as quoted_name
-    parts = []
-    for rel, text in zip(info.relations, info.where_clause.split(" AND ")):
-        name = rel.lhs.name if isinstance(rel.lhs, ast.ColumnRef) else None
-        if name in renamed:
-            text = quoted_name(renamed[name]) + text[len(quoted_name(name)):]
-        parts.append(text)
-    return " AND ".join(parts)
+    """The WHERE clause with base columns renamed (ScyllaDB's ``rename_columns_in_where_clause``): parsed into its
+    relations, each name replaced in them, rendered again."""
+    def rename(name: str) -> str:
+        return renamed.get(name, name)
+
+    out = []
+    for rel in info.relations:
+        lhs = rel.lhs
+        if isinstance(lhs, ast.ColumnRef):
+            lhs = ast.ColumnRef(rename(lhs.name))
+        elif isinstance(lhs, (ast.ColumnTuple, ast.TokenOf)):
+            lhs = replace(lhs, columns=tuple(rename(n) for n in lhs.columns))
+        out.append(replace(rel, lhs=lhs))
+    return where_clause(tuple(out))
 
 
 HANDLERS: dict[type, Callable[[Any, str, Any], Outcome]] = {
@@ -509,16 +591,12 @@ def views_rows(catalog: Any, table_row: Callable[[Table], dict[str, Any]]) -> li
     """``system_schema.views``: one row per view, its options as ``system_schema.tables`` has them
     (``table_row``), with its base table's name and id, ``include_all_columns`` and ``where_clause``."""
     rows = []
-    for ks in catalog.all_keyspaces():
-        for name in sorted(ks.tables):
-            view = ks.tables[name]
-            if view.view is None:
-                continue
-            row = table_row(view)
-            del row["table_name"], row["flags"]
-            row.update(view_name=name, base_table_id=view.view.base_id, base_table_name=view.view.base_table,
-                       include_all_columns=view.view.include_all_columns, where_clause=view.view.where_clause)
-            rows.append(row)
+    for view in catalog_views(catalog):
+        row = table_row(view)
+        del row["table_name"], row["flags"]
+        row.update(view_name=view.name, base_table_id=view.view.base_id, base_table_name=view.view.base_table,
+                   include_all_columns=view.view.include_all_columns, where_clause=view.view.where_clause)
+        rows.append(row)
     return rows
 
 

@@ -222,6 +222,94 @@ def test_a_where_clause_filters_base_rows(t):
     assert sorted(rows(t.execute("SELECT c, p FROM mv"))) == [(2, 1), (2, 3), (3, 1), (3, 3)]
 
 
+@pytest.fixture
+def wide(session):
+    session.execute("CREATE TABLE wide (p int, c1 int, c2 int, v text, PRIMARY KEY (p, c1, c2))")
+    return session
+
+
+def fill_wide(session, n=4):
+    for p in range(n):
+        for c1 in range(n):
+            for c2 in range(n):
+                session.execute(f"INSERT INTO wide (p, c1, c2, v) VALUES ({p}, {c1}, {c2}, 'x')")
+
+
+def keys_of(session, query):
+    return sorted((r.p, r.c1, r.c2) for r in session.execute(query))
+
+
+def test_a_multi_column_restriction_on_clustering_columns_filters_the_view_as_a_select_does(wide):
+    mv(wide, base="wide", key="(c1), c2, p", where="p IS NOT NULL AND (c1, c2) > (1, 2)")
+    mv(wide, base="wide", name="pairs", key="p, c1, c2", where="(c1, c2) IN ((0, 1), (3, 3)) AND p IS NOT NULL")
+    fill_wide(wide)
+    assert keys_of(wide, "SELECT * FROM mv") == keys_of(wide, "SELECT * FROM wide WHERE (c1, c2) > (1, 2) ALLOW FILTERING")
+    assert keys_of(wide, "SELECT * FROM pairs") == [(p, c1, c2) for p in range(4) for c1, c2 in ((0, 1), (3, 3))]
+    wide.execute("DELETE FROM wide WHERE p = 1 AND c1 = 3")
+    assert (1, 3, 3) not in keys_of(wide, "SELECT * FROM pairs")
+    assert keys_of(wide, "SELECT * FROM mv") == keys_of(wide, "SELECT * FROM wide WHERE (c1, c2) > (1, 2) ALLOW FILTERING")
+
+
+def test_a_token_restriction_filters_the_view_by_the_base_partition_token(wide):
+    from cassandra.murmur3 import murmur3
+
+    tokens = sorted(murmur3(p.to_bytes(4, "big")) for p in range(6))
+    where = f"token(p) > {tokens[1]} AND token(p) <= {tokens[4]}"
+    mv(wide, base="wide", key="p, c1, c2", where=f"{where} AND c1 IS NOT NULL AND c2 IS NOT NULL")
+    fill_wide(wide, 6)
+    expected = keys_of(wide, f"SELECT * FROM wide WHERE {where}")
+    assert len(expected) == 3 * 36  # the partitions of the 3rd, 4th and 5th tokens
+    assert keys_of(wide, "SELECT * FROM mv") == expected
+
+
+def test_multi_column_and_token_restrictions_apply_when_a_view_is_built_over_existing_rows(wide, db):
+    fill_wide(wide)
+    mv(wide, base="wide", key="(c1), c2, p", where="token(p) < 0 AND (c1, c2) <= (2, 1)")
+    wait_built(db)
+    assert keys_of(wide, "SELECT * FROM mv") == keys_of(
+        wide, "SELECT * FROM wide WHERE token(p) < 0 AND (c1, c2) <= (2, 1) ALLOW FILTERING")
+
+
+def test_multi_column_and_token_relations_of_a_view_are_refused_as_its_select_refuses_them(wide):
+    def view(where):
+        return f"CREATE MATERIALIZED VIEW mv AS SELECT * FROM wide WHERE {where} PRIMARY KEY (p, c1, c2)"
+
+    refused(wide, view("p IS NOT NULL AND c1 IS NOT NULL AND (c1, v) = (1, 'a')"),
+            "Multi-column relations can only be applied to clustering columns but was applied to: v")
+    refused(wide, view("p IS NOT NULL AND (c1, nope) > (1, 2)"), "Undefined column name nope in table ks.wide")
+    refused(wide, view("p IS NOT NULL AND (c2, c1) > (1, 2)"),
+            "Clustering columns must appear in the PRIMARY KEY order in multi-column relations: c2, c1")
+    refused(wide, view("p IS NOT NULL AND (c1, c2) = (1, 2, 3)"),
+            "Expected 2 elements in value tuple, but got 3: (1, 2, 3)")
+    refused(wide, view("p IS NOT NULL AND (c1, c2) != (1, 2)"), 'Unsupported "!=" relation: (c1, c2) != (1, 2)')
+    refused(wide, view("token(c1) > 0 AND c1 IS NOT NULL AND c2 IS NOT NULL"),
+            "The token function arguments must be in the partition key order: p")
+    refused(wide, view("token(p) > 0 AND p = 1 AND c1 IS NOT NULL AND c2 IS NOT NULL"),
+            'Columns "p" cannot be restricted by both a normal relation and a token relation')
+    assert wide.db.catalog.find_table("ks", "mv") is None
+
+
+def test_multi_column_and_token_relations_are_stored_in_the_where_clause_as_scylla_renders_them(wide):
+    mv(wide, base="wide", key="(c1), c2, p", where="token(p)>=-5 AND (c1,c2) IN ((1,2),(3,4)) AND p IS NOT NULL")
+    assert rows(wide.execute("SELECT where_clause FROM system_schema.views")) == [
+        ("token(p) >= -5 AND (c1, c2) IN ((1, 2), (3, 4)) AND p IS NOT null",)]
+
+
+def test_renaming_key_columns_rewrites_the_where_clause_keeping_strings_and_quoted_names(session):
+    session.execute('CREATE TABLE r (p int, "Ck" int, v text, PRIMARY KEY (p, "Ck"))')
+    mv(session, base="r", key='(v), p, "Ck"',
+       where="v IS NOT NULL AND p IS NOT NULL AND \"Ck\" IS NOT NULL AND v IN ('x AND p', 'it''s AND \"Ck\"') "
+             'AND ("Ck") >= (0)')
+    session.execute('ALTER TABLE r RENAME p TO "New p" AND "Ck" TO ck')
+    assert rows(session.execute("SELECT where_clause FROM system_schema.views")) == [
+        ("v IS NOT null AND \"New p\" IS NOT null AND ck IS NOT null AND v IN ('x AND p', 'it''s AND \"Ck\"') "
+         "AND (ck) >= (0)",)]
+    session.execute("INSERT INTO r (\"New p\", ck, v) VALUES (1, 1, 'x AND p')")
+    session.execute("INSERT INTO r (\"New p\", ck, v) VALUES (2, 1, 'it''s AND \"Ck\"')")
+    session.execute("INSERT INTO r (\"New p\", ck, v) VALUES (3, 1, 'other')")
+    assert sorted(rows(session.execute('SELECT "New p", ck FROM mv'))) == [(1, 1), (2, 1)]
+
+
 def test_a_filter_on_the_non_key_view_column_moves_rows_in_and_out(t):
     mv(t, where="v IS NOT NULL AND p IS NOT NULL AND c IS NOT NULL AND v = 'yes'")
     t.execute("INSERT INTO t (p, c, v) VALUES (1, 1, 'yes')")
@@ -357,17 +445,32 @@ def test_a_table_without_views_has_no_view_lookup_cost(db, t):
     assert db.catalog.views_by_base == {}
 
 
-def test_views_survive_a_restart(tmp_path, clock):
+@pytest.fixture
+def reopen(tmp_path, clock):
+    """Opens the test's data directory again and again (the test's clock, no fsync): the first time with keyspace
+    ``ks`` and the base table ``ks.t`` made in it, for the tests of what a view keeps across a restart."""
     import logtide
-    d = tmp_path / "again"
-    with logtide.open(d, clock=clock, synchronous="OFF") as first:
+
+    path = tmp_path / "again"
+
+    def opened():
+        fresh = not path.exists()
+        db = logtide.open(path, clock=clock, synchronous="OFF")
+        if fresh:
+            s = db.session()
+            s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+            s.execute("CREATE TABLE ks.t (p int, c int, v text, w int, PRIMARY KEY (p, c))")
+        return db
+    return opened
+
+
+def test_views_survive_a_restart(reopen, clock):
+    with reopen() as first:
         s = first.session()
-        s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
-        s.execute("CREATE TABLE ks.t (p int, c int, v text, w int, PRIMARY KEY (p, c))")
         mv(s, base="ks.t", name="ks.mv")
         s.execute("INSERT INTO ks.t (p, c, v) VALUES (1, 1, 'a')")
     clock.advance(seconds=1)
-    with logtide.open(d, clock=clock, synchronous="OFF") as second:
+    with reopen() as second:
         s = second.session()
         s.execute("UPDATE ks.t SET v = 'b' WHERE p = 1 AND c = 1")
         assert rows(s.execute("SELECT v, p, c FROM ks.mv")) == [("b", 1, 1)]
@@ -469,13 +572,9 @@ def test_a_build_runs_in_the_background_while_writes_go_on(t, db):
     assert rows(t.execute("SELECT status FROM system_distributed.view_build_status")) == [("SUCCESS",)]
 
 
-def test_a_build_goes_on_after_a_restart(tmp_path, clock):
-    import logtide
-    d = tmp_path / "again"
-    with logtide.open(d, clock=clock, synchronous="OFF") as first:
+def test_a_build_goes_on_after_a_restart(reopen):
+    with reopen() as first:
         s = first.session()
-        s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
-        s.execute("CREATE TABLE ks.t (p int, c int, v text, w int, PRIMARY KEY (p, c))")
         for i in range(50):
             s.execute(f"INSERT INTO ks.t (p, c, v) VALUES ({i}, 0, 'x')")
         first.view_builds.chunk = 10
@@ -483,7 +582,7 @@ def test_a_build_goes_on_after_a_restart(tmp_path, clock):
         mv(s, base="ks.t", name="ks.mv")
         first.view_builds.step()
         assert len(rows(s.execute("SELECT * FROM ks.mv"))) == 10
-    with logtide.open(d, clock=clock, synchronous="OFF") as second:
+    with reopen() as second:
         wait_built(second)
         assert len(rows(second.session().execute("SELECT * FROM ks.mv"))) == 50
 
@@ -533,3 +632,18 @@ def test_creating_altering_and_dropping_a_view_needs_alter_permission(tmp_path):
         root.execute("CREATE MATERIALIZED VIEW ks.mv2 AS SELECT * FROM ks.t WHERE v IS NOT NULL PRIMARY KEY (v, p)")
         with pytest.raises(Unauthorized):
             bob.execute("DROP MATERIALIZED VIEW ks.mv2")
+
+
+def test_the_view_tables_list_every_view_of_every_keyspace_from_one_walk_of_the_catalog(t):
+    from logtide.schema.views import catalog_views
+
+    t.execute("CREATE KEYSPACE a WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+    t.execute("CREATE TABLE a.b (p int PRIMARY KEY, v int)")
+    mv(t, name="zz")
+    mv(t, name="aa")
+    mv(t, base="a.b", name="a.only", key="p", where="p IS NOT NULL")
+    order = [("a", "only"), ("ks", "aa"), ("ks", "zz")]
+    assert [(v.keyspace, v.name) for v in catalog_views(t.db.catalog)] == order
+    for table in ("system_schema.views", "system_distributed.view_build_status", "system.built_views"):
+        assert sorted(rows(t.execute(f"SELECT keyspace_name, view_name FROM {table}"))) == order
+    assert sorted(len(v) for v in t.db.catalog.views_by_base.values()) == [1, 2]

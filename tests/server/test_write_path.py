@@ -4,7 +4,6 @@ in the order they were sent."""
 
 from __future__ import annotations
 
-import signal
 import threading
 import time
 
@@ -14,6 +13,7 @@ from cassandra import InvalidRequest
 import logtide
 from logtide.server import BackgroundServer, ServerConfig
 
+from ..sigkill import write_until_killed
 from .conftest import KEYSPACE_DDL, cluster
 from .serveproc import Serve
 
@@ -147,33 +147,15 @@ def test_writes_refused_before_or_while_writing_get_their_error_and_change_nothi
 
 def test_sigkill_loses_no_acknowledged_write(tmp_path):
     data = tmp_path / "data"
-    acknowledged: list[int] = []
-    lock = threading.Lock()
     with Serve("--data-dir", str(data)) as srv:
         c = cluster(srv.wait_listening())
         s = c.connect()
         s.execute(KEYSPACE_DDL.format("wp"))
         s.execute("CREATE TABLE wp.t (k int PRIMARY KEY, v int) WITH cdc = {'enabled': true}")
         insert = s.prepare("INSERT INTO wp.t (k, v) VALUES (?, ?)")
-
-        def acked(_, k):
-            with lock:
-                acknowledged.append(k)
-
-        for i in range(3000):
-            s.execute_async(insert, (i, i)).add_callbacks(acked, lambda _: None, callback_args=(i,))
-            if i == 1500:  # killed mid-stream: once some writes are answered, with many more in flight
-                deadline = time.monotonic() + 30
-                while time.monotonic() < deadline:
-                    with lock:
-                        if len(acknowledged) >= 100:
-                            break
-                    time.sleep(0.002)
-                srv.proc.send_signal(signal.SIGKILL)
-        srv.proc.wait(30)
+        # killed mid-stream: once some writes are answered, with many more in flight
+        done = write_until_killed(s, insert, [(i, i) for i in range(3000)], srv.proc)
         c.shutdown()
-    with lock:
-        done = sorted(acknowledged)
     assert done
     with logtide.open(data) as db:
         stored = {r.k for r in db.session().execute("SELECT k FROM wp.t")}
