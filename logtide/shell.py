@@ -732,8 +732,34 @@ def main(args: ShellArgs, environ: dict[str, str] | None = None) -> int:
         status = run(args, lambda keyspace: db.session(keyspace=keyspace), sys.stdin, sys.stdout,
                      sys.stderr, environ)
         if not args.readonly:
+            finish_builds(db, sys.stderr)
             finish_initial_scans(db, sys.stderr)
         return status
+
+
+def finish_builds(db: Any, err: TextIO, enabled: bool | None = None) -> None:
+    """Before the shell closes the database: run the builds of materialized views and secondary indexes still in
+    progress (one just created over existing rows, or one an earlier writer left) to their end, with a progress
+    bar on a terminal, so that they are built when the shell has exited.  Ctrl-C leaves the rest to the next
+    process that opens the directory for writing, and says so."""
+    from logtide.progress import progress
+
+    builds = db.view_builds
+    first = min(builds.building(), default=None)
+    if first is None:
+        return
+    try:
+        with progress(f"building {builds.describe(first)}", total=None, unit="partitions", enabled=enabled,
+                      stream=err) as bar:
+            def advanced(sid: int, built: int) -> None:
+                bar.describe(f"building {builds.describe(sid)}")
+                bar.advance(builds.chunk)
+            builds.finish(advanced)
+    except KeyboardInterrupt:
+        for sid in sorted(builds.building()):
+            err.write(f"logtide shell: the build of {builds.describe(sid)} stopped (Ctrl-C); it goes on when the "
+                      f"data directory is next opened for writing (logtide serve, logtide shell)\n")
+        err.flush()
 
 
 def finish_initial_scans(db: Any, err: TextIO, enabled: bool | None = None) -> None:

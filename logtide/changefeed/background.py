@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -68,13 +67,8 @@ class FeedWork:
     def ensure_worker(self) -> None:
         """Start the background worker (barriers, retention, initial scans) if changefeeds exist; wake it if it
         runs (a changefeed just added starts its initial scan at once, not at the worker's next tick)."""
-        if self._worker is not None:
-            self._wake.set()
-            return
-        if self._stop.is_set() or not self.all():
-            return
-        self._worker = threading.Thread(target=self._run, name="logtide-changefeeds", daemon=True)
-        self._worker.start()
+        if self._work.started or self.all():
+            self._work.start()
 
     def pause(self) -> None:
         """Stop the background worker from running initial scans (tests step them with :meth:`scan_step`)."""
@@ -82,14 +76,10 @@ class FeedWork:
 
     def resume(self) -> None:
         self._paused = False
-        self._wake.set()
+        self._work.wake()
 
     def close(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        w = self._worker
-        if w is not None and w is not threading.current_thread():
-            w.join(timeout=30)
+        self._work.stop()
         with self.changed:
             self.changed.notify_all()
         for table, feed, pos in ([] if self.db.readonly else self.scanning()):
@@ -120,26 +110,21 @@ class FeedWork:
                         advanced(table, feed, pos)
         finally:
             self._paused = paused
-            self._wake.set()
+            self._work.wake()
 
-    def _run(self) -> None:
+    def _pass(self) -> bool:
+        """One pass of the worker (``worker.Worker``): a chunk of an initial scan unless paused, then the barriers
+        due and, once every ``retention_every`` seconds, retention; whether a scan chunk ran."""
         import time
-        while not self._stop.is_set():
-            try:
-                busy = False
-                if not self._paused:
-                    busy = self.scan_step()
-                self.tick(retention=time.monotonic() - self._last_retention >= self.retention_every)
-            except Exception as e:  # noqa: BLE001 - a failed pass is retried on the next one; the server keeps serving
-                if self._stop.is_set():
-                    return
-                if isinstance(e, CorruptRecord):  # an initial scan met damage: it waits, and says so
-                    self._damage_log.log(logging.ERROR, f"scan {getattr(e, 'feed_id', '')}",
-                                         "changefeed initial scan stopped: %s", e)
-                busy = False
-            if not busy:
-                self._wake.wait(self.tick_every)
-                self._wake.clear()
+        busy = not self._paused and self.scan_step()
+        self.tick(retention=time.monotonic() - self._last_retention >= self.retention_every)
+        return busy
+
+    def _failed(self, e: Exception) -> None:
+        """A failed pass is retried on the next one; an initial scan that met damage waits, and says so."""
+        if isinstance(e, CorruptRecord):
+            self._damage_log.log(logging.ERROR, f"scan {getattr(e, 'feed_id', '')}",
+                                 "changefeed initial scan stopped: %s", e)
 
     def tick(self, retention: bool = True) -> None:
         """Write due barriers in every partition and, with ``retention``, delete expired records."""

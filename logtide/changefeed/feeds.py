@@ -21,6 +21,7 @@ from ..ratelog import RateLimitedLog
 from ..schema.model import Table
 from ..storage.sqlite import Txn
 from . import storage as S
+from ..worker import Worker
 from .background import BARRIERS_KEY, SCAN_CHUNK, FeedWork, ScanPosition
 from .changes import FeedChange, WritePlan
 from ..schema.changefeeds import DISABLED, ENABLED, INITIAL_SCAN, Changefeed, topic_path
@@ -59,9 +60,7 @@ class Feeds(FeedWork):
         self._barriers: dict[int, int] = {int(k): v for k, v in (json.loads(barriers) if barriers else {}).items()}
         self.scans: dict[int, ScanPosition] = scans
         self._paused = False
-        self._stop = threading.Event()
-        self._wake = threading.Event()
-        self._worker: threading.Thread | None = None
+        self._work = Worker("logtide-changefeeds", self._pass, lambda: self.tick_every, self._failed)
         self._last_retention = 0.0
         self.retention_every = 1.0  # seconds between retention passes
         self.tick_every = 0.05  # seconds between barrier checks

@@ -21,7 +21,6 @@ from ..tracing import TracingSession
 from .commit import committed_event
 from .view_build import start_builds
 from .views import check_where
-from .indexes import build_indexes
 
 
 def drop_time_bound(ev: TermEvaluator, stmt: ast.AlterTableDrop) -> ast.AlterTableDrop:
@@ -59,8 +58,8 @@ def execute_ddl(db: Any, user: str | None, keyspace: str | None, stmt: Any,
                 txn.put_meta(CATALOG_KEY, new.to_json().encode())
                 for tid in dropped:
                     txn.drop_table_data(tid)
-                builds = start_builds(txn, old, new)  # a view created over existing rows: built in the background
-                build_indexes(txn, old, new, db.now_seconds())  # a new index's entries, from the rows already there
+                # a view or index created over existing rows: built in the background (an index's first chunk now)
+                builds = start_builds(txn, old, new, db.now_seconds(), db.view_builds.chunk)
                 db.feeds.dropped(txn, _dropped_feed_ids(old, new))
                 wrote = db.feeds.altered(txn, old, new)
         except BaseException:

@@ -1,5 +1,6 @@
-"""Secondary index maintenance: each write's index entries in its own transaction, and an index's build over the
-rows a table already has (docs/views-and-indexes.md, "Secondary indexes"; entries in ``storage.index_entries``).
+"""Secondary index maintenance: each write's index entries in its own transaction (docs/views-and-indexes.md,
+"Secondary indexes"; entries in ``storage.index_entries``; an index's build over the rows a table already has is
+``engine.view_build``'s).
 
 ``SecondaryIndexes.update_entries`` takes, for a write to a table with indexes, the touched rows before and after
 the write as the capture stage (``engine.capture``) hands them to every consumer (each row read once, shared
@@ -11,10 +12,10 @@ without indexes (nor views nor changefeeds) costs one lookup in a set cached per
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
 
 from ..mutation.images import PartitionImages, live
-from ..query.read import LiveRow, column_bytes, live_row, stored_partitions
+from ..query.read import LiveRow, column_bytes
 from ..schema.catalog import Catalog
 from ..schema.indexes import ENTRIES, KEYS, VALUES, SecondaryIndex
 from ..schema.model import CLUSTERING, PARTITION_KEY, Table
@@ -91,31 +92,4 @@ class SecondaryIndexes:
                     put_entries(txn, ix, row_entries(t, ix, token, pk, ck, old),
                                 row_entries(t, ix, token, pk, ck, new))
 
-
-def build_indexes(txn: Txn, old: Catalog, new: Catalog, now: int) -> None:
-    """The entries of every index ``new`` has and ``old`` had not, from the rows its table holds, in the schema
-    change's own transaction (the index is never visible without them)."""
-    from ..progress import progress
-    before = {(ks.name, t.name, ix.name) for ks in old.keyspaces.values() for t in ks.tables.values()
-              for ix in t.indexes}
-    for ks in new.keyspaces.values():
-        for t in ks.tables.values():
-            added = [ix for ix in t.indexes if (ks.name, t.name, ix.name) not in before]
-            if not added:
-                continue
-            with progress(f"building index {ks.name}.{added[0].name}", total=None, unit="rows") as bar:
-                for n in _build(txn, t, added, now):
-                    bar.advance(n)
-
-
-def _build(txn: Txn, table: Table, indexes: list[SecondaryIndex], now: int) -> Iterable[int]:
-    for part in stored_partitions(table, txn, now, None, True, None, True):
-        rows: list[LiveRow] = list(part.rows(None, None))
-        static = part.static_row()
-        if static is not None:
-            rows.append(static)
-        for lr in rows:
-            for ix in indexes:
-                put_entries(txn, ix, set(), row_entries(table, ix, part.token, part.pk, lr.ck, lr))
-        yield len(rows)
 

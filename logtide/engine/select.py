@@ -36,10 +36,11 @@ def select(session: Any, stmt: ast.Select, params: Any, page_size: int | None = 
         return _traced_read(trace, execute_select(stmt, table, ctx, page_size, paging_state))
     table = session._table(stmt.table)
     if trace is not None:
-        _trace_read_plan(trace, table, stmt, session._evaluator(params))
+        _trace_read_plan(trace, table, stmt, session._evaluator(params), session.db.view_builds.building())
     with session.db.store.snapshot() as txn:
         now = session._now()
-        ctx = SelectContext(table, session._evaluator(params), now, StoredSource(txn, now))
+        unbuilt = session.db.view_builds.building() if table.indexes else frozenset()
+        ctx = SelectContext(table, session._evaluator(params), now, StoredSource(txn, now, unbuilt))
         return _traced_read(trace, execute_select(stmt, table, ctx, page_size, paging_state))
 
 def _catalog_for(session: Any, table: Table, stmt: ast.Select, params: Any) -> Catalog:
@@ -66,7 +67,8 @@ def _node_info(session: Any) -> Any:
 
 
 
-def _trace_read_plan(trace: TracingSession, table: Table, stmt: ast.Select, ev: TermEvaluator) -> None:
+def _trace_read_plan(trace: TracingSession, table: Table, stmt: ast.Select, ev: TermEvaluator,
+                     unbuilt: frozenset[int] = frozenset()) -> None:
     """The trace event of how a SELECT reads: one partition, several, or a scan of the token range."""
     from ..query.restrictions import analyse
     try:
@@ -80,10 +82,11 @@ def _trace_read_plan(trace: TracingSession, table: Table, stmt: ast.Select, ev: 
         trace.event(f"Executing multi-partition query on {name} ({len(kr.partition_keys)} partitions)")
     else:
         trace.event(f"Scanning the token range of {name} (a snapshot of committed data)")
-    _trace_index(trace, table, stmt, ev)
+    _trace_index(trace, table, stmt, ev, unbuilt)
 
 
-def _trace_index(trace: TracingSession, table: Table, stmt: ast.Select, ev: TermEvaluator) -> None:
+def _trace_index(trace: TracingSession, table: Table, stmt: ast.Select, ev: TermEvaluator,
+                 unbuilt: frozenset[int] = frozenset()) -> None:
     """The trace event naming the secondary index a SELECT reads through (``query.index_lookup.choose``)."""
     if not table.indexes:
         return
@@ -91,7 +94,7 @@ def _trace_index(trace: TracingSession, table: Table, stmt: ast.Select, ev: Term
     from ..query.restrictions import analyse
     try:
         plan = choose(table, analyse(table, stmt.where, ev, select=True, allow_filtering=stmt.allow_filtering),
-                      stmt.where)
+                      stmt.where, unbuilt)
     except CqlError:
         return
     if plan is not None:

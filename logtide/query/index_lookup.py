@@ -15,7 +15,8 @@ One idea split for size with ``select.py``, ``read.py`` and the others ``select.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from functools import partial
+from typing import Any, Callable, Collection, Iterator, Sequence
 
 from ..cql import ast
 from ..schema import types as T
@@ -23,8 +24,9 @@ from ..schema.indexes import ENTRIES, FULL, KEYS, REGULAR_VALUES, VALUES, Second
 from ..schema.model import CLUSTERING, PARTITION_KEY, Table, check_key_length
 from ..storage.damage import corrupt
 from ..storage.envelope import RecordDamaged
-from ..storage.index_entries import entry_value, global_base, local_base_ck, local_range, verify_entry
-from ..storage.keys import partition_token, serialize_partition_key, token_of
+from ..storage.index_entries import (entry_value, global_base, global_from, local_base_ck, local_range,
+                                     verify_entry)
+from ..storage.keys import partition_token, prefix_end, serialize_partition_key, token_of
 from .read import LiveRow, stored_partition
 from .restrictions import Filter, KeyRestrictions, token_bounds
 
@@ -41,9 +43,13 @@ class IndexPlan:
     scan: bool = True
 
 
-def choose(table: Table, kr: KeyRestrictions, where: Sequence[ast.Relation]) -> IndexPlan | None:
-    """The index plan of a SELECT on ``table``, or None when no index serves its restrictions."""
-    if not table.indexes:
+def choose(table: Table, kr: KeyRestrictions, where: Sequence[ast.Relation],
+           unbuilt: Collection[int] = ()) -> IndexPlan | None:
+    """The index plan of a SELECT on ``table``, or None when no index serves its restrictions; an index still
+    being built (store id in ``unbuilt``) serves none (a query needing it needs ALLOW FILTERING meanwhile, as
+    ScyllaDB's test_unbuilt_index_not_used expects)."""
+    indexes = [ix for ix in table.indexes if ix.store_id not in unbuilt] if unbuilt else table.indexes
+    if not indexes:
         return None
     single_partition = kr.partition_keys is not None
     found: tuple[SecondaryIndex, Filter, bytes | None] | None = None
@@ -52,7 +58,7 @@ def choose(table: Table, kr: KeyRestrictions, where: Sequence[ast.Relation]) -> 
     # of the first restriction (in the WHERE clause's order) that a global index serves
     for local in ((True, False) if single_partition else (False,)):
         for f in restrictions:
-            ix = next((ix for ix in table.indexes if ix.local == local and index_value(table, ix, f)[0]), None)
+            ix = next((ix for ix in indexes if ix.local == local and index_value(table, ix, f)[0]), None)
             if ix is not None:
                 found = (ix, f, index_value(table, ix, f)[1])
                 break
@@ -135,9 +141,10 @@ def _needs_filtering(table: Table, kr: KeyRestrictions, where: Sequence[ast.Rela
 
 
 class IndexedPartition:
-    """One base partition as the index names it: every row (``cks`` None) or only the rows of ``cks``."""
+    """One base partition as the index names it: every row (``cks`` None) or only the rows whose clustering
+    keys ``cks()`` gives (in clustering order, read from the index as they are asked for)."""
 
-    def __init__(self, view: Any, cks: list[bytes] | None) -> None:
+    def __init__(self, view: Any, cks: Callable[[], Iterator[bytes]] | None) -> None:
         self.view = view
         self.token = view.token
         self.pk = view.pk
@@ -155,19 +162,32 @@ class IndexedPartition:
         if self.cks is None:
             yield from self.view.rows(lo, hi, reverse, values)
             return
-        for ck in (reversed(self.cks) if reverse else self.cks):
+        for ck in (reversed(list(self.cks())) if reverse else self.cks()):
             if (lo is not None and ck < lo) or (hi is not None and ck >= hi):
+                if not reverse and hi is not None and ck >= hi:
+                    return
                 continue
             yield from self.view.rows(ck, ck + b"\x00", reverse, values)  # clustering keys are prefix-free
 
 
-class IndexedSource:
-    """The partitions of a SELECT served by an index, from a stored source's snapshot (``select.StoredSource``)."""
+ENTRY_BATCH = 256  # index entries read per storage statement
 
-    def __init__(self, source: Any, plan: IndexPlan, order: Any) -> None:
+
+class IndexedSource:
+    """The partitions of a SELECT served by an index, from a stored source's snapshot (``select.StoredSource``).
+
+    Entries are read in batches of ``ENTRY_BATCH``, each from where the last ended, and the partitions they name
+    handed on as they come: a page reads the entries of its rows (and one batch more at most), and a resumed page
+    (``resume``: the paging state's last row, (token, pk, ck)) seeks to that row's entry instead of reading the
+    value's entries from the start."""
+
+    def __init__(self, source: Any, plan: IndexPlan, order: Any,
+                 resume: tuple[int, bytes, bytes | None] | None = None) -> None:
         self.source = source
         self.plan = plan
         self.order = order  # select.partition_order of the query: the order of its partition keys
+        self.resume = resume
+        self.reverse = False  # set by the SELECT: a reversed read does not seek (it reads up to the resumed row)
         self.txn = source.txn
         self.now = source.now
 
@@ -183,33 +203,53 @@ class IndexedSource:
         else:
             yield from self._global(table, kr)
 
-    def _entries(self, table: Table, token: int, pk: bytes, lo: bytes | None = None,
-                 hi: bytes | None = None) -> list[bytes]:
+    def _entries(self, table: Table, token: int, pk: bytes, lo: bytes = b"", hi: bytes | None = None,
+                 batch: int = ENTRY_BATCH) -> Iterator[bytes]:
+        """The entry keys (``ck``) of one index partition from ``lo`` (up to ``hi``), ``batch`` at a time, each
+        batch read from where the last ended."""
         tid = self.plan.index.store_id
-        out = []
-        for ck, data in self.txn.rows(tid, token, pk, lo, hi):
-            try:
-                verify_entry(data, tid, pk, ck)
-            except RecordDamaged as e:
-                raise corrupt(_IndexName(table, self.plan.index), pk, ck, e.reason) from None
-            out.append(ck)
-        return out
+        while True:
+            got = self.txn.rows_page(tid, token, pk, lo, hi, batch)
+            for ck, data in got:
+                try:
+                    verify_entry(data, tid, pk, ck)
+                except RecordDamaged as e:
+                    raise corrupt(_IndexName(table, self.plan.index), pk, ck, e.reason) from None
+                yield ck
+            if len(got) < batch:
+                return
+            lo = got[-1][0] + b"\x00"  # the smallest key after the last one read
 
     def _global(self, table: Table, kr: KeyRestrictions) -> Iterator[Any]:
+        """One base partition after the other: its first entry found by a seek, its entries read lazily (the
+        rows a page takes), then a seek past them."""
         value = self.plan.value
+        vt = token_of(value)
         lo, lo_inc, hi, hi_inc = token_bounds(kr)
         static = (c := table.column(self.plan.index.column)) is not None and c.is_static
-        groups: dict[tuple[int, bytes], list[bytes]] = {}
-        for ck in self._entries(table, token_of(value), value):
-            token, pk, base_ck = global_base(ck)
-            if (lo is not None and (token < lo or (token == lo and not lo_inc))) or \
-                    (hi is not None and (token > hi or (token == hi and not hi_inc))):
-                continue
-            groups.setdefault((token, pk), []).append(base_ck)
-        for (token, pk), cks in groups.items():  # entries are in (token, pk, ck) order already
-            view = stored_partition(table, self.txn, self.now, token, pk)
-            if view is not None:
-                yield IndexedPartition(view, None if static else cks)
+        pos = b"" if lo is None else global_from(lo)
+        if self.resume is not None:  # the page before ended at this row: no entry before it is read again
+            token, pk, ck = self.resume  # (a static column's one entry per partition is at its start)
+            pos = max(pos, global_from(token, pk, b"" if static or ck is None else ck))
+        while True:
+            first = next(self._entries(table, vt, value, pos, None, batch=1), None)
+            if first is None:
+                return
+            token, pk, _ = global_base(first)
+            head = global_from(token, pk)
+            end = prefix_end(head) or head + b"\xff" * 16  # past every entry of this base partition
+            if hi is not None and (token > hi or (token == hi and not hi_inc)):
+                return  # entries are in base token order: none after this one is in the range
+            if not (lo is not None and token == lo and not lo_inc):
+                cks = None if static else partial(self._base_cks, table, vt, value, pos, end)
+                view = stored_partition(table, self.txn, self.now, token, pk)
+                if view is not None:
+                    yield IndexedPartition(view, cks)
+            pos = end
+
+    def _base_cks(self, table: Table, vt: int, value: bytes, lo: bytes, hi: bytes) -> Iterator[bytes]:
+        for entry in self._entries(table, vt, value, lo, hi):
+            yield global_base(entry)[2]
 
     def _local(self, table: Table, kr: KeyRestrictions) -> Iterator[Any]:
         value = self.plan.value
@@ -219,12 +259,19 @@ class IndexedSource:
                        for pk in (serialize_partition_key(k) for k in kr.partition_keys or ())},
                       key=lambda tp: order(*tp))
         for token, pk in keys:
-            cks = [local_base_ck(value, ck) for ck in self._entries(table, token, pk, lo, hi)]
-            if not cks:
+            start = lo
+            if self.resume is not None and not self.reverse and self.resume[:2] == (token, pk):
+                start = lo + (self.resume[2] or b"")  # the page before ended at this row
+            if next(self._entries(table, token, pk, start, hi, batch=1), None) is None:
                 continue
             view = stored_partition(table, self.txn, self.now, token, pk)
             if view is not None:
-                yield IndexedPartition(view, cks)
+                yield IndexedPartition(view, partial(self._local_cks, table, token, pk, start, hi))
+
+    def _local_cks(self, table: Table, token: int, pk: bytes, lo: bytes, hi: bytes | None) -> Iterator[bytes]:
+        value = self.plan.value
+        for ck in self._entries(table, token, pk, lo, hi):
+            yield local_base_ck(value, ck)  # type: ignore[arg-type]
 
 
 class _IndexName:

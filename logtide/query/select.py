@@ -301,6 +301,15 @@ def ordering_column(stmt: ast.Select, table: Table, name: str) -> Column:
     return col
 
 
+def _unbuilt_note(table: Table, kr: KeyRestrictions, stmt: ast.Select, source: Any) -> str:
+    """What a query refused for filtering is told when an index being built would serve it once built."""
+    if indexed_soon := (getattr(source, "unbuilt", None) and choose(table, kr, stmt.where)):
+        if indexed_soon.index.store_id in source.unbuilt:
+            return (f" (secondary index {indexed_soon.index.name} is still being built: see "
+                    "system.views_builds_in_progress)")
+    return ""
+
+
 def result_columns(stmt: ast.Select, table: Table, ctx: SelectContext) -> tuple[ColumnSpec, ...]:
     """The result columns of a SELECT (for prepared statement metadata)."""
     selected = selection(stmt, table, ctx)
@@ -323,10 +332,13 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
     # with ALLOW FILTERING an index is still looked for whenever something is filtered
     needs_filtering = (bool(kr.filters) or kr.partition_filters) if stmt.allow_filtering else filtering_needed(kr)
     source = ctx.source
-    indexed = choose(table, kr, stmt.where) if needs_filtering and isinstance(source, StoredSource) else None
+    indexed = choose(table, kr, stmt.where, source.unbuilt) \
+        if needs_filtering and isinstance(source, StoredSource) else None
     if indexed is not None:  # a secondary index serves a restriction (query.index_lookup)
         needs_filtering = indexed.needs_filtering
-        source = IndexedSource(source, indexed, partition_order(table, kr))
+        at = PagingState.decode(paging_state) if paging_state else None
+        source = IndexedSource(source, indexed, partition_order(table, kr),
+                               (at.token, at.pk, at.ck) if at is not None and at.offset < 0 else None)
     if needs_filtering and not stmt.allow_filtering:
         # ScyllaDB's order: a column after a slice, a partly restricted partition key, then the clustering
         # columns (CONTAINS, a gap), then the other columns
@@ -338,8 +350,10 @@ def execute_select(stmt: ast.Select, table: Table, ctx: SelectContext, page_size
                                      "index or filtering")
             if kr.clustering_gap_error:
                 raise InvalidRequest(kr.clustering_gap_error)
-        raise InvalidRequest(FILTERING_MESSAGE)
+        raise InvalidRequest(FILTERING_MESSAGE + _unbuilt_note(table, kr, stmt, source))
     reverse = _order(stmt, table, kr)
+    if isinstance(source, IndexedSource):
+        source.reverse = reverse
     limit = _positive_int(ev, stmt.limit, "limit")
     ppl = _positive_int(ev, stmt.per_partition_limit, "per partition limit")
     if stmt.distinct:
@@ -514,9 +528,10 @@ def _json_result(table: Table, columns: tuple[ColumnSpec, ...], rows: list[list[
 class StoredSource(PartitionSource):
     """Partitions of a stored table within one read snapshot."""
 
-    def __init__(self, txn: Any, now: int) -> None:
+    def __init__(self, txn: Any, now: int, unbuilt: frozenset[int] = frozenset()) -> None:
         self.txn = txn
         self.now = now
+        self.unbuilt = unbuilt  # store ids of the secondary indexes still being built: not read through
 
     def partitions(self, table: Table, kr: KeyRestrictions) -> Iterator[Any]:
         from .read import stored_partition, stored_partitions

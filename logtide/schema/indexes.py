@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Collection, Mapping
 
 from logtide.cql import ast
 from logtide.cql.tokens import RESERVED_KEYWORDS
@@ -372,9 +372,11 @@ def indexes_rows(catalog: Catalog) -> list[dict[str, Any]]:
     return rows
 
 
-def built_index_rows(catalog: Catalog) -> list[dict[str, Any]]:
-    """``system."IndexInfo"``: every index, built when it was created (``table_name`` holds the keyspace's name,
-    as in ScyllaDB and Cassandra), by keyspace then index name."""
+def built_index_rows(catalog: Catalog, building: Collection[int] = ()) -> list[dict[str, Any]]:
+    """``system."IndexInfo"``: every index built (``building``: the store ids of the indexes still being built,
+    which are not there yet; ``table_name`` holds the keyspace's name, as in ScyllaDB and Cassandra), by keyspace
+    then index name."""
     return [{"table_name": ks_name, "index_name": name}
             for ks_name in sorted(catalog.keyspaces)
-            for name in sorted(ix.name for t in catalog.keyspaces[ks_name].tables.values() for ix in t.indexes)]
+            for name in sorted(ix.name for t in catalog.keyspaces[ks_name].tables.values() for ix in t.indexes
+                               if ix.store_id not in building)]

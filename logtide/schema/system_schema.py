@@ -336,7 +336,7 @@ class NodeInfo:
     data_center: str = "datacenter1"
     rack: str = "rack1"
     host_id: uuid.UUID = field(default_factory=lambda: uuid.UUID(int=1))
-    # materialized views being built: view store id -> last base token built (text, None before the first)
+    # materialized views and indexes being built: store id -> last base token built (text, None before the first)
     view_builds: Mapping[int, str | None] = field(default_factory=dict)
     broadcast_address: str = "127.0.0.1"
     listen_address: str = "127.0.0.1"
@@ -655,7 +655,7 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
         for ks in catalog.keyspaces.values() for a in sorted(ks.aggregates.values(), key=_function_key)
         if a.reduce_function is not None],
     (SYSTEM_SCHEMA, "indexes"): lambda catalog, node: _index_rows(catalog),
-    (SYSTEM, "IndexInfo"): lambda catalog, node: _built_index_rows(catalog),
+    (SYSTEM, "IndexInfo"): lambda catalog, node: _built_index_rows(catalog, node),
     (SYSTEM_SCHEMA, "scylla_keyspaces"): _no_rows,
     (SYSTEM, "local"): _local_rows,
     (SYSTEM_AUTH, "roles"): _no_rows,
@@ -689,9 +689,9 @@ def _index_rows(catalog: "Catalog") -> list[dict[str, Any]]:
     return indexes_rows(catalog)
 
 
-def _built_index_rows(catalog: "Catalog") -> list[dict[str, Any]]:
+def _built_index_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
     from logtide.schema.indexes import built_index_rows
-    return built_index_rows(catalog)
+    return built_index_rows(catalog, node.view_builds)
 
 
 def _changefeed_rows(catalog: "Catalog") -> list[dict[str, Any]]:

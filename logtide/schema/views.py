@@ -602,21 +602,26 @@ def views_rows(catalog: Any, table_row: Callable[[Table], dict[str, Any]]) -> li
 
 def view_build_rows(catalog: Any, host_id: uuid.UUID, building: Mapping[int, str | None],
                     table: str) -> list[dict[str, Any]]:
-    """The rows of ScyllaDB's view-build tables (``building``: view store id -> last base token built, of the
-    builds in progress): ``system.built_views`` (``table`` "built": the views built), ``system.
+    """The rows of ScyllaDB's view-build tables (``building``: view or index store id -> last base token built,
+    of the builds in progress): ``system.built_views`` (``table`` "built": the views built), ``system.
     views_builds_in_progress`` ("progress": the others, with ``last_token``) and ``system_distributed.
-    view_build_status`` ("status": every view, ``STARTED`` or ``SUCCESS`` on this node)."""
+    view_build_status`` ("status": every view, ``STARTED`` or ``SUCCESS`` on this node).  A secondary index
+    is there as the view ScyllaDB backs it with, ``<index>_index``."""
     rows = []
-    for view in catalog_views(catalog):
-        row: dict[str, Any] = {"keyspace_name": view.keyspace, "view_name": view.name}
-        in_progress = view.store_id in building
-        if table == "status":
-            row.update(host_id=host_id, status="STARTED" if in_progress else "SUCCESS")
-        elif table == "progress":
-            if not in_progress:
+    for ks in catalog.all_keyspaces():
+        views = {name: t.store_id for name, t in ks.tables.items() if t.view is not None}
+        views.update((f"{ix.name}_index", ix.store_id) for t in ks.tables.values() for ix in t.indexes)
+        for name in sorted(views):
+            sid = views[name]
+            row: dict[str, Any] = {"keyspace_name": ks.name, "view_name": name}
+            in_progress = sid in building
+            if table == "status":
+                row.update(host_id=host_id, status="STARTED" if in_progress else "SUCCESS")
+            elif table == "progress":
+                if not in_progress:
+                    continue
+                row.update(generation_number=0, last_token=building[sid])
+            elif in_progress:
                 continue
-            row.update(generation_number=0, last_token=building[view.store_id])
-        elif in_progress:
-            continue
-        rows.append(row)
+            rows.append(row)
     return rows

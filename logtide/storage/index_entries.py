@@ -42,12 +42,11 @@ def global_base(ck: bytes) -> tuple[int, bytes, bytes]:
     return biased - _BIAS, ck[10:10 + n], ck[10 + n:]
 
 
-def global_after(base_token: int, base_pk: bytes, base_ck: bytes | None) -> bytes:
-    """The smallest global entry ``ck`` after every entry of the base row (or, ``base_ck`` None, of the whole
-    partition): where a page that ended there resumes."""
-    head = _TOKEN.pack(base_token + _BIAS) + _LEN16.pack(len(base_pk)) + base_pk
-    end = prefix_end(head + (base_ck or b""))
-    return end if end is not None else head + b"\xff" * 16
+def global_from(base_token: int, base_pk: bytes | None = None, base_ck: bytes = b"") -> bytes:
+    """The smallest global entry ``ck`` at or after the entries of the base row (token, pk, ck), or of the
+    first partition of ``base_token`` (``base_pk`` None): where a read from that row on starts."""
+    head = _TOKEN.pack(base_token + _BIAS)
+    return head if base_pk is None else head + _LEN16.pack(len(base_pk)) + base_pk + base_ck
 
 
 def entry_value(key: bytes, value: bytes) -> bytes:

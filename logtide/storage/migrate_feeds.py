@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterator
 from ..errors import DataDirectoryError
 from .feed_records import (FEED_TABLES, seal_committed, seal_consumer, seal_floor, seal_mark, seal_record,
                            seal_scan)
-from .opening import FORMAT, FORMAT_KEY
+from .opening import FORMAT_KEY, SEALED_FEEDS_FORMAT
 from .records import encode_meta
 
 BATCH = 10_000  # records read and rewritten per statement pair (the transaction is still one)
@@ -57,7 +57,7 @@ def migrate_feeds(conn: sqlite3.Connection, p: Path, enabled: bool | None = None
             for name, rows in _STATE.items():
                 _rebuild(conn, p, name, rows)
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                     (FORMAT_KEY, encode_meta(FORMAT_KEY, str(FORMAT).encode())))
+                     (FORMAT_KEY, encode_meta(FORMAT_KEY, str(SEALED_FEEDS_FORMAT).encode())))
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:

@@ -12,7 +12,9 @@
   directory of logtide 0.1 (pickled records, no application id) is migrated
   in one transaction by a writer; one of format 1 or 2 (changefeed values
   without checksums) has them sealed in one transaction by a writer
-  (``migrate_feeds``).  Both are refused read-only.
+  (``migrate_feeds``).  Both are refused read-only.  One of format 3 (before
+  secondary indexes and materialized views) is marked format 4 by a writer,
+  nothing else changed (``migrate_indexes``), and read as it is read-only.
 * A writer holds an exclusive ``flock`` on ``logtide.db`` for as long as it is
   open: deleting any other file does not let a second writer in.
 * Every commit advances a sequence number stored in the database and, after
@@ -42,8 +44,12 @@ DB_FILE = "logtide.db"
 COMMITS_FILE = "logtide.commits"
 APPLICATION_ID = 0x4C544944  # "LTID"
 # 1: single records; 2: CDC log rows may be stored in groups (record kind G, docs/durability.md);
-# 3: changefeed records and state sealed with checksums (storage/feed_records.py)
-FORMAT = 3
+# 3: changefeed records and state sealed with checksums (storage/feed_records.py);
+# 4: secondary index entries (record kind I) and materialized views, which a logtide reading format 3 would
+#    not maintain (migrate_indexes: nothing to convert)
+FORMAT = 4
+# the format whose changefeed records are sealed (migrate_feeds), which format 4 adds nothing to convert to
+SEALED_FEEDS_FORMAT = 3
 # the format logtide 0.1's records are migrated to (migrate_v0); its changefeed tables are sealed next (migrate_feeds)
 UNSEALED_FEEDS_FORMAT = 2
 FORMAT_KEY = "format"
@@ -280,7 +286,7 @@ def open_store(cls: Any, p: Path, readonly: bool, synchronous: str, create: bool
             if fmt == 0:
                 raise OldFormat(f"data directory {p} holds records in the format of logtide 0.1; open it once "
                                 f"for writing, or run 'logtide migrate --data-dir {p}', to migrate it")
-            if fmt < FORMAT:
+            if fmt < SEALED_FEEDS_FORMAT:
                 raise OldFormat(f"data directory {p} has storage format {fmt}, whose changefeed records carry no "
                                 f"checksums; open it once for writing, or run 'logtide migrate --data-dir {p}', "
                                 f"to migrate it to format {FORMAT}")
@@ -314,10 +320,12 @@ def open_store(cls: Any, p: Path, readonly: bool, synchronous: str, create: bool
                 why = lost_commits(p, seq, read_commits_file(p))  # no writer runs: the directory is locked
                 if why:
                     raise LostCommits(why + _LOST_ADVICE.format(p=p))
-            if fmt < FORMAT:  # once the directory is known sound: a refused one is left as it is
+            if fmt < SEALED_FEEDS_FORMAT:  # once the directory is known sound: a refused one is left as it is
                 from .migrate_feeds import migrate_feeds
 
                 migrate_feeds(conn, p)
+            if fmt < FORMAT:
+                migrate_indexes(conn)
             conn.executescript(FEED_SCHEMA)  # tables of later releases (idempotent)
             commits = CommitSequence(p / COMMITS_FILE, seq)
         except BaseException:
@@ -328,6 +336,22 @@ def open_store(cls: Any, p: Path, readonly: bool, synchronous: str, create: bool
             os.close(lock_fd)
         raise
     return cls(p, conn, False, lock_fd, synchronous, commits)
+
+
+def migrate_indexes(conn: sqlite3.Connection) -> None:
+    """Format 3 to 4: the format marker only, in one transaction (format 4 adds secondary index entries and
+    materialized views, which a format-3 directory has none of; a logtide reading format 3 refuses the
+    directory from then on, with its "written by a newer logtide" message, rather than leave them unmaintained
+    and report them as damage)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                     (FORMAT_KEY, encode_meta(FORMAT_KEY, str(FORMAT).encode())))
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 _LOST_ADVICE = (". Restore the directory from a backup, or accept the loss and keep what remains with "

@@ -194,3 +194,22 @@ def test_select_distinct_restricted_by_an_indexed_or_clustering_column_is_refuse
             t.execute(f"SELECT DISTINCT p FROM t WHERE {where}")
         assert str(e.value) == "SELECT DISTINCT with WHERE clause only supports restriction by partition key."
     assert [r.p for r in t.execute("SELECT DISTINCT p FROM t WHERE p IN (1, 2)")] == [1, 2]
+
+
+@pytest.mark.parametrize("index, where", [("st", "st = 1"), ("v", "v = 1"), ("c", "c = 2"), ("keys(m)", "m CONTAINS KEY 2"),
+                                          ("s", "s CONTAINS 1"), ("(p), w", "p = 3 AND w = 1")])
+def test_every_page_size_gives_the_same_rows_through_every_kind_of_index(t, index, where):
+    """A resumed page seeks to the entry the last page ended at: a static column's entry (one per partition,
+    at its start), a row's, a collection element's, a local index's."""
+    t.execute(f"CREATE INDEX ON t ({index})")
+    whole = pcs(t.execute(f"SELECT p, c FROM t WHERE {where}"))
+    assert whole
+    for size in (1, 2, 3, 4, 100):
+        got, state = [], None
+        while True:
+            r = t.execute(f"SELECT p, c FROM t WHERE {where}", page_size=size, paging_state=state)
+            got += pcs(r)
+            state = r.paging_state
+            if state is None:
+                break
+        assert got == whole, size

@@ -74,7 +74,7 @@ def test_a_format_2_directory_of_the_last_logtide_writing_it_is_refused_read_onl
     data = format2_dir(tmp_path / "d")
     with pytest.raises(OldFormat, match="has storage format 2, whose changefeed records carry no checksums; open it "
                                         "once for writing, or run 'logtide migrate --data-dir .*', to migrate it "
-                                        "to format 3"):
+                                        "to format 4"):
         DirectoryTopicReader(data)
     out = run_logtide("check", "--data-dir", str(data))
     assert out.returncode == 2 and "has storage format 2, whose changefeed records carry no checksums" in out.stderr
@@ -87,7 +87,7 @@ def test_migration_keeps_every_record_offset_consumer_floor_and_scan_state_and_g
     data = format2_dir(tmp_path / "d")
     out = run_logtide("migrate", "--data-dir", str(data))
     assert out.returncode == 0, out.stderr
-    assert storage_format(data) == 3
+    assert storage_format(data) == 4  # sealed (format 3), then marked format 4 (nothing more to convert)
     assert expected(data) == (HERE / "format2.expected.txt").read_text()  # what logtide 4b3b0b7 read from it
     report = check(data)
     with raw(data) as conn:  # every value sealed: not one bare JSON value left
@@ -171,7 +171,7 @@ def test_a_migration_killed_midway_changes_nothing_and_the_next_writer_completes
         assert {r[1] for r in conn.execute("PRAGMA table_info(feed_offsets)")} >= {"offset"}  # the format-2 layout
     store = Store.open(data)  # the next writer migrates it all
     store.close()
-    assert storage_format(data) == 3
+    assert storage_format(data) == 4  # sealed (format 3), then marked format 4 (nothing more to convert)
     report = check(data)
     assert not report.findings
     with DirectoryTopicReader(data) as r:

@@ -444,9 +444,9 @@ def test_meta_group_tables_is_read_alike_by_the_writer_and_check_ignoring_what_i
     assert _check(data) == []
 
 
-def test_a_new_directory_is_storage_format_3(tmp_path):
+def test_a_new_directory_is_storage_format_4(tmp_path):
     logtide.open(tmp_path / "d").close()
-    assert _format(tmp_path / "d") == 3
+    assert _format(tmp_path / "d") == 4
 
 
 def test_a_format_1_directory_is_refused_read_only_and_a_writer_migrates_it_its_log_reading_the_same(tmp_path):
@@ -463,7 +463,7 @@ def test_a_format_1_directory_is_refused_read_only_and_a_writer_migrates_it_its_
         logtide.open(data, readonly=True)
     assert _format(data) == 1 and len(before) == 10
     with logtide.open(data) as db:
-        assert _format(data) == 3  # changefeed tables sealed (storage format 3), which groups may follow
+        assert _format(data) == 4  # changefeed tables sealed (storage format 3), which groups may follow
         s = db.session()
         assert [tuple(r) for r in s.execute(f"SELECT * FROM {LOG}")] == before
         s.execute("INSERT INTO ks.t (pk, ck, v) VALUES (1, 0, 9)")
@@ -475,10 +475,10 @@ def test_a_format_1_directory_is_refused_read_only_and_a_writer_migrates_it_its_
 
 def test_a_directory_of_a_newer_storage_format_is_refused(tmp_path):
     logtide.open(tmp_path / "d").close()
-    _set_format(tmp_path / "d", 4)
+    _set_format(tmp_path / "d", 5)
     for readonly in (False, True):
-        with pytest.raises(DataDirectoryError, match="has storage format 4, written by a newer logtide "
-                                                     r"\(this one reads format 3\)"):
+        with pytest.raises(DataDirectoryError, match="has storage format 5, written by a newer logtide "
+                                                     r"\(this one reads format 4\)"):
             logtide.open(tmp_path / "d", readonly=readonly)
 
 
