@@ -70,14 +70,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if not missing:
         return
     say = session.config.pluginmanager.get_plugin("terminalreporter")
-    names = " ".join(missing)
+    names = ", ".join(missing)
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         say.write_line(f"tests/conftest.py: {names} not installed and not root with apt-get: the tests that "
-                       "drive it skip")
+                       "drive them skip")
         return
-    say.write_line(f"tests/conftest.py: installing Debian's {names} with apt-get (as root; its tests drive it)")
+    say.write_line(f"tests/conftest.py: installing Debian's {names} with apt-get (as root; the tests drive them)")
     if not _apt_install(missing):
-        say.write_line(f"tests/conftest.py: apt-get could not install {names}: the tests that drive it skip")
+        say.write_line(f"tests/conftest.py: apt-get could not install {names}: the tests that drive them skip")
 
 import logtide
 from logtide.clock import ManualClock

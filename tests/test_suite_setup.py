@@ -17,5 +17,5 @@ def test_a_missing_debian_tool_is_named_on_the_terminal(tmp_path):
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "tests/test_ratelog.py"], cwd=ROOT,
                           capture_output=True, text=True, timeout=300, env={**os.environ, "PATH": str(bin_dir)})
     assert done.returncode == 0, done.stdout[-2000:]
-    assert done.stdout.splitlines()[0] == ("tests/conftest.py: kcat not installed and not root with apt-get: the "
-                                           "tests that drive it skip")
+    assert done.stdout.splitlines()[0] == ("tests/conftest.py: kcat, chromium, chromium-driver not installed and "
+                                           "not root with apt-get: the tests that drive them skip")
