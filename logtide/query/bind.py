@@ -17,7 +17,7 @@ from ..mutation.assignments import check_assignments
 from ..result import ColumnSpec
 from ..schema import types as T
 from ..schema.model import Column, Table
-from .restrictions import where_column
+from .where_rules import check_operator, check_relation, check_restrictions, where_column
 
 BIGINT = T.BIGINT
 INT = T.INT
@@ -123,10 +123,9 @@ class BindCollector:
             self.operand(rel.op, rel.rhs, col.type, col.name)
             return
         if rel.op in ("CONTAINS", "CONTAINS KEY"):
-            t = col.type
-            if rel.op == "CONTAINS KEY" and not isinstance(t, T.MapType):  # as the statement itself says
-                raise InvalidRequest(f"Cannot use CONTAINS KEY on non-map column {col.name}")
-            et = t.key if rel.op == "CONTAINS KEY" else (t.value if isinstance(t, T.MapType) else getattr(t, "element", None))
+            t = col.type  # not a collection (a map for CONTAINS KEY): refused by check_relation
+            et = (getattr(t, "key", None) if rel.op == "CONTAINS KEY"
+                  else (t.value if isinstance(t, T.MapType) else getattr(t, "element", None)))
             self.term(rel.rhs, et, col.name)
             return
         if rel.op == "=" and isinstance(rel.rhs, ast.BindMarker) and col.kind == "partition_key":
@@ -205,8 +204,11 @@ class BindCollector:
                     t = col.type
                     kt = t.key if isinstance(t, T.MapType) else (t.element if isinstance(t, T.SetType) else INT)
                     self.term(tgt.key, kt, f"key({col.name})" if isinstance(t, T.MapType) else f"idx({col.name})")
-        for rel in stmt.where:
+        for rel in stmt.where:  # ScyllaDB's order: the operator, the names and types, the relation's rules
+            check_operator(rel)
             self.relation(table, rel)
+            check_relation(table, rel)
+        check_restrictions(table, stmt.where)
         if isinstance(stmt, (ast.Update, ast.Delete)):
             for cond in stmt.conditions:
                 self.condition(table, cond)

@@ -18,8 +18,10 @@ from ..cql import ast
 from ..errors import InvalidRequest
 from ..schema.model import CLUSTERING, PARTITION_KEY, Column, Table, check_key_length
 from ..schema import types as T
-from ..schema.types_literal import term_text
 from ..storage.keys import clustering_key, prefix_end
+from .where_rules import UnrecognizedName, check_where, unrecognized_name, where_column
+
+__all__ = ["UnrecognizedName", "unrecognized_name", "where_column"]  # also this module's names (where_rules)
 
 FILTERING_MESSAGE = ("Cannot execute this query as it might involve data filtering and thus may have "
                      "unpredictable performance. If you want to execute this query despite the "
@@ -111,31 +113,6 @@ class KeyRestrictions:
         return ranges
 
 
-class UnrecognizedName(InvalidRequest):
-    """ScyllaDB's error for a name in a WHERE clause, an IF condition or a selector that is no column of the
-    table (``unrecognized_entity_exception``; Cassandra says "Undefined column name")."""
-
-    def __init__(self, entity: str) -> None:
-        super().__init__(f"Unrecognized name {entity}")
-        self.entity = entity
-
-
-def unrecognized_name(name: str) -> UnrecognizedName:
-    """The error for a name that is no column of the table (:class:`UnrecognizedName`)."""
-    return UnrecognizedName(name)
-
-
-def where_column(table: Table, name: str, aliases: frozenset[str] | set[str] = frozenset()) -> Column:
-    """The column a WHERE clause or condition names; an unknown name is ScyllaDB's "Unrecognized name", or
-    "Aliases aren't allowed in the WHERE clause" when it is an alias of the SELECT's selectors."""
-    col = table.column(name)
-    if col is None:
-        if name in aliases:
-            raise InvalidRequest(f"Aliases aren't allowed in the WHERE clause (name: '{name}')")
-        raise unrecognized_name(name)
-    return col
-
-
 def _column(table: Table, name: str) -> Column:
     return where_column(table, name)
 
@@ -184,15 +161,14 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator, *, selec
     ck_eq_width: dict[int, int] = {}
     ck_slices: dict[int, ClusteringSlice] = {}
     ck_slice_width: dict[int, int] = {}
-    multi: dict[str, str] = {}  # column -> kind of the multi-column relation on it
-    _check_slices_not_mixed(where)
+    check_where(table, where)
     for rel in where:
         lhs = rel.lhs
         try:
             if isinstance(lhs, ast.TokenOf):
                 _token_relation(table, rel, ev, kr)
             elif isinstance(lhs, ast.ColumnTuple):
-                _multi_column_relation(table, rel, ev, ck_eq, ck_eq_width, ck_slices, ck_slice_width, multi, select,
+                _multi_column_relation(table, rel, ev, ck_eq, ck_eq_width, ck_slices, ck_slice_width, select,
                                        kr.checks if select else None)
             elif isinstance(lhs, ast.ElementRef):
                 if not select:
@@ -255,7 +231,7 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator, *, selec
                 f"Clustering column \"{col.name}\" cannot be restricted (preceding column "
                 f"\"{ck_cols[kr.clustering_slice.first].name}\" is restricted by a non-EQ relation)")
     if kr.clustering_gap_error is None:
-        kr.clustering_gap_error = _clustering_gap(ck_cols, kr, ck_eq_width, ck_slice_width, multi)
+        kr.clustering_gap_error = _clustering_gap(ck_cols, kr, ck_eq_width, ck_slice_width)
     sl = kr.clustering_slice
     if sl is not None and not kr.gap_after_slice:  # c CONTAINS 2, c LIKE ... after the slice: the same gap
         end = sl.first + ck_slice_width[sl.first]
@@ -267,21 +243,8 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator, *, selec
     return kr
 
 
-def _check_slices_not_mixed(where: Sequence[ast.Relation]) -> None:
-    """A column bounded on one side both by a single-column slice and by a multi-column one (``(b) > (0) AND
-    b > 1``) is refused with Cassandra's words (ScyllaDB refuses any mix of the two forms, issue #4244;
-    logtide reads the other mixes as Cassandra does, docs/compatibility.md)."""
-    for side, ops in (("start", (">", ">=")), ("end", ("<", "<="))):
-        single = {rel.lhs.name for rel in where if isinstance(rel.lhs, ast.ColumnRef) and rel.op in ops}
-        tupled = [n for rel in where if isinstance(rel.lhs, ast.ColumnTuple) and rel.op in ops
-                  for n in rel.lhs.columns]
-        both = [n for n in tupled if n in single]
-        if both:
-            raise InvalidRequest(f"More than one restriction was found for the {side} bound on {both[0]}")
-
-
 def _clustering_gap(ck_cols: Sequence[Column], kr: KeyRestrictions, ck_eq_width: dict[int, int],
-                    ck_slice_width: dict[int, int], multi: dict[str, str]) -> str | None:
+                    ck_slice_width: dict[int, int]) -> str | None:
     """ScyllaDB's check that the restricted clustering columns (by any relation, filters included) are a
     prefix of the clustering key (``process_clustering_columns_restrictions``): the error naming the first
     restricted column past an unrestricted one, or None.  ``c1 NOT IN ? AND c2 = 1`` is a prefix (both
@@ -294,9 +257,6 @@ def _clustering_gap(ck_cols: Sequence[Column], kr: KeyRestrictions, ck_eq_width:
     for rank, position in enumerate(sorted(restricted)):
         if position != rank:
             col = ck_cols[position]
-            if col.name in multi:  # a multi-column relation after a gap: ScyllaDB's words
-                return ("Clustering columns may not be skipped in multi-column relations. "
-                        "They should appear in the PRIMARY KEY order")
             return (f"PRIMARY KEY column \"{col.name}\" cannot be restricted as preceding column "
                     f"\"{ck_cols[rank].name}\" is not restricted")
     return None
@@ -327,10 +287,6 @@ def _single_column_relation(table: Table, rel: ast.Relation, ev: Evaluator, kr: 
     if op in ("CONTAINS", "CONTAINS KEY"):
         kr.filters.append(_contains_filter(col, rel, ev, select))
         return
-    if op == "!=":
-        raise InvalidRequest(f'Unsupported "!=" relation: {col.name} != {term_text(rel.rhs)}')
-    if op == "IS NOT":
-        raise InvalidRequest(f"Unsupported restriction: {col.name} IS NOT NULL")
     if op == "LIKE":
         if not select:
             raise InvalidRequest(f"LIKE restriction is only supported on properly indexed columns. "
@@ -442,8 +398,6 @@ def _not_in_filter(col: Column, rel: ast.Relation, ev: Evaluator) -> Filter:
 
 def _like_filter(col: Column, rel: ast.Relation, ev: Evaluator) -> Filter:
     """ScyllaDB's ``c LIKE 'pattern'`` on a string column (``%`` any characters, ``_`` one, ``\\`` escapes)."""
-    if getattr(col.type, "name", None) not in ("text", "ascii", "varchar"):
-        raise InvalidRequest(f"LIKE is allowed only on string types, which {col.name} is not")
     pattern = ev.value(rel.rhs, col.type, col.name)
     if pattern is T.UNSET:
         raise InvalidRequest(f"Invalid unset value for column {col.name}")
@@ -473,14 +427,6 @@ def _element_filter(table: Table, rel: ast.Relation, ev: Evaluator) -> Filter:
     lhs = rel.lhs
     col = _column(table, lhs.column)
     t = col.type
-    if not isinstance(t, (T.MapType, T.ListType)):
-        raise InvalidRequest(f"Column {col.name} cannot be subscripted")
-    if not t.is_multicell:
-        kind = "Map-entry" if isinstance(t, T.MapType) else "List element"
-        raise InvalidRequest(f"{kind} equality predicates on frozen {'map' if kind == 'Map-entry' else 'list'} "
-                             f"column {col.name} are not supported")
-    if rel.op != "=":
-        raise InvalidRequest("Only EQ relations are supported on map/list entries")
     if isinstance(t, T.MapType):
         key_type, value_type, key_name = t.key, t.value, f"key({col.name})"
     else:
@@ -539,29 +485,14 @@ def _tighter(a: Bound, b: Bound, ctype: Any, sign: int) -> Bound:
 
 
 def _multi_column_relation(table: Table, rel: ast.Relation, ev: Evaluator, ck_eq, ck_eq_width, ck_slices,
-                           ck_slice_width, multi: dict[str, str], select: bool = False,
-                           checks: list[Filter] | None = None) -> None:
-    """``(c1, c2, ...) op tuple`` or ``... IN (tuples)`` on consecutive clustering columns (in a SELECT a
-    null tuple matches no row; with ``checks``, a SELECT's, a slice may span columns of mixed order).
-    ``multi`` maps the columns earlier multi-column relations restricted to their kinds (ScyllaDB's rules
-    for a column restricted by two of them)."""
-    if rel.op == "!=":
-        raise InvalidRequest(f'Unsupported "!=" relation: ({", ".join(rel.lhs.columns)}) != {term_text(rel.rhs)}')
+                           ck_slice_width, select: bool = False, checks: list[Filter] | None = None) -> None:
+    """``(c1, c2, ...) op tuple`` or ``... IN (tuples)`` on the first clustering columns (in a SELECT a null
+    tuple matches no row; with ``checks``, a SELECT's, a slice may span columns of mixed order).  The columns
+    and the other multi-column relations were checked by :func:`check_where`."""
     cols = [_column(table, n) for n in rel.lhs.columns]
-    for c in cols:
-        if c.kind != CLUSTERING:
-            raise InvalidRequest(f"Multi-column relations can only be applied to clustering columns but was applied to: {c.name}")
     positions = [c.position for c in cols]
-    if positions != list(range(positions[0], positions[0] + len(positions))):
-        raise InvalidRequest("Clustering columns must appear in the PRIMARY KEY order in multi-column relations: "
-                             + ", ".join(c.name for c in cols))
     ttype = T.TupleType(tuple(c.type for c in cols))
     receiver = "(" + ",".join(c.name for c in cols) + ")"
-    literals = rel.rhs.items if isinstance(rel.rhs, ast.InValues) else (rel.rhs,)
-    for item in literals:
-        if isinstance(item, ast.TupleLiteral) and len(item.items) != len(cols):
-            raise InvalidRequest(f"Expected {len(cols)} elements in value tuple, but got {len(item.items)}: "
-                                 f"{term_text(item)}")
 
     def tup(v) -> tuple[bytes, ...] | None:
         """The serialized tuple; None for a null one (or one holding a null) in a SELECT: it matches nothing."""
@@ -569,6 +500,8 @@ def _multi_column_relation(table: Table, rel: ast.Relation, ev: Evaluator, ck_eq
             if select:
                 return None
             raise InvalidRequest(f"Invalid null value in condition for columns: {list(rel.lhs.columns)}")
+        if v is T.UNSET:
+            raise InvalidRequest(f"Invalid unset value for columns: {list(rel.lhs.columns)}")
         if len(v) != len(cols):
             raise InvalidRequest(f"Expected {len(cols)} elements in value tuple, but got {len(v)}")
         for c, x in zip(cols, v):
@@ -576,17 +509,6 @@ def _multi_column_relation(table: Table, rel: ast.Relation, ev: Evaluator, ck_eq
                 raise InvalidRequest(f"Invalid null value in condition for column {c.name}")
         return tuple(_serialize(c, x) for c, x in zip(cols, v))
 
-    kind = "=" if rel.op == "=" else "IN" if rel.op == "IN" else "slice"
-    common = [c.name for c in cols if c.name in multi]
-    if common:
-        names = ", ".join(common)
-        if kind == "=":
-            raise InvalidRequest(f"{names} cannot be restricted by more than one relation if it includes an Equal")
-        if kind == "IN":
-            raise InvalidRequest(f"{names} cannot be restricted by more than one relation if it includes a IN")
-        if any(multi[n] != "slice" for n in common):
-            raise InvalidRequest(f'Column "{names}" cannot be restricted by both an equality and an inequality relation')
-    multi.update((c.name, kind) for c in cols)
     first = positions[0]
     if rel.op in ("=", "IN"):
         if rel.op == "=":
@@ -633,15 +555,8 @@ def _mixed_order_slice(cols: list[Column], op: str, bound: tuple[bytes, ...] | N
 
 
 def _token_relation(table: Table, rel: ast.Relation, ev: Evaluator, kr: KeyRestrictions) -> None:
-    """``token(pk...) op value``: a token range (the arguments are the partition key, in order)."""
-    names = [c.name for c in table.partition_key]
-    given = list(rel.lhs.columns)
-    if given != names:
-        if len(set(given)) < len(given):
-            raise InvalidRequest("The token() function contains duplicate partition key components")
-        if len(set(given)) < len(names):
-            raise InvalidRequest("The token() function must be applied to all partition key components or none of them")
-        raise InvalidRequest("The token function arguments must be in the partition key order: " + ", ".join(names))
+    """``token(pk...) op value``: a token range (the arguments, the partition key in order, were checked by
+    :func:`check_where`)."""
     rhs = rel.rhs
     value = ev.value(rhs, T.BIGINT, "partition key token")
     if value is None:
@@ -661,12 +576,8 @@ def _token_relation(table: Table, rel: ast.Relation, ev: Evaluator, kr: KeyRestr
 
 def _contains_filter(col: Column, rel: ast.Relation, ev: Evaluator, select: bool = False) -> Filter:
     """``c CONTAINS v`` / ``c CONTAINS KEY k`` (in a SELECT, ``CONTAINS null`` matches no row)."""
-    t = col.type
-    if not t.is_collection:
-        raise InvalidRequest(f"Cannot use {rel.op} on non-collection column {col.name}")
+    t = col.type  # a collection (a map for CONTAINS KEY), as check_where made sure
     if rel.op == "CONTAINS KEY":
-        if not isinstance(t, T.MapType):
-            raise InvalidRequest(f"Cannot use CONTAINS KEY on non-map column {col.name}")
         et = t.key
     else:
         et = t.value if isinstance(t, T.MapType) else t.element

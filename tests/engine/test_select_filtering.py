@@ -181,7 +181,7 @@ def test_durations_filter_by_equality_and_refuse_an_order(session):
     session.execute("INSERT INTO durs (k, d, l, fl, m, tu, sp) VALUES (1, 2s, [2s, 3s], [2s], {1: 2s}, (1, 2s), "
                     "{d: 2s, i: 1})")
     for where, keys in [("d = 1s", {0}), ("d IN (2s, 1s)", {0, 1}), ("d NOT IN (2s)", {0}), ("fl = [1s, 2s]", {0}),
-                        ("l = [2s, 3s]", {1}), ("l CONTAINS 3s", {1}), ("m[1] = 2s", {1}), ("tu = (1, 2s)", {1}),
+                        ("l CONTAINS 3s", {1}), ("m[1] = 2s", {1}), ("tu = (1, 2s)", {1}),
                         ("sp = {d: 1s, i: 1}", {0}), ("d = 1mo", set())]:
         assert {r[0] for r in session.execute(f"SELECT k FROM durs WHERE {where} ALLOW FILTERING")} == keys, where
     for where, column in [("d > 1s", "d"), ("fl <= [1s]", "fl"), ("tu >= (1, 2s)", "tu"), ("sp < {d: 1s, i: 1}", "sp")]:

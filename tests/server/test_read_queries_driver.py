@@ -92,3 +92,23 @@ def test_prepare_names_an_unknown_column_as_scylladb_does(session, query, messag
     with pytest.raises(InvalidRequest) as e:
         session.execute(query.replace("?", "1").replace("nope[1]", "nope[1]"))
     assert message in str(e.value)
+
+
+@pytest.mark.parametrize("query, message", [
+    ("SELECT * FROM wr WHERE u != {a: 0}", 'Unsupported "!=" relation: u != {a: 0}'),
+    ("SELECT * FROM wr WHERE u IS NOT NULL", "Unsupported restriction: u IS NOT NULL"),
+    ("SELECT * FROM wr WHERE k = ? AND s = ?", "Collection column 's' (set<int>) cannot be restricted by a '=' relation"),
+    ("SELECT * FROM wr WHERE k = ? AND (c, d) > (?, ?)",
+     "Clustering columns may not be skipped in multi-column relations. They should appear in the PRIMARY KEY order"),
+    ("SELECT * FROM wr WHERE k = ? AND b = ? AND (b, c) > (?, ?)",
+     "Mixing single column relations and multi column relations on clustering columns is not allowed"),
+])
+def test_prepare_refuses_a_where_clause_scylladb_refuses(session, query, message):
+    """The rules of a WHERE clause that need no value are checked by PREPARE, as ScyllaDB checks them: the
+    driver gets the server's error, not a failure to bind values to a statement with fewer markers."""
+    session.execute("CREATE TYPE IF NOT EXISTS pt (a int)")
+    session.execute("CREATE TABLE IF NOT EXISTS wr (k int, b int, c int, d int, s set<int>, u pt, "
+                    "PRIMARY KEY (k, b, c, d))")
+    with pytest.raises(InvalidRequest) as e:
+        session.prepare(query)
+    assert message in str(e.value)
