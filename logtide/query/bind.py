@@ -81,8 +81,8 @@ class BindCollector:
                 self.term(a, TEXT, "fromjson")
             return
         if fc.name == "token" and self._table is not None and fc.keyspace in (None, "system"):
-            for a, c in zip(fc.args, self._table.partition_key):  # token(?) takes the partition key's values
-                self.term(a, c.type, c.name)
+            for i, (a, c) in enumerate(zip(fc.args, self._table.partition_key)):  # the partition key's types,
+                self.term(a, c.type, f"arg{i}(system.token)")  # ScyllaDB's name for a function's argument
             return
         try:
             f = self.infer(fc)

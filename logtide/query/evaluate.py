@@ -194,6 +194,7 @@ class TermEvaluator:
             raise InvalidRequest(f"Type error: cannot assign result of function {call_text(fc)} "
                                  f"(type {f.return_type.cql()}) to {receiver} (type {expected.cql()})")
         args = [self.value(a, p, f"{name}.arg{i}") for i, (a, p) in enumerate(zip(fc.args, f.arg_types))]
+        _check_set(args, name)
         if any(a is None for a in args):
             return None
         result = f.impl(*args)
@@ -229,6 +230,7 @@ class TermEvaluator:
             raise InvalidRequest(f"Invalid number of arguments in call to function system.token: "
                                  f"{len(pk)} required but {len(fc.args)} provided")
         values = [self.value(a, c.type, c.name) for a, c in zip(fc.args, pk)]
+        _check_set(values, "token")
         if any(v is None for v in values):
             return None
         token = partition_token(self.table, serialize_partition_key([c.type.serialize(v) for c, v in zip(pk, values)]))
@@ -237,3 +239,9 @@ class TermEvaluator:
                                  f"(type bigint) to {receiver} (type {expected.cql()})")
         return token if expected is None else convert(token, T.BIGINT, expected)
 
+
+def _check_set(args: list[Any], name: str) -> None:
+    """A function argument bound to UNSET is refused (Cassandra's words): a function has no value to leave
+    unchanged."""
+    if any(a is T.UNSET for a in args):
+        raise InvalidRequest(f"Invalid unset value for argument in call to function {name}")

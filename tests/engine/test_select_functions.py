@@ -13,6 +13,7 @@ import pytest
 from cassandra.util import Date
 
 from logtide.errors import InvalidRequest, SyntaxException
+from logtide.schema import types as T
 
 from ..conftest import rows
 
@@ -223,7 +224,7 @@ def test_token_of_values_in_where_is_the_token_of_that_partition_key(session):
     assert between == [(k,) for _, k in ring[3:8]]
     assert rows(session.execute(f"SELECT k FROM tk WHERE token(k) = token({lo[1]})")) == [(lo[1],)]
     prepared = session.prepare("SELECT k FROM tk WHERE token(k) > token(?)")
-    assert [(s.name, s.type.cql()) for s in prepared.bind_specs] == [("k", "int")]
+    assert [(s.name, s.type.cql()) for s in prepared.bind_specs] == [("arg0(system.token)", "int")]
     assert rows(session.execute(prepared, [hi[1]])) == [(k,) for _, k in ring[9:]]
     with pytest.raises(InvalidRequest, match="Invalid null value for partition key token"):
         session.execute("SELECT k FROM tk WHERE token(k) > token(null)")
@@ -266,3 +267,12 @@ def test_counter_as_blob_and_back_take_counters_only(session):
         session.execute("SELECT counterasblob(i) FROM bi")
     with pytest.raises(InvalidRequest, match="blobascounter, value 0x00000007 is not a valid binary representation"):
         session.execute("SELECT blobascounter(intasblob(v)) FROM bi")
+
+
+def test_an_unset_function_argument_in_where_is_refused(session):
+    """``token(?)`` and ``blobAsInt(?)`` bound to UNSET are refused with a message naming the unset value (the
+    marker inside ``token()`` is ScyllaDB's ``arg0(system.token)``, no routing-key column)."""
+    session.execute("CREATE TABLE tu (k int PRIMARY KEY, v int)")
+    for query in ("SELECT k FROM tu WHERE token(k) >= token(?)", "SELECT k FROM tu WHERE k = blobAsInt(?)"):
+        with pytest.raises(InvalidRequest, match="unset"):
+            session.execute(session.prepare(query), [T.UNSET])
