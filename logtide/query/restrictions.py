@@ -219,6 +219,7 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator, *, selec
         kr.empty = True
         prefixes = [()]
     kr.clustering_prefixes = sorted(set(prefixes), key=lambda p: clustering_key(ck_cols, p)) if prefixes != [()] else [()]
+    _check_clustering_lengths(kr)
     kr.clustering_restricted = bool(ck_eq or ck_slices)
     for idx in sorted(set(ck_eq) | set(ck_slices)):
         if idx in consumed:
@@ -241,6 +242,19 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator, *, selec
             kr.clustering_gap_error = (f"Clustering column \"{later[0].name}\" cannot be restricted (preceding column "
                                        f"\"{ck_cols[sl.first].name}\" is restricted by a non-EQ relation)")
     return kr
+
+
+def _check_clustering_lengths(kr: KeyRestrictions) -> None:
+    """A clustering key the restrictions address is no longer than a key may be (``Key length of 66560 is
+    longer than maximum of 65535``): ScyllaDB refuses it as it refuses such a partition key (its issue #10366;
+    Cassandra reads nothing)."""
+    sl = kr.clustering_slice
+    for prefix in kr.clustering_prefixes:
+        if prefix:
+            check_key_length(prefix)
+        for bound in (sl.start, sl.end) if sl is not None else ():
+            if bound is not None:
+                check_key_length(prefix + bound.values)
 
 
 def _clustering_gap(ck_cols: Sequence[Column], kr: KeyRestrictions, ck_eq_width: dict[int, int],

@@ -286,3 +286,14 @@ def test_filters_still_refused_without_allow_filtering(one_partition, where, mes
         one_partition.execute(f"SELECT p, c1 FROM op WHERE {where}")
     assert message in str(e.value)
     one_partition.execute(f"SELECT p, c1 FROM op WHERE {where} ALLOW FILTERING")
+
+
+def test_a_select_refuses_a_clustering_key_longer_than_a_key_may_be(session):
+    """As ScyllaDB (its issue #10366): a clustering value over 64 KiB in a SELECT is refused as a partition key's
+    is, by equality, IN or a slice bound; Cassandra reads nothing."""
+    session.execute("CREATE TABLE big_ck (a text, b text, PRIMARY KEY (a, b))")
+    too_big = "x" * 65 * 1024
+    for where in ("b = ?", "b IN ('a', ?)", "b > ?", "(b) <= (?)"):
+        with pytest.raises(InvalidRequest, match="^Key length of 66560 is longer than maximum of 65535$"):
+            session.execute(f"SELECT * FROM big_ck WHERE a = 'k' AND {where}", [too_big])
+    assert rows(session.execute("SELECT * FROM big_ck WHERE a = 'k' AND b = ?", ["x" * 65535])) == []
