@@ -208,7 +208,7 @@ class BindCollector:
             check_operator(rel)
             self.relation(table, rel)
             check_relation(table, rel)
-        check_restrictions(table, stmt.where)
+        check_restrictions(table, stmt.where, isinstance(stmt, ast.Select) and stmt.allow_filtering)
         if isinstance(stmt, (ast.Update, ast.Delete)):
             for cond in stmt.conditions:
                 self.condition(table, cond)

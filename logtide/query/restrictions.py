@@ -161,7 +161,7 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator, *, selec
     ck_eq_width: dict[int, int] = {}
     ck_slices: dict[int, ClusteringSlice] = {}
     ck_slice_width: dict[int, int] = {}
-    check_where(table, where)
+    check_where(table, where, select and allow_filtering)
     for rel in where:
         lhs = rel.lhs
         try:

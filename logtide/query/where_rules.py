@@ -143,12 +143,15 @@ def _check_multi_column(table: Table, lhs: ast.ColumnTuple) -> None:
         previous = col.position
 
 
-def check_restrictions(table: Table, where: Sequence[ast.Relation]) -> None:
+def check_restrictions(table: Table, where: Sequence[ast.Relation], allow_filtering: bool = False) -> None:
     """ScyllaDB's ``statement_restrictions`` over the relations, in the order written: ``IS NOT NULL`` belongs
     to a materialized view's definition (refused in Cassandra's words); single-column and multi-column relations
     on clustering columns do not mix, whichever comes first; a second multi-column relation may only be a slice,
-    after a slice, bounding the other side."""
+    after a slice, bounding the other side.  Without ``allow_filtering`` a single-column relation on a clustering
+    column after a slice on an earlier one, or a slice on a clustering column written after a relation on a
+    later one, is refused, naming the columns in the order written."""
     single = False
+    last: Column | None = None  # the last clustering column of the single-column relations so far
     first: ast.Relation | None = None  # the first multi-column relation
     restricted: list[str] = []  # the columns of the multi-column relations so far
     has_slice = False
@@ -161,7 +164,11 @@ def check_restrictions(table: Table, where: Sequence[ast.Relation]) -> None:
             if col is not None and col.kind == CLUSTERING:
                 if first is not None:
                     raise InvalidRequest(MIXING_MESSAGE)
-                single = True
+                if last is not None and not allow_filtering:
+                    _check_after_slice(col, last, has_slice, rel.op in SLICE_OPS)
+                single, has_slice = True, has_slice or rel.op in SLICE_OPS
+                if last is None or col.position > last.position:
+                    last = col
             continue
         if not isinstance(lhs, ast.ColumnTuple):
             continue
@@ -185,6 +192,16 @@ def check_restrictions(table: Table, where: Sequence[ast.Relation]) -> None:
         restricted.extend(lhs.columns)
 
 
+def _check_after_slice(col: Column, last: Column, has_slice: bool, is_slice: bool) -> None:
+    """ScyllaDB's two checks of a single-column clustering relation against the ones written before it."""
+    if has_slice and col.position > last.position:
+        raise InvalidRequest(f'Clustering column "{col.name}" cannot be restricted (preceding column "{last.name}" '
+                             "is restricted by a non-EQ relation)")
+    if is_slice and col.position < last.position:
+        raise InvalidRequest(f'PRIMARY KEY column "{last.name}" cannot be restricted (preceding column "{col.name}" '
+                             "is restricted by a non-EQ relation)")
+
+
 def _in_common(table: Table, a: Sequence[str], b: Sequence[str]) -> str:
     """The columns two relations share, in key order, as ScyllaDB lists them (``get_columns_in_commons``:
     joined by " ,")."""
@@ -192,9 +209,9 @@ def _in_common(table: Table, a: Sequence[str], b: Sequence[str]) -> str:
     return " ,".join(c.name for c in table.clustering_key if c.name in both)
 
 
-def check_where(table: Table, where: Sequence[ast.Relation]) -> None:
+def check_where(table: Table, where: Sequence[ast.Relation], allow_filtering: bool = False) -> None:
     """Every rule of this module, in ScyllaDB's order, for a statement that runs without being prepared."""
     for rel in where:
         check_operator(rel)
         check_relation(table, rel)
-    check_restrictions(table, where)
+    check_restrictions(table, where, allow_filtering)

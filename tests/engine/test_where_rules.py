@@ -96,3 +96,27 @@ def test_writes_keep_the_rules_of_their_where_clause(coll):
                        "Collection column 's' (set<int>) cannot be restricted by a '=' relation")
     refused_everywhere(coll, "UPDATE coll SET n = 1 WHERE k != 0", 'Unsupported "!=" relation: k != 0')
     assert rows(coll.execute("SELECT n FROM coll WHERE k = 0")) == [(0,)]
+
+
+@pytest.fixture
+def ck(session):
+    session.execute("CREATE TABLE ck (a int, b int, c int, d int, PRIMARY KEY (a, b, c, d))")
+    session.execute("INSERT INTO ck (a, b, c, d) VALUES (0, 1, 2, 3)")
+    return session
+
+
+@pytest.mark.parametrize("where, message", [
+    ("b > 0 AND c = 2", 'Clustering column "c" cannot be restricted (preceding column "b" is restricted by a non-EQ '
+                        'relation)'),
+    ("b > 0 AND d = 3 AND c = 2", 'Clustering column "d" cannot be restricted (preceding column "b" is restricted '
+                                  'by a non-EQ relation)'),
+    ("c = 2 AND b > 0", 'PRIMARY KEY column "c" cannot be restricted (preceding column "b" is restricted by a non-EQ '
+                        'relation)'),
+    ("d = 3 AND b = 1 AND c > 0", 'PRIMARY KEY column "d" cannot be restricted (preceding column "c" is restricted '
+                                  'by a non-EQ relation)'),
+])
+def test_clustering_relations_after_a_slice_are_named_in_the_order_written(ck, where, message):
+    """Without ALLOW FILTERING, ScyllaDB names the columns of a clustering relation after a slice in the order the
+    relations are written, at PREPARE; with it, the rows are filtered."""
+    refused_everywhere(ck, f"SELECT * FROM ck WHERE a = 0 AND {where}", message)
+    assert rows(ck.execute(f"SELECT b, c, d FROM ck WHERE a = 0 AND {where} ALLOW FILTERING")) == [(1, 2, 3)]
