@@ -55,6 +55,9 @@ def check_no_filters(kr: KeyRestrictions) -> None:
     bad = [f.column.name for f in kr.filters if not f.column.is_primary_key]
     if bad:
         raise InvalidRequest("Non PRIMARY KEY columns found in where clause: " + ", ".join(bad))
+    if any(f.column.kind == CLUSTERING and f.op in ("CONTAINS", "CONTAINS KEY") for f in kr.filters):
+        raise InvalidRequest("Cannot restrict clustering columns by a CONTAINS relation without a secondary index "
+                             "or filtering")  # ScyllaDB's words (process_clustering_columns_restrictions)
     if any(f.column.kind == CLUSTERING for f in kr.filters):
         raise InvalidRequest(kr.clustering_gap_error or "Invalid clustering restrictions")
 

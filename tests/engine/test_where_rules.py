@@ -120,3 +120,13 @@ def test_clustering_relations_after_a_slice_are_named_in_the_order_written(ck, w
     relations are written, at PREPARE; with it, the rows are filtered."""
     refused_everywhere(ck, f"SELECT * FROM ck WHERE a = 0 AND {where}", message)
     assert rows(ck.execute(f"SELECT b, c, d FROM ck WHERE a = 0 AND {where} ALLOW FILTERING")) == [(1, 2, 3)]
+
+
+def test_a_delete_refuses_contains_on_a_clustering_column_in_scylladb_words(session):
+    session.execute("CREATE TABLE fk (a int, b frozen<map<int, int>>, c int, PRIMARY KEY (a, b))")
+    session.execute("INSERT INTO fk (a, b, c) VALUES (1, {1: 1}, 3)")
+    for where in ("b CONTAINS 1", "b CONTAINS KEY 1"):
+        with pytest.raises(InvalidRequest, match="^Cannot restrict clustering columns by a CONTAINS relation without a "
+                                                 "secondary index or filtering$"):
+            session.execute(f"DELETE FROM fk WHERE a = 1 AND {where}")
+    assert rows(session.execute("SELECT c FROM fk")) == [(3,)]
