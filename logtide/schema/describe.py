@@ -510,7 +510,8 @@ def _missing_element(stmt: ast.Describe, catalog: "Catalog", current: str | None
 
 
 def _generic_rows(stmt: ast.Describe, catalog: "Catalog", current: str | None) -> list[Row]:
-    """``DESCRIBE x``: a keyspace if one has that name, else a table or user type of the (current) keyspace."""
+    """``DESCRIBE x``: a keyspace if one has that name, else a table, view, user type, index, user-defined
+    function or aggregate of the (current) keyspace (``generic_describe_statement``)."""
     name = stmt.name
     if name.keyspace is None:
         found = catalog.find_keyspace(name.name)
@@ -535,6 +536,9 @@ def _generic_rows(stmt: ast.Describe, catalog: "Catalog", current: str | None) -
     found = find_index(ks, name.name)
     if found is not None:
         return _rows(ks, [("index", name.name, index_statement(*found, stmt.internals))])
+    for kind in ("function", "aggregate"):  # ScyllaDB's last look: the user-defined functions, then aggregates
+        if described := function_descriptions(ks, kind, name.name):
+            return _rows(ks, described)
     raise InvalidRequest(f"'{name.name}' not found in keyspace '{ks.name}'")
 
 
