@@ -46,6 +46,8 @@ ALL_DATA_PERMISSIONS = ("CREATE", "ALTER", "DROP", "SELECT", "MODIFY", "AUTHORIZ
 TABLE_PERMISSIONS = ("ALTER", "DROP", "SELECT", "MODIFY", "AUTHORIZE")
 ALL_ROLES_PERMISSIONS = ("CREATE", "ALTER", "DROP", "AUTHORIZE", "DESCRIBE")
 ROLE_PERMISSIONS = ("ALTER", "DROP", "AUTHORIZE")
+ALL_FUNCTIONS_PERMISSIONS = ("CREATE", "ALTER", "DROP", "AUTHORIZE", "EXECUTE")
+FUNCTION_PERMISSIONS = ("ALTER", "DROP", "AUTHORIZE", "EXECUTE")  # no CREATE: a grant needs the function to exist
 # system tables every role may read (ScyllaDB's client_state readable_system_resources); the rest of the
 # system keyspaces needs a grant, and only a superuser may change them
 READABLE_SYSTEM_TABLES = frozenset({("system", "local"), ("system", "peers"), ("system", "peers_v2"),
@@ -123,14 +125,75 @@ class RoleResource:
         return f"<role {self.role}>" if self.role is not None else "<all roles>"
 
 
-Resource = DataResource | RoleResource
+@dataclass(frozen=True)
+class FunctionResource:
+    """``functions`` (all functions), ``functions/ks`` (all functions in a keyspace) or ``functions/ks/f(int, text)``
+    (one user-defined function or aggregate, by logtide's signature: its name and argument types), ScyllaDB's
+    functions resources (``auth/resource.cc``).  ``label`` is how the function is shown, ``f(int, text)`` with
+    the name quoted where CQL needs it and user types as ``frozen<t>`` (ScyllaDB's ``<function ks.f(...)>``)."""
+
+    keyspace: str | None = None
+    signature: str | None = None
+    label: str | None = field(default=None, compare=False)
+
+    @property
+    def key(self) -> str:
+        return "/".join(["functions"] + [p for p in (self.keyspace, self.signature) if p is not None])
+
+    @classmethod
+    def of(cls, fn: Any) -> "FunctionResource":
+        """The resource of a user-defined function or aggregate (``schema.udf``)."""
+        return cls(fn.keyspace, fn.signature, function_label(fn))
+
+    def parents(self) -> list["FunctionResource"]:
+        """This resource, then the keyspace's functions, then all functions."""
+        out = [self]
+        if self.signature is not None:
+            out.append(FunctionResource(self.keyspace))
+        if self.keyspace is not None:
+            out.append(FunctionResource())
+        return out
+
+    def applicable(self) -> tuple[str, ...]:
+        return FUNCTION_PERMISSIONS if self.signature is not None else ALL_FUNCTIONS_PERMISSIONS
+
+    def __str__(self) -> str:
+        if self.signature is not None:
+            return f"<function {self.keyspace}.{self.label or self.signature}>"
+        if self.keyspace is not None:
+            return f"<all functions in {self.keyspace}>"
+        return "<all functions>"
 
 
-def resource_from_key(key: str) -> Resource:
-    """The resource a stored grant names (``data/...`` or ``roles/...``)."""
+Resource = DataResource | RoleResource | FunctionResource
+RESOURCE_KINDS = ("data", "roles", "functions")  # ScyllaDB's order of resource kinds (LIST PERMISSIONS)
+
+
+def function_label(fn: Any) -> str:
+    """``f(int, frozen<t>)``: a function as ScyllaDB names it in a resource (its name quoted where CQL needs it)."""
+    return f"{T.maybe_quote(fn.name)}({', '.join(t.cql() for t in fn.arg_types)})"
+
+
+def resource_from_key(key: str, catalog: Any = None) -> Resource:
+    """The resource a stored grant names (``data/...``, ``roles/...`` or ``functions/...``); with ``catalog``, a
+    function's resource is labelled as the function it names (kept: a grant goes with its function)."""
     if key == "roles" or key.startswith("roles/"):
         return RoleResource(key[len("roles/"):] if "/" in key else None)
+    if key == "functions" or key.startswith("functions/"):
+        parts = key.split("/", 2)[1:]
+        if len(parts) < 2:
+            return FunctionResource(*parts)
+        fn = find_function(catalog, parts[0], parts[1]) if catalog is not None else None
+        return FunctionResource(parts[0], parts[1], function_label(fn) if fn is not None else None)
     return DataResource.from_key(key)
+
+
+def find_function(catalog: Any, keyspace: str, signature: str) -> Any:
+    """The user-defined function or aggregate of this signature in ``keyspace``, or None."""
+    ks = catalog.keyspaces.get(keyspace)
+    if ks is None:
+        return None
+    return ks.functions.get(signature) or ks.aggregates.get(signature)
 
 
 def role_resource(name: str | None) -> str:
@@ -154,6 +217,7 @@ class Role:
     password: str | None = None
     options: dict[str, str] = field(default_factory=dict)
     scram: dict[str, ScramCredentials] = field(default_factory=dict)
+    member_of: set[str] = field(default_factory=set)  # the roles granted to this one (GRANT r TO this)
 
     def set_password(self, password: str) -> None:
         """Keep the scrypt hash and the SCRAM credentials of ``password`` for every mechanism (never the
@@ -164,6 +228,8 @@ class Role:
     def to_json(self) -> dict[str, Any]:
         doc = {"superuser": self.superuser, "login": self.login, "password": self.password,
                "options": self.options}
+        if self.member_of:
+            doc["member_of"] = sorted(self.member_of)
         for mechanism, creds in sorted(self.scram.items()):
             doc[_scram_key(mechanism)] = creds.to_json()
         return doc
@@ -172,7 +238,7 @@ class Role:
     def from_json(cls, name: str, doc: dict[str, Any]) -> "Role":
         scram = {m: ScramCredentials.from_json(doc[_scram_key(m)], m) for m in HASHES if doc.get(_scram_key(m))}
         return cls(name, bool(doc.get("superuser")), bool(doc.get("login")), doc.get("password"),
-                   dict(doc.get("options") or {}), scram)
+                   dict(doc.get("options") or {}), scram, set(doc.get("member_of") or ()))
 
 
 def _scram_key(mechanism: str) -> str:
@@ -226,8 +292,16 @@ class AuthManager:
                 txn.put_meta(META_KEY, data)
 
     def forget(self, keyspace: str, table: str | None = None) -> None:
-        """Revoke every permission on a dropped table, or on a dropped keyspace and its tables (as Cassandra)."""
+        """Revoke every permission on a dropped table, or on a dropped keyspace and its tables (as Cassandra); a
+        dropped keyspace takes the grants on its functions with it too (``ALL FUNCTIONS IN KEYSPACE`` and each
+        function's: ScyllaDB keeps the latter, its issue #13820; logtide does as Cassandra)."""
         self._forget(DataResource(keyspace, table).key, table is None)
+        if table is None:
+            self._forget(FunctionResource(keyspace).key, True)
+
+    def forget_function(self, keyspace: str, signature: str) -> None:
+        """Revoke every permission on a dropped function or aggregate (ScyllaDB's ``revoke_all`` on DROP FUNCTION)."""
+        self._forget(FunctionResource(keyspace, signature).key, False)
 
     def _forget(self, prefix: str, children: bool) -> None:
         """Drop every grant on the resource stored as ``prefix`` (and, with ``children``, on what is below it)."""
@@ -260,6 +334,29 @@ class AuthManager:
             self.roles[name] = role
             self._save()
             return True
+
+    def role_permission_rows(self) -> list[dict[str, Any]]:
+        """The rows of ``system.role_permissions`` (ScyllaDB's auth table): role, resource as ScyllaDB names it
+        (``data/ks/t``, ``roles/r``, ``functions/ks/f[org.apache.cassandra.db.marshal.Int32Type^...]``) and the set of
+        permissions, in primary-key order."""
+        from .query.casts import marshal_class
+
+        with self._lock:
+            out = []
+            for role in sorted(self.grants):
+                rows = []
+                for key, held in self.grants[role].items():
+                    if not held:
+                        continue
+                    resource = resource_from_key(key, self.db.catalog)
+                    if isinstance(resource, FunctionResource) and resource.signature is not None:
+                        fn = find_function(self.db.catalog, resource.keyspace or "", resource.signature)
+                        if fn is not None:
+                            encoded = f"{fn.name}[{'^'.join(marshal_class(t) for t in fn.arg_types)}]"
+                            key = f"functions/{fn.keyspace}/{encoded}"
+                    rows.append({"role": role, "resource": key, "permissions": set(held)})
+                out.extend(sorted(rows, key=lambda r: r["resource"]))
+            return out
 
     def can_anyone_log_in(self) -> bool:
         return any(r.login and r.password for r in self.roles.values())
@@ -312,21 +409,55 @@ class AuthManager:
         return user
 
     # -- authorization ------------------------------------------------------
+    def granted_roles(self, role: str) -> list[str]:
+        """``role`` and every role granted to it, directly or through other roles (ScyllaDB's recursive
+        ``query_granted``), in a stable order."""
+        out: list[str] = []
+        todo = [role]
+        while todo:
+            name = todo.pop(0)
+            if name in out:
+                continue
+            out.append(name)
+            r = self.roles.get(name)
+            if r is not None:
+                todo.extend(sorted(r.member_of))
+        return out
+
     def is_superuser(self, role: str | None) -> bool:
+        """A session without a user, a superuser role, or a role granted one (as Cassandra and ScyllaDB)."""
         if role is None:
             return True
-        r = self.roles.get(role)
-        return r is not None and r.superuser
+        return any(r is not None and r.superuser for r in (self.roles.get(n) for n in self.granted_roles(role)))
 
     def has_permission(self, role: str | None, permission: str, resource: Resource) -> bool:
+        """Whether ``role`` holds ``permission`` on ``resource`` or one of its parents, itself or through a role
+        granted to it."""
         if self.is_superuser(role):
             return True
-        grants = self.grants.get(role or "", {})
-        return any(permission in grants.get(r.key, ()) for r in resource.parents())
+        keys = [r.key for r in resource.parents()]
+        for name in self.granted_roles(role or ""):
+            grants = self.grants.get(name, {})
+            if any(permission in grants.get(k, ()) for k in keys):
+                return True
+        return False
 
     def ensure(self, role: str | None, permission: str, resource: Resource) -> None:
         if not self.has_permission(role, permission, resource):
             raise Unauthorized(f"User {role} has no {permission} permission on {resource} or any of its parents")
+
+    def ensure_execute(self, role: str | None, fn: Any) -> None:
+        """EXECUTE on a user-defined function or aggregate a statement calls, and on an aggregate's state, reduce
+        and final functions too (ScyllaDB's ``select_statement::check_access``: native functions need nothing)."""
+        if self.is_superuser(role):
+            return
+        self.ensure(role, "EXECUTE", FunctionResource.of(fn))
+        for sig in (getattr(fn, "state_function", None), getattr(fn, "reduce_function", None),
+                    getattr(fn, "final_function", None)):
+            if sig is not None:
+                sub = find_function(self.db.catalog, fn.keyspace, sig)
+                self.ensure(role, "EXECUTE", FunctionResource.of(sub) if sub is not None
+                            else FunctionResource(fn.keyspace, sig))
 
     def authorize(self, role: str | None, statement: Any, keyspace: str | None) -> None:
         """Raise Unauthorized unless ``role`` may run ``statement`` with ``keyspace`` as the current keyspace.
@@ -339,6 +470,10 @@ class AuthManager:
             return
         from .schema.system_schema import is_system_keyspace
 
+        if isinstance(statement, (ast.CreateFunction, ast.CreateAggregate, ast.DropFunction)):
+            for permission, fresource in self._function_statement_permissions(statement, keyspace):
+                self.ensure(role, permission, fresource)
+            return
         for permission, resource in required_permissions(statement, keyspace):
             if isinstance(resource, DataResource):
                 if permission == "SELECT" and (resource.keyspace in READABLE_SYSTEM_KEYSPACES
@@ -348,6 +483,55 @@ class AuthManager:
                     raise Unauthorized(f"{resource.keyspace} can be granted only SELECT or DESCRIBE permissions "
                                        "to a non-superuser.")
             self.ensure(role, permission, resource)
+
+    def _function_statement_permissions(self, stmt: Any, keyspace: str | None) -> list[tuple[str, Resource]]:
+        """What ScyllaDB's function statements check (``function_statement.cc``): CREATE on the keyspace's functions
+        to create one, and ALTER on the function too with OR REPLACE (whether it exists or not); EXECUTE on an
+        aggregate's state, reduce and final functions; DROP on the function dropped, none when the statement names
+        no single existing function (its own error comes first)."""
+        ks = stmt.name.keyspace or keyspace
+        if ks is None:
+            return []  # the statement fails for want of a keyspace
+        catalog = self.db.catalog
+        out: list[tuple[str, Resource]] = []
+        if isinstance(stmt, ast.DropFunction):
+            fn = self._dropped_function(stmt, ks)
+            return [("DROP", FunctionResource.of(fn))] if fn is not None else []
+        out.append(("CREATE", FunctionResource(ks)))
+        try:
+            if isinstance(stmt, ast.CreateFunction):
+                arg_types = [function_arg_type(catalog, e, ks) for _, e in stmt.arguments]
+            else:
+                arg_types = [function_arg_type(catalog, e, ks) for e in stmt.argument_types]
+            if stmt.or_replace:
+                out.append(("ALTER", FunctionResource(ks, udf_signature(stmt.name.name, arg_types))))
+            if isinstance(stmt, ast.CreateAggregate):
+                stype = function_arg_type(catalog, stmt.state_type, ks)
+                for name, types in ((stmt.state_function, [stype, *arg_types]), (stmt.reduce_function, [stype, stype]),
+                                    (stmt.final_function, [stype])):
+                    if name is not None:
+                        sig = udf_signature(name, types)
+                        sub = find_function(catalog, ks, sig)
+                        out.append(("EXECUTE", FunctionResource.of(sub) if sub is not None
+                                    else FunctionResource(ks, sig)))
+        except InvalidRequest:
+            pass  # a type that does not resolve: the statement's own error, once permitted to create
+        return out
+
+    def _dropped_function(self, stmt: ast.DropFunction, ks: str) -> Any:
+        """The one function a DROP FUNCTION|AGGREGATE names, or None (no such function, or several by that name)."""
+        found = self.db.catalog.keyspaces.get(ks)
+        if found is None:
+            return None
+        every = {**found.functions, **found.aggregates}
+        if stmt.argument_types is None:
+            named = [f for f in every.values() if f.name == stmt.name.name]
+            return named[0] if len(named) == 1 else None
+        try:
+            types = [function_arg_type(self.db.catalog, e, ks) for e in stmt.argument_types]
+        except InvalidRequest:
+            return None
+        return every.get(udf_signature(stmt.name.name, types))
 
     # -- role statements ----------------------------------------------------
     def execute(self, stmt: Any, session: Any) -> ResultSet:
@@ -366,6 +550,8 @@ class AuthManager:
                 return self._grant_or_revoke(stmt, user, session)
             if isinstance(stmt, ast.ListPermissions):
                 return self._list_permissions(stmt, user, session)
+            if isinstance(stmt, (ast.GrantRole, ast.RevokeRole)):
+                return self._grant_or_revoke_role(stmt, user)
         raise InvalidRequest(f"{type(stmt).__name__} is not a role statement")
 
     def _create_role(self, stmt: ast.CreateRole, user: str | None) -> ResultSet:
@@ -422,6 +608,8 @@ class AuthManager:
             raise InvalidRequest(f"{stmt.name} doesn't exist")
         del self.roles[stmt.name]
         self.grants.pop(stmt.name, None)
+        for other in self.roles.values():
+            other.member_of.discard(stmt.name)
         self._save()
         self._forget(RoleResource(stmt.name).key, False)
         return ResultSet("void")
@@ -430,11 +618,14 @@ class AuthManager:
         if stmt.of is not None and stmt.of not in self.roles:
             raise InvalidRequest(f"{stmt.of} doesn't exist")
         if self.has_permission(user, "DESCRIBE", RoleResource()):
-            names = [stmt.of] if stmt.of is not None else sorted(self.roles)
+            if stmt.of is None:
+                names = sorted(self.roles)
+            else:  # the role and the roles granted to it (directly only with NORECURSIVE)
+                names = sorted(self.granted_roles(stmt.of) if stmt.recursive else {stmt.of, *self.roles[stmt.of].member_of})
         else:
             if stmt.of is not None and stmt.of != user:
                 raise Unauthorized(f"You are not authorized to view roles granted to {stmt.of}")
-            names = [user] if user in self.roles else []
+            names = sorted(self.granted_roles(user)) if user in self.roles else []
         text, boolean = T.TEXT, T.BOOLEAN
         columns = tuple(ColumnSpec("system_auth", "roles", n, t) for n, t in
                         (("role", text), ("super", boolean), ("login", boolean),
@@ -445,6 +636,11 @@ class AuthManager:
         return ResultSet("rows", columns, out)
 
     def _grant_or_revoke(self, stmt: ast.Grant | ast.Revoke, user: str | None, session: Any) -> ResultSet:
+        res = stmt.resource
+        if res.kind == "function" and stmt.permission not in ("ALL", *FUNCTION_PERMISSIONS):
+            # refused as the statement is read, before the function is looked up (ScyllaDB)
+            raise SyntaxException(f"Resource {_raw_function(res, session)} does not support any of the requested "
+                                  "permissions.")
         resource = self._resource(stmt.resource, session)
         permissions = _expand(stmt.permission, resource)
         if not self.is_superuser(user):
@@ -462,28 +658,58 @@ class AuthManager:
         return ResultSet("void")
 
     def _list_permissions(self, stmt: ast.ListPermissions, user: str | None, session: Any) -> ResultSet:
+        """``LIST ... [ON resource] [OF role] [NORECURSIVE]``: one row per role, resource and permission; OF a role
+        lists the permissions of the roles granted to it too unless NORECURSIVE (ScyllaDB's
+        ``list_permissions_statement``); ON a resource lists its parents' too."""
         resource = self._resource(stmt.resource, session) if stmt.resource is not None else None
         if stmt.role is not None and stmt.role not in self.roles:
             raise InvalidRequest(f"{stmt.role} doesn't exist")
-        if not self.is_superuser(user) and stmt.role != user:
+        if not self.is_superuser(user) and (stmt.role is None or stmt.role not in self.granted_roles(user or "")):
             raise Unauthorized(f"You are not authorized to view {stmt.role or 'everyone'}'s permissions")
         wanted = set(_expand(stmt.permission, resource)) if stmt.permission != "ALL" else set(PERMISSION_ORDER)
         keys = {r.key for r in resource.parents()} if resource is not None else None
+        roles = None
+        if stmt.role is not None:
+            roles = set(self.granted_roles(stmt.role)) if stmt.recursive else {stmt.role}
         text = T.TEXT
         columns = tuple(ColumnSpec("system_auth", "role_permissions", n, text)
                         for n in ("role", "username", "resource", "permission"))
         labels = tuple(c.name for c in columns)
         out = []
+        catalog = self.db.catalog
         for role in sorted(self.grants):
-            if stmt.role is not None and role != stmt.role:
+            if roles is not None and role not in roles:
                 continue
-            for key in sorted(self.grants[role], key=lambda k: (k.startswith("roles"), k.count("/"), k)):
+            for key in sorted(self.grants[role], key=_key_order):
                 if keys is not None and key not in keys:
                     continue
                 for p in PERMISSION_ORDER:
                     if p in self.grants[role][key] and p in wanted:
-                        out.append(Row(labels, [role, role, str(resource_from_key(key)), p]))
+                        out.append(Row(labels, [role, role, str(resource_from_key(key, catalog)), p]))
         return ResultSet("rows", columns, out)
+
+    def _grant_or_revoke_role(self, stmt: ast.GrantRole | ast.RevokeRole, user: str | None) -> ResultSet:
+        """``GRANT r TO g`` / ``REVOKE r FROM g`` (ScyllaDB's ``grant_role_statement``): AUTHORIZE on role ``r``,
+        both roles must exist, no role may include itself (``g already includes role r.``), and only a granted role
+        can be revoked."""
+        self.ensure(user, "AUTHORIZE", RoleResource(stmt.role))
+        other = stmt.grantee if isinstance(stmt, ast.GrantRole) else stmt.revokee
+        for name in (other, stmt.role):
+            if name not in self.roles:
+                raise InvalidRequest(f"Role {name} doesn't exist.")
+        member = self.roles[other]
+        if isinstance(stmt, ast.GrantRole):
+            if stmt.role in self.granted_roles(other):
+                raise InvalidRequest(f"{other} already includes role {stmt.role}.")
+            if other in self.granted_roles(stmt.role):
+                raise InvalidRequest(f"{stmt.role} already includes role {other}.")
+            member.member_of.add(stmt.role)
+        else:
+            if stmt.role not in member.member_of:
+                raise InvalidRequest(f"{other} was not granted role {stmt.role}, so it cannot be revoked.")
+            member.member_of.discard(stmt.role)
+        self._save()
+        return ResultSet("void")
 
     def _resource(self, res: ast.Resource, session: Any) -> Resource:
         """The resource named in GRANT/REVOKE/LIST, which must exist."""
@@ -496,6 +722,8 @@ class AuthManager:
             if res.role not in self.roles:
                 raise InvalidRequest(f"Role {res.role} doesn't exist")
             return RoleResource(res.role)
+        if res.kind in ("all functions", "function"):
+            return self._function_resource(res, session)
         keyspace = res.keyspace or getattr(session, "keyspace", None)
         if keyspace is None:
             raise InvalidRequest("No keyspace has been specified. USE a keyspace, or explicitly specify "
@@ -504,6 +732,36 @@ class AuthManager:
         if not _exists(catalog, resource):
             raise InvalidRequest(f"Resource {resource} doesn't exist")
         return resource
+
+    def _function_resource(self, res: ast.Resource, session: Any) -> FunctionResource:
+        """``ALL FUNCTIONS``, ``ALL FUNCTIONS IN KEYSPACE ks`` or ``FUNCTION [ks.]f(types)``, which must exist, with
+        ScyllaDB's messages (``<function ks.f(int,)> doesn't exist.`` when the keyspace does not, as ScyllaDB
+        writes the resource before it resolves the types; ``<function ks.f(int)> doesn't exist.`` when the function
+        does not).  An unqualified function is looked up in the session's keyspace."""
+        catalog = self.db.catalog
+        if res.kind == "all functions" and res.keyspace is None:
+            return FunctionResource()
+        keyspace = res.keyspace or getattr(session, "keyspace", None)
+        if keyspace is None:
+            raise InvalidRequest("No keyspace has been specified. USE a keyspace, or explicitly specify "
+                                 "keyspace.function")
+        from .schema.system_schema import is_system_keyspace
+
+        if is_system_keyspace(keyspace):
+            raise InvalidRequest("Altering permissions on builtin functions is not supported")
+        if res.kind == "all functions":
+            if keyspace not in catalog.keyspaces:
+                raise InvalidRequest(f"{FunctionResource(keyspace)} doesn't exist.")
+            return FunctionResource(keyspace)
+        if keyspace not in catalog.keyspaces:
+            raise InvalidRequest(f"{_raw_function(res, session)} doesn't exist.")
+        types = [function_arg_type(catalog, e, keyspace) for e in res.arg_types]
+        sig = udf_signature(res.table or "", types)
+        fn = find_function(catalog, keyspace, sig)
+        if fn is None:
+            label = f"{T.maybe_quote(res.table or '')}({', '.join(t.cql() for t in types)})"
+            raise InvalidRequest(f"{FunctionResource(keyspace, sig, label)} doesn't exist.")
+        return FunctionResource.of(fn)
 
     @staticmethod
     def _apply_options(role: Role, opts: dict[str, Any]) -> None:
@@ -520,6 +778,23 @@ class AuthManager:
 # --------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------
+
+
+def function_arg_type(catalog: Any, expr: ast.TypeExpr, keyspace: str) -> Any:
+    """A function's argument type as written in a statement, resolved in ``keyspace`` as CREATE FUNCTION does (a user
+    type frozen); InvalidRequest when it does not resolve."""
+    from .schema.catalog import keyspace_lookup
+
+    ks = catalog.keyspaces.get(keyspace)
+    t = T.resolve_type(expr, keyspace, keyspace_lookup(ks) if ks is not None else (lambda ks, name: None))
+    return t.freeze() if isinstance(t, T.UserType) else t
+
+
+def udf_signature(name: str, arg_types: list[Any]) -> str:
+    """logtide's signature of a function (``schema.udf.signature``): how its grants are keyed."""
+    from .schema.udf import signature
+
+    return signature(name, arg_types)
 
 
 def _role_options(options: Iterable[tuple[str, Any]]) -> dict[str, Any]:
@@ -554,6 +829,20 @@ def _expand(permission: str, resource: Resource | None) -> tuple[str, ...]:
     return (permission,)
 
 
+def _raw_function(res: ast.Resource, session: Any) -> str:
+    """``<function ks.f(int,)>``: a function resource as ScyllaDB prints it before its types are resolved."""
+    keyspace = res.keyspace or getattr(session, "keyspace", None) or ""
+    written = "".join(f"{T.type_expr_to_string(t)}," for t in res.arg_types)
+    return f"<function {keyspace}.{T.maybe_quote(res.table or '')}({written})>"
+
+
+def _key_order(key: str) -> tuple[int, int, str]:
+    """LIST PERMISSIONS' order of stored resources: by kind as ScyllaDB orders them (data, roles, functions),
+    then parents first."""
+    kind = key.split("/", 1)[0]
+    return (RESOURCE_KINDS.index(kind) if kind in RESOURCE_KINDS else len(RESOURCE_KINDS), key.count("/"), key)
+
+
 def _exists(catalog: Any, resource: DataResource) -> bool:
     from .schema.system_schema import system_keyspaces
 
@@ -585,7 +874,8 @@ def _keyspace_resource(name: str | None, keyspace: str | None) -> DataResource |
 
 
 def required_permissions(stmt: Any, keyspace: str | None) -> list[tuple[str, DataResource]]:
-    """The (permission, resource) pairs Cassandra checks before running ``stmt``."""
+    """The (permission, resource) pairs Cassandra checks before running ``stmt`` (function statements:
+    ``AuthManager._function_statement_permissions``, which needs the catalog)."""
     out: list[tuple[str, DataResource | None]] = []
     if isinstance(stmt, ast.Select):
         out.append(("SELECT", _table_resource(stmt.table, keyspace, read=True)))
@@ -634,12 +924,6 @@ def required_permissions(stmt: Any, keyspace: str | None) -> list[tuple[str, Dat
     elif isinstance(stmt, (ast.AlterTypeAdd, ast.AlterTypeRename)):
         out.append(("ALTER", _keyspace_resource(stmt.name.keyspace, keyspace)))
     elif isinstance(stmt, ast.DropType):
-        out.append(("DROP", _keyspace_resource(stmt.name.keyspace, keyspace)))
-    elif isinstance(stmt, (ast.CreateFunction, ast.CreateAggregate)):  # functions' own resources: not yet
-        out.append(("CREATE", _keyspace_resource(stmt.name.keyspace, keyspace)))
-        if stmt.or_replace:
-            out.append(("ALTER", _keyspace_resource(stmt.name.keyspace, keyspace)))
-    elif isinstance(stmt, ast.DropFunction):
         out.append(("DROP", _keyspace_resource(stmt.name.keyspace, keyspace)))
     return [(p, r) for p, r in out if r is not None]
 
