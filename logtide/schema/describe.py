@@ -482,7 +482,8 @@ def _missing_element(stmt: ast.Describe, catalog: "Catalog", current: str | None
 
 
 def _generic_rows(stmt: ast.Describe, catalog: "Catalog", current: str | None) -> list[Row]:
-    """``DESCRIBE x``: a keyspace if one has that name, else a table or user type of the (current) keyspace."""
+    """``DESCRIBE x``: a keyspace if one has that name, else a table, view, user type, index, user-defined function
+    (every overload) or aggregate of the (current) keyspace, in that order (ScyllaDB's generic describe)."""
     name = stmt.name
     if name.keyspace is None:
         found = catalog.find_keyspace(name.name)
@@ -505,6 +506,10 @@ def _generic_rows(stmt: ast.Describe, catalog: "Catalog", current: str | None) -
     found = find_index(ks, name.name)
     if found is not None:
         return _rows(ks, [("index", name.name, index_statement(*found))])
+    for kind in ("function", "aggregate"):  # then the user functions, then the aggregates, of that name
+        described = function_descriptions(ks, kind, name.name)
+        if described:
+            return _rows(ks, described)
     raise InvalidRequest(f"'{name.name}' not found in keyspace '{ks.name}'")
 
 

@@ -257,6 +257,19 @@ def test_system_schema_and_describe_list_functions_and_aggregates(table):
                                                                                 ("aggregate", "total")]
 
 
+def test_describe_of_a_bare_name_finds_functions_then_aggregates(table):
+    table.execute("CREATE FUNCTION plus (st int, v int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE lua "
+                  "AS 'return st + v'")
+    table.execute("CREATE FUNCTION plus (st bigint, v bigint) RETURNS NULL ON NULL INPUT RETURNS bigint "
+                  "LANGUAGE lua AS 'return st + v'")
+    table.execute("CREATE AGGREGATE total (int) SFUNC plus STYPE int INITCOND 0")
+    for name, kind in (("plus", "FUNCTION"), ("ks.plus", "FUNCTION"), ("total", "AGGREGATE")):
+        generic = [tuple(r) for r in table.execute(f"DESC {name}")]
+        assert generic == [tuple(r) for r in table.execute(f"DESC {kind} {name}")]
+    assert [(r.type, r.name) for r in table.execute("DESC plus")] == [("function", "plus")] * 2  # both overloads
+    assert refused(table, "DESC nothere") == "'nothere' not found in keyspace 'ks'"
+
+
 def test_a_user_type_a_function_uses_cannot_be_dropped(session):
     session.execute("CREATE TYPE point (x int, y int)")
     session.execute("CREATE FUNCTION px (p point) CALLED ON NULL INPUT RETURNS int LANGUAGE lua AS 'return p.x'")
