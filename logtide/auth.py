@@ -7,13 +7,16 @@ transaction per change; passwords are kept as scrypt hashes with a random salt.
 
 * ``authenticate(user, password)`` checks a login (SASL PLAIN on the wire).
 * ``authorize(role, statement, keyspace)`` raises ``Unauthorized`` with
-  Cassandra's message unless the role (or a superuser) holds the permission
-  on the resource or one of its parents (table -> keyspace -> all keyspaces).
+  Cassandra's message unless the role (or a superuser), itself or through a role
+  granted to it, holds the permission on the resource or one of its parents
+  (table -> keyspace -> all keyspaces; function -> the keyspace's functions -> all
+  functions, ScyllaDB's function resources); ``ensure_execute`` checks EXECUTE on
+  each user-defined function a statement calls.
   Reads of ``system`` / ``system_schema`` are open to every role; a read of a CDC log
   table ``<t>_scylla_cdc_log`` is checked against its base table, anything else against the
   log table itself, as ScyllaDB does.
 * ``execute(statement, session)`` runs CREATE/ALTER/DROP ROLE, LIST ROLES,
-  GRANT, REVOKE and LIST PERMISSIONS.
+  GRANT, REVOKE (of permissions and of roles) and LIST PERMISSIONS.
 
 A session without a user (the embedded API, or a server without ``--auth``)
 is never checked and may manage roles.
