@@ -748,9 +748,7 @@ class AuthManager:
         if keyspace is None:
             raise InvalidRequest("No keyspace has been specified. USE a keyspace, or explicitly specify "
                                  "keyspace.function")
-        from .schema.system_schema import is_system_keyspace
-
-        if is_system_keyspace(keyspace):
+        if keyspace == "system":  # the native functions' keyspace (ScyllaDB's check)
             raise InvalidRequest("Altering permissions on builtin functions is not supported")
         if res.kind == "all functions":
             if keyspace not in catalog.keyspaces:
