@@ -33,7 +33,7 @@ DDL = (ast.CreateKeyspace, ast.AlterKeyspace, ast.DropKeyspace, ast.CreateTable,
 DML = (ast.Insert, ast.Update, ast.Delete)
 WRITES = (*DML, ast.Batch)
 ROLE_STATEMENTS = (ast.CreateRole, ast.AlterRole, ast.DropRole, ast.ListRoles, ast.Grant, ast.Revoke,
-                   ast.ListPermissions)
+                   ast.ListPermissions, ast.GrantRole, ast.RevokeRole)
 
 
 
