@@ -28,7 +28,7 @@ from ..schema.model import Column, Table
 from ..storage.envelope import CHECKSUM, key_checksum, record_head
 from ..storage.records import UNIFORM_ROW
 from . import log_schema as L
-from .log_values import frozen_elements, frozen_keys, image_elements
+from .log_values import frozen_elements, frozen_keys, image_elements, merged_elements
 from .log_rows import INSERT, OPERATION_BYTES, POSTIMAGE, PREIMAGE, TRUE, UPDATE, LogAppend
 from ..schema.cdc_options import CdcOptions
 
@@ -173,13 +173,12 @@ class UpsertTemplate:
                     entries.append(deleted_elements + (_BIN8[n] if n < 256 else _long_head(n, _BIN_LONG)) + v)
             if postimage:
                 image = None if was is None else was.get(name)
-                elements = {} if image is None else image_elements(image_type, image)
-                for k, v in added:
-                    elements[k] = v
-                for k in removed:
-                    elements.pop(k, None)
+                if image is None:
+                    elements, ordered = dict(added), False
+                else:  # the image is in order: the new keys put in place, not every key sorted again
+                    elements, ordered = merged_elements(ctype, image_elements(image_type, image), added, removed)
                 if elements:
-                    v = frozen_elements(ctype, elements)
+                    v = frozen_elements(ctype, elements, ordered)
                     n = len(v)
                     written_entries[name] = columns[name][0] + (_BIN8[n] if n < 256 else _long_head(n, _BIN_LONG)) + v
                 else:
