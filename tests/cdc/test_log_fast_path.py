@@ -127,7 +127,7 @@ def _live_row(pu, ck, values, plan):
 
 
 # a table with non-frozen collections and a non-frozen UDT (whose images the one pass takes as the live values
-# give them, ``cdc.upsert.image_plan``), and one of atomic columns only (whose images are the values alone)
+# give them, ``UpsertTemplate.image_plan``), and one of atomic columns only (whose images are the values alone)
 TABLES = {"with collections": "s int static, v int, w text, m map<int, int>, l list<int>, e set<int>, u pair",
           "atomic columns only": "s int static, v int, w text"}
 COMPLEX_WRITES = (" m ", " l ", " e ", " u.f ")  # statements that change a collection or the UDT
