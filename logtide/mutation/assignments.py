@@ -55,7 +55,7 @@ def build_update(stmt: ast.Update, table: Table, ctx: WriteContext, mutation: Mu
         pu = mutation.partition(table, tg.key, tg.pk, tg.token)
         for a, col in zip(stmt.assignments, cols):
             static = col.kind == STATIC
-            row, ck = row_for(pu, table, () if static else tg.clustering, static)
+            row, ck = row_for(pu, table, () if static else tg.clustering, static, tg.ck)
             w = RowWriter(pu, row, attrs, ctx, ck)
             if conditional and isinstance(a, (ast.AddTo, ast.SubtractFrom)) and col.type in ARITHMETIC_TYPES:
                 arithmetic(a, col, w, tg)

@@ -81,7 +81,7 @@ def _delete_columns(stmt: ast.Delete, cols: list[Column], table: Table, ctx: Wri
         pu = mutation.partition(table, tg.key, tg.pk, tg.token)
         for tgt, col in zip(stmt.targets, cols):
             static = col.kind == STATIC
-            row, ck = row_for(pu, table, () if static else tg.clustering, static)
+            row, ck = row_for(pu, table, () if static else tg.clustering, static, tg.ck)
             _delete_target(tgt, col, RowWriter(pu, row, attrs, ctx, ck), tg)
     return targets
 
@@ -100,7 +100,7 @@ def _delete_row(stmt: ast.Delete, table: Table, ctx: WriteContext, mutation: Mut
         if not table.clustering_key:
             pu.deletion = reconcile_deletion(pu.deletion, deletion)
             continue
-        row, _ = row_for(pu, table, tg.clustering, static=False)
+        row, _ = row_for(pu, table, tg.clustering, False, tg.ck)
         row.deletion = reconcile_deletion(row.deletion, deletion)
     return targets
 

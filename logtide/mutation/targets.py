@@ -192,14 +192,16 @@ class KeyShapes:
         return hit[2]
 
 
-def row_for(pu: PartitionUpdate, table: Table, clustering: tuple[bytes, ...], static: bool) -> tuple[RowData, bytes]:
+def row_for(pu: PartitionUpdate, table: Table, clustering: tuple[bytes, ...], static: bool,
+            ck: bytes | None = None) -> tuple[RowData, bytes]:
     """The row of ``pu`` that a write to ``clustering`` (or to the static row) goes to, made when new, with its
-    clustering key."""
+    clustering key (``ck``, when the caller has it: a ``Target``'s)."""
     if static:
         if pu.static is None:
             pu.static = RowData(())
         return pu.static, b""
-    ck = clustering_key(table.clustering_key, clustering)
+    if ck is None:
+        ck = clustering_key(table.clustering_key, clustering)
     row = pu.rows.get(ck)
     if row is None:
         if clustering:
