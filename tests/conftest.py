@@ -1,7 +1,7 @@
 """Shared fixtures: a fresh database in a temporary directory, and a session on it.
 
 Before collection, tools the tests drive that live in Debian's packages (``kcat``; Chromium and its
-WebDriver for the console's browser tests, ``tests/console``) are
+WebDriver for the console's browser tests and Prometheus for the Grafana dashboard's, ``tests/console``) are
 installed when missing and the tests run as root (as CI does), so that their tests run
 rather than skip; a line on the terminal says so (README, "Running the tests").
 
@@ -21,7 +21,8 @@ import subprocess
 
 import pytest
 
-DEBIAN_TOOLS = {"kcat": "kcat", "chromium": "chromium", "chromedriver": "chromium-driver"}  # command -> package
+DEBIAN_TOOLS = {"kcat": "kcat", "chromium": "chromium", "chromedriver": "chromium-driver",
+                "prometheus": "prometheus"}  # command -> package
 
 
 def _apt_install(packages: list[str]) -> bool:

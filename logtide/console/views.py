@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable
 
 from logtide import observe
 from logtide.cdc.log_schema import is_log_table, log_name
+from logtide.cdc.streams import FIRST_GENERATION_START
 from logtide.metrics import BUCKET_LABELS
 from logtide.schema.cdc_options import CdcOptions
 from logtide.schema.describe import describe_table
@@ -56,7 +57,10 @@ def overview(server: Any, started: float, kafka: Any = None) -> dict[str, Any]:
         "writes_total": counters.mutations if counters is not None else 0,
         "cdc_log_rows_total": counters.cdc_log_rows if counters is not None else 0,
         "generation": None if gen is None else {
-            "time": datetime.fromtimestamp(gen.timestamp / 1e6, timezone.utc).isoformat(timespec="milliseconds"), "timestamp_us": gen.timestamp,
+            # the first generation covers every earlier write: it has no start time to show
+            "time": None if gen.timestamp <= FIRST_GENERATION_START else
+            datetime.fromtimestamp(gen.timestamp / 1e6, timezone.utc).isoformat(timespec="milliseconds"),
+            "timestamp_us": gen.timestamp,
             "streams": len(gen.all_streams()), "ranges": len(gen.range_ends), "shards": gen.topology.shards,
             "count": len(gens.generations)},
     }

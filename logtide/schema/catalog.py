@@ -466,12 +466,24 @@ def _check_readd(table: Table, name: str, t: Any) -> None:
         raise ire(f"Cannot re-add previously dropped counter column {name}")
 
 
+def _resolve_added(cat: Catalog, cd: ast.ColumnDef, ks: Any) -> Any:
+    """The type of an added column.  ``ADD changefeed f`` is a column named changefeed of type f (the word is not
+    reserved); when f is no type, the user most likely meant YDB's ``ADD CHANGEFEED f WITH (...)``: say so."""
+    try:
+        return cat._resolve(cd.type, ks)
+    except InvalidRequest as e:
+        if cd.name != "changefeed":
+            raise
+        raise ire(f"{e} (to add a changefeed, give its settings: ADD CHANGEFEED name WITH (MODE = 'UPDATES', "
+                  f"FORMAT = 'JSON'))") from None
+
+
 def _alter_table_add(cat: Catalog, stmt: ast.AlterTableAdd, current: str | None, now: int) -> Outcome:
     ks, table = _altered_table(cat, stmt.table, current)
     columns = list(table.columns)
     counter_table = table.is_counter_table
     for cd in stmt.columns:
-        t = cat._resolve(cd.type, ks)
+        t = _resolve_added(cat, cd, ks)
         if any(c.name == cd.name for c in columns):
             if stmt.if_not_exists:
                 continue

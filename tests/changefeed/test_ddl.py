@@ -231,6 +231,17 @@ def test_malformed_changefeed_ddl_is_a_syntax_error(t):
         t.execute("ALTER TABLE t ADD CHANGEFEED f WITH (MODE = 'UPDATES'")
 
 
+def test_add_changefeed_without_settings_says_how_to_add_one_and_changes_nothing(t):
+    # without WITH it reads as a column named changefeed of type f (the word is not reserved), f is no type
+    with pytest.raises(InvalidRequest, match=r"^Unknown type ks\.f \(to add a changefeed, give its settings: "
+                                             r"ADD CHANGEFEED name WITH \(MODE = 'UPDATES', FORMAT = 'JSON'\)\)$"):
+        t.execute("ALTER TABLE t ADD CHANGEFEED f")
+    table = t.db.catalog.table("ks", "t")
+    assert not table.changefeeds and [c.name for c in table.columns] == ["k", "c", "s", "v"]
+    t.execute("ALTER TABLE t ADD changefeed int")  # still a column when the type is one
+    assert "changefeed" in [c.name for c in t.db.catalog.table("ks", "t").columns]
+
+
 def test_changefeed_and_consumer_ddl_need_alter_permission_on_the_table():
     from logtide.auth import DataResource, required_permissions
     from logtide.cql import parse

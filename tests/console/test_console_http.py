@@ -68,6 +68,8 @@ def test_overview_counts_the_writes_metrics_count(console):
     assert o["writes_total"] == metric(console, "logtide_writes_total") == 4
     assert o["cdc_log_rows_total"] == metric(console, "logtide_cdc_log_rows_written_total") == 8
     assert o["connections"] >= 1 and o["generation"]["streams"] == 32
+    # the first generation covers all earlier time: no 1970 start time shown
+    assert o["generation"]["time"] is None and o["generation"]["count"] == 1
     assert o["requests"]["QUERY"]["count"] >= 4
     assert o["data_dir"].endswith("/data") and o["size_bytes"] > 0
 

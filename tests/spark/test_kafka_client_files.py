@@ -8,21 +8,16 @@ Each job runs against a real ``logtide serve --auth`` with TLS and the stand-in 
 
 from __future__ import annotations
 
-import ssl
 import sys
 
 import pytest
-from cassandra.auth import PlainTextAuthProvider
 
 from logtide.spark.kafka_config import parse_jaas, parse_properties
 from logtide.spark.options import OptionError
-from tests.ops.serving import certificate_or_skip
 
-from .conftest import KEYSPACE_DDL, cluster, serve
-from .test_changefeed_source import kafka_port
 from .test_pipeline_logins import job_env, reached_spark, run, write_credentials
+from .test_secured_sources import PASSWORD, USER, tls_login_server
 
-USER, PASSWORD = "etl", "s3cret pw"
 PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
 
@@ -30,21 +25,8 @@ SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
 @pytest.fixture(scope="module")
 def tls_server(tmp_path_factory):
     """A server requiring logins over TLS only (CQL and Kafka) holding ks.t with a changefeed f: (server, CA)."""
-    d = tmp_path_factory.mktemp("client-files")
-    cert, key = certificate_or_skip(d)
-    (d / "pw").write_text(PASSWORD + "\n")
-    srv = serve(d / "data", "--auth", "--superuser", USER, "--superuser-password-file", str(d / "pw"),
-                "--tls-cert", str(cert), "--tls-key", str(key), "--kafka-port", "auto")
-    srv.kafka = f"127.0.0.1:{kafka_port(srv)}"
-    c = cluster(srv.port, ssl_context=ssl.create_default_context(cafile=str(cert)),
-                auth_provider=PlainTextAuthProvider(USER, PASSWORD))
-    s = c.connect()
-    s.execute(KEYSPACE_DDL.format("ks"))
-    s.execute("CREATE TABLE ks.t (pk int, ck int, v text, PRIMARY KEY (pk, ck)) WITH cdc = {'enabled': true}")
-    s.execute("ALTER TABLE ks.t ADD CHANGEFEED f WITH (MODE = 'NEW_IMAGE', FORMAT = 'JSON')")
-    s.execute("INSERT INTO ks.t (pk, ck, v) VALUES (1, 1, 'a')")
-    c.shutdown()
-    yield srv, str(cert)
+    srv, ca = tls_login_server(tmp_path_factory.mktemp("client-files"), 1)
+    yield srv, ca
     srv.stop()
 
 

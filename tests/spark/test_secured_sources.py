@@ -18,11 +18,10 @@ from .test_changefeed_source import kafka_port
 USER, PASSWORD = "etl", "s3cret pw"
 
 
-@pytest.fixture(scope="module")
-def secured(tmp_path_factory):
-    """A server requiring logins over TLS only (CQL and Kafka), holding ks.t (CDC and a changefeed on) with 40 rows:
-    (server, CA file); the server's ``kafka`` is its Kafka bootstrap address."""
-    d = tmp_path_factory.mktemp("secured")
+def tls_login_server(d: Path, rows: int) -> tuple:
+    """A server requiring logins (USER, PASSWORD) over TLS only (CQL and Kafka), holding ks.t (CDC and a
+    NEW_IMAGE JSON changefeed f on) with ``rows`` rows: (server, CA file); the server's ``kafka`` is its Kafka
+    bootstrap address."""
     cert, key = certificate_or_skip(d)
     (d / "pw").write_text(PASSWORD + "\n")
     srv = serve(d / "data", "--auth", "--superuser", USER, "--superuser-password-file", str(d / "pw"),
@@ -35,10 +34,17 @@ def secured(tmp_path_factory):
     s.execute("CREATE TABLE ks.t (pk int, ck int, v text, PRIMARY KEY (pk, ck)) WITH cdc = {'enabled': true}")
     s.execute("ALTER TABLE ks.t ADD CHANGEFEED f WITH (MODE = 'NEW_IMAGE', FORMAT = 'JSON')")
     ins = s.prepare("INSERT INTO ks.t (pk, ck, v) VALUES (?, ?, ?)")
-    for i in range(40):
+    for i in range(rows):
         s.execute(ins, (i % 6, i, f"v{i}"))
     c.shutdown()
-    yield srv, str(cert)
+    return srv, str(cert)
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory):
+    """:func:`tls_login_server` with 40 rows."""
+    srv, ca = tls_login_server(tmp_path_factory.mktemp("secured"), 40)
+    yield srv, ca
     srv.stop()
 
 

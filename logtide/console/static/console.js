@@ -144,7 +144,7 @@ pages.overview = (main) => {
       card("CDC log rows", o.cdc_log_rows_total, "ov-cdc-rows"),
       card("CDC rows/s", rates ? rates.cdc.toFixed(1) : "…", "ov-cdc-rate"),
       card("Requests/s", rates ? rates.requests.toFixed(1) : "…", "ov-requests-rate"),
-      card("CDC generation", g ? g.time + " (" + g.streams + " streams, " + g.count + " in all)" : "none",
+      card("CDC generation", g ? (g.time || "the first, since the data directory began") + " (" + g.streams + " streams, " + g.count + " in all)" : "none",
         "ov-generation"),
       card("Version", o.version, "ov-version"));
   };
