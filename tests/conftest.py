@@ -9,15 +9,19 @@ The README runs the suite on parallel workers (pytest-xdist, ``-n auto``):
 :func:`pytest_xdist_auto_num_workers` picks how many, the installing above is
 done once by the controlling process before the workers start, and
 :func:`pytest_xdist_make_scheduler` hands out whole test files, and every
-test of ``tests/spark`` to one worker, first, so the run starts one Spark
-session (tests/spark/conftest.py) while the other workers share the rest.
+test file of ``tests/spark`` that uses the shared Spark session to one worker,
+first, so the run starts one Spark session (tests/spark/conftest.py) while the
+other workers share the rest (the jobs run as commands among them).
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
+from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -48,16 +52,38 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return min(4, max(2, cpus))
 
 
+def scheduling_scope(root: Path) -> Callable[[str], str]:
+    """The scheduling scope of a test id: its file, except that the files of ``tests/spark`` whose functions take
+    the ``spark`` fixture are ONE scope, ``tests/spark``: they share a Spark session.  The other files there
+    (jobs run as commands, each with its own Spark, and checks made before Spark starts) are scopes of their own."""
+    shared: dict[str, bool] = {}
+
+    def uses_the_spark_session(path: str) -> bool:
+        if path not in shared:
+            tree = ast.parse((root / path).read_text())
+            shared[path] = any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and
+                               any(a.arg == "spark" for a in f.args.args) for f in ast.walk(tree))
+        return shared[path]
+
+    def scope(nodeid: str) -> str:
+        path = nodeid.split("::", 1)[0]
+        return "tests/spark" if path.startswith("tests/spark/") and uses_the_spark_session(path) else path
+
+    return scope
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """pytest-xdist's scheduling by scope, where a scope is one test file (its module fixtures and the order of
-    its tests hold, as in a run without workers), except that ``tests/spark`` is ONE scope: its tests share a
-    Spark session; the largest scope is handed out first."""
+    """pytest-xdist's scheduling by scope (:func:`scheduling_scope`): a file's module fixtures and the order of its
+    tests hold, as in a run without workers, and one worker holds the Spark session; the largest scope is handed
+    out first."""
     from xdist.scheduler import LoadScopeScheduling
+
+    scope = scheduling_scope(config.rootpath)
 
     class SparkOnOneWorker(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "tests/spark" if nodeid.startswith("tests/spark/") else nodeid.split("::", 1)[0]
+            return scope(nodeid)
 
     return SparkOnOneWorker(config, log)
 

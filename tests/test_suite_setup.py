@@ -17,5 +17,15 @@ def test_a_missing_debian_tool_is_named_on_the_terminal(tmp_path):
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "tests/test_ratelog.py"], cwd=ROOT,
                           capture_output=True, text=True, timeout=300, env={**os.environ, "PATH": str(bin_dir)})
     assert done.returncode == 0, done.stdout[-2000:]
-    assert done.stdout.splitlines()[0] == ("tests/conftest.py: kcat, chromium, chromium-driver not installed and "
-                                           "not root with apt-get: the tests that drive them skip")
+    assert done.stdout.splitlines()[0] == ("tests/conftest.py: kcat, chromium, chromium-driver, prometheus not "
+                                           "installed and not root with apt-get: the tests that drive them skip")
+
+
+def test_spark_tests_sharing_the_session_are_one_scope_and_jobs_run_as_commands_are_their_own():
+    from tests.conftest import scheduling_scope
+
+    scope = scheduling_scope(ROOT)
+    assert scope("tests/spark/test_cdc_source.py::test_x") == scope("tests/spark/test_lakehouse.py::t[a]") == "tests/spark"
+    assert scope("tests/spark/test_lakehouse_command.py::test_x") == "tests/spark/test_lakehouse_command.py"
+    assert scope("tests/spark/test_replicate.py::test_x") == "tests/spark/test_replicate.py"
+    assert scope("tests/server/test_cli.py::test_x") == "tests/server/test_cli.py"

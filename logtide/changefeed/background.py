@@ -209,11 +209,11 @@ class FeedWork:
         """Export up to ``partitions`` (default ``scan_chunk``) more partitions of one scanning changefeed in one
         transaction; False if none is scanning."""
         partitions = partitions or self.scan_chunk
-        todo = [(t, f) for t, f in self.all() if self.state(f) == INITIAL_SCAN]
-        if not todo:
-            return False
-        table, feed = todo[0]
-        with self.db.write_lock:
+        with self.db.write_lock:  # chosen under the lock: another thread may finish or drop a scan meanwhile
+            todo = [(t, f) for t, f in self.all() if self.state(f) == INITIAL_SCAN]
+            if not todo:
+                return False
+            table, feed = todo[0]
             pos = self.scans[feed.feed_id]
             saved = ScanPosition(**vars(pos))
             try:

@@ -255,6 +255,9 @@ def test_system_schema_and_describe_list_functions_and_aggregates(table):
         "CREATE AGGREGATE ks.total(int)\nSFUNC plus\nSTYPE int\nREDUCEFUNC plus\nINITCOND 0;"]
     assert [(r.type, r.name) for r in table.execute("DESC KEYSPACE ks")][1:3] == [("function", "plus"),
                                                                                 ("aggregate", "total")]
+    # DESCRIBE of a bare name finds functions, then aggregates, last (ScyllaDB's generic DESCRIBE)
+    assert list(table.execute("DESC ks.plus")) == list(table.execute("DESC FUNCTION plus"))
+    assert list(table.execute("DESC total")) == list(table.execute("DESC AGGREGATE ks.total"))
 
 
 def test_a_user_type_a_function_uses_cannot_be_dropped(session):
