@@ -7,13 +7,16 @@ transaction per change; passwords are kept as scrypt hashes with a random salt.
 
 * ``authenticate(user, password)`` checks a login (SASL PLAIN on the wire).
 * ``authorize(role, statement, keyspace)`` raises ``Unauthorized`` with
-  Cassandra's message unless the role (or a superuser) holds the permission
-  on the resource or one of its parents (table -> keyspace -> all keyspaces).
+  Cassandra's message unless the role (or a superuser), itself or through a role
+  granted to it, holds the permission on the resource or one of its parents
+  (table -> keyspace -> all keyspaces; function -> the keyspace's functions -> all
+  functions, ScyllaDB's function resources); ``ensure_execute`` checks EXECUTE on
+  each user-defined function a statement calls.
   Reads of ``system`` / ``system_schema`` are open to every role; a read of a CDC log
   table ``<t>_scylla_cdc_log`` is checked against its base table, anything else against the
   log table itself, as ScyllaDB does.
 * ``execute(statement, session)`` runs CREATE/ALTER/DROP ROLE, LIST ROLES,
-  GRANT, REVOKE and LIST PERMISSIONS.
+  GRANT, REVOKE (of permissions and of roles) and LIST PERMISSIONS.
 
 A session without a user (the embedded API, or a server without ``--auth``)
 is never checked and may manage roles.
@@ -30,6 +33,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from .auth_resources import (FUNCTION_PERMISSIONS, DataResource, FunctionResource, Resource, RoleResource,
+                             find_function, function_arg_type, key_order, raw_function, resource_from_key,
+                             udf_signature)
 from .cql import ast
 from .cql.view_ast import VIEW_STATEMENTS, CreateView
 from .errors import AuthenticationError, InvalidRequest, SyntaxException, Unauthorized
@@ -42,10 +48,6 @@ Database = Any  # a logtide.session.Database (auth sits below the engine: it get
 META_KEY = "roles"
 CDC_LOG_SUFFIX = "_scylla_cdc_log"
 
-ALL_DATA_PERMISSIONS = ("CREATE", "ALTER", "DROP", "SELECT", "MODIFY", "AUTHORIZE")
-TABLE_PERMISSIONS = ("ALTER", "DROP", "SELECT", "MODIFY", "AUTHORIZE")
-ALL_ROLES_PERMISSIONS = ("CREATE", "ALTER", "DROP", "AUTHORIZE", "DESCRIBE")
-ROLE_PERMISSIONS = ("ALTER", "DROP", "AUTHORIZE")
 # system tables every role may read (ScyllaDB's client_state readable_system_resources); the rest of the
 # system keyspaces needs a grant, and only a superuser may change them
 READABLE_SYSTEM_TABLES = frozenset({("system", "local"), ("system", "peers"), ("system", "peers_v2"),
@@ -59,82 +61,6 @@ SCRYPT_N, SCRYPT_R, SCRYPT_P, SCRYPT_LEN = 2 ** 14, 8, 1, 32
 
 class AuthSetupError(Exception):
     """Authentication is misconfigured (raised at startup, never to a client)."""
-
-
-# --------------------------------------------------------------------------
-# Resources
-# --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DataResource:
-    """``data`` (all keyspaces), ``data/ks`` or ``data/ks/t``, Cassandra's DataResource names."""
-
-    keyspace: str | None = None
-    table: str | None = None
-
-    @property
-    def key(self) -> str:
-        return "/".join(["data"] + [p for p in (self.keyspace, self.table) if p is not None])
-
-    @classmethod
-    def from_key(cls, key: str) -> "DataResource":
-        parts = key.split("/")[1:]
-        return cls(*(parts + [None] * (2 - len(parts))))  # type: ignore[arg-type]
-
-    def parents(self) -> list["DataResource"]:
-        """This resource, then its parents up to all keyspaces."""
-        out = [self]
-        if self.table is not None:
-            out.append(DataResource(self.keyspace))
-        if self.keyspace is not None:
-            out.append(DataResource())
-        return out
-
-    def applicable(self) -> tuple[str, ...]:
-        return TABLE_PERMISSIONS if self.table is not None else ALL_DATA_PERMISSIONS
-
-    def __str__(self) -> str:
-        if self.table is not None:
-            return f"<table {self.keyspace}.{self.table}>"
-        if self.keyspace is not None:
-            return f"<keyspace {self.keyspace}>"
-        return "<all keyspaces>"
-
-
-@dataclass(frozen=True)
-class RoleResource:
-    """``roles`` (all roles) or ``roles/r``, Cassandra's RoleResource names."""
-
-    role: str | None = None
-
-    @property
-    def key(self) -> str:
-        return "roles" if self.role is None else f"roles/{self.role}"
-
-    def parents(self) -> list["RoleResource"]:
-        """This resource, then all roles."""
-        return [self, RoleResource()] if self.role is not None else [self]
-
-    def applicable(self) -> tuple[str, ...]:
-        return ROLE_PERMISSIONS if self.role is not None else ALL_ROLES_PERMISSIONS
-
-    def __str__(self) -> str:
-        return f"<role {self.role}>" if self.role is not None else "<all roles>"
-
-
-Resource = DataResource | RoleResource
-
-
-def resource_from_key(key: str) -> Resource:
-    """The resource a stored grant names (``data/...`` or ``roles/...``)."""
-    if key == "roles" or key.startswith("roles/"):
-        return RoleResource(key[len("roles/"):] if "/" in key else None)
-    return DataResource.from_key(key)
-
-
-def role_resource(name: str | None) -> str:
-    return str(RoleResource(name))
 
 
 # --------------------------------------------------------------------------
@@ -154,6 +80,7 @@ class Role:
     password: str | None = None
     options: dict[str, str] = field(default_factory=dict)
     scram: dict[str, ScramCredentials] = field(default_factory=dict)
+    member_of: set[str] = field(default_factory=set)  # the roles granted to this one (GRANT r TO this)
 
     def set_password(self, password: str) -> None:
         """Keep the scrypt hash and the SCRAM credentials of ``password`` for every mechanism (never the
@@ -164,6 +91,8 @@ class Role:
     def to_json(self) -> dict[str, Any]:
         doc = {"superuser": self.superuser, "login": self.login, "password": self.password,
                "options": self.options}
+        if self.member_of:
+            doc["member_of"] = sorted(self.member_of)
         for mechanism, creds in sorted(self.scram.items()):
             doc[_scram_key(mechanism)] = creds.to_json()
         return doc
@@ -172,7 +101,7 @@ class Role:
     def from_json(cls, name: str, doc: dict[str, Any]) -> "Role":
         scram = {m: ScramCredentials.from_json(doc[_scram_key(m)], m) for m in HASHES if doc.get(_scram_key(m))}
         return cls(name, bool(doc.get("superuser")), bool(doc.get("login")), doc.get("password"),
-                   dict(doc.get("options") or {}), scram)
+                   dict(doc.get("options") or {}), scram, set(doc.get("member_of") or ()))
 
 
 def _scram_key(mechanism: str) -> str:
@@ -226,8 +155,16 @@ class AuthManager:
                 txn.put_meta(META_KEY, data)
 
     def forget(self, keyspace: str, table: str | None = None) -> None:
-        """Revoke every permission on a dropped table, or on a dropped keyspace and its tables (as Cassandra)."""
+        """Revoke every permission on a dropped table, or on a dropped keyspace and its tables (as Cassandra); a
+        dropped keyspace takes the grants on its functions with it too (``ALL FUNCTIONS IN KEYSPACE`` and each
+        function's: ScyllaDB keeps the latter, its issue #13820; logtide does as Cassandra)."""
         self._forget(DataResource(keyspace, table).key, table is None)
+        if table is None:
+            self._forget(FunctionResource(keyspace).key, True)
+
+    def forget_function(self, keyspace: str, signature: str) -> None:
+        """Revoke every permission on a dropped function or aggregate (ScyllaDB's ``revoke_all`` on DROP FUNCTION)."""
+        self._forget(FunctionResource(keyspace, signature).key, False)
 
     def _forget(self, prefix: str, children: bool) -> None:
         """Drop every grant on the resource stored as ``prefix`` (and, with ``children``, on what is below it)."""
@@ -260,6 +197,29 @@ class AuthManager:
             self.roles[name] = role
             self._save()
             return True
+
+    def role_permission_rows(self) -> list[dict[str, Any]]:
+        """The rows of ``system.role_permissions`` (ScyllaDB's auth table): role, resource as ScyllaDB names it
+        (``data/ks/t``, ``roles/r``, ``functions/ks/f[org.apache.cassandra.db.marshal.Int32Type^...]``) and the set of
+        permissions, in primary-key order."""
+        from .query.casts import marshal_class
+
+        with self._lock:
+            out = []
+            for role in sorted(self.grants):
+                rows = []
+                for key, held in self.grants[role].items():
+                    if not held:
+                        continue
+                    resource = resource_from_key(key, self.db.catalog)
+                    if isinstance(resource, FunctionResource) and resource.signature is not None:
+                        fn = find_function(self.db.catalog, resource.keyspace or "", resource.signature)
+                        if fn is not None:
+                            encoded = f"{fn.name}[{'^'.join(marshal_class(t) for t in fn.arg_types)}]"
+                            key = f"functions/{fn.keyspace}/{encoded}"
+                    rows.append({"role": role, "resource": key, "permissions": set(held)})
+                out.extend(sorted(rows, key=lambda r: r["resource"]))
+            return out
 
     def can_anyone_log_in(self) -> bool:
         return any(r.login and r.password for r in self.roles.values())
@@ -312,21 +272,55 @@ class AuthManager:
         return user
 
     # -- authorization ------------------------------------------------------
+    def granted_roles(self, role: str) -> list[str]:
+        """``role`` and every role granted to it, directly or through other roles (ScyllaDB's recursive
+        ``query_granted``), in a stable order."""
+        out: list[str] = []
+        todo = [role]
+        while todo:
+            name = todo.pop(0)
+            if name in out:
+                continue
+            out.append(name)
+            r = self.roles.get(name)
+            if r is not None:
+                todo.extend(sorted(r.member_of))
+        return out
+
     def is_superuser(self, role: str | None) -> bool:
+        """A session without a user, a superuser role, or a role granted one (as Cassandra and ScyllaDB)."""
         if role is None:
             return True
-        r = self.roles.get(role)
-        return r is not None and r.superuser
+        return any(r is not None and r.superuser for r in (self.roles.get(n) for n in self.granted_roles(role)))
 
     def has_permission(self, role: str | None, permission: str, resource: Resource) -> bool:
+        """Whether ``role`` holds ``permission`` on ``resource`` or one of its parents, itself or through a role
+        granted to it."""
         if self.is_superuser(role):
             return True
-        grants = self.grants.get(role or "", {})
-        return any(permission in grants.get(r.key, ()) for r in resource.parents())
+        keys = [r.key for r in resource.parents()]
+        for name in self.granted_roles(role or ""):
+            grants = self.grants.get(name, {})
+            if any(permission in grants.get(k, ()) for k in keys):
+                return True
+        return False
 
     def ensure(self, role: str | None, permission: str, resource: Resource) -> None:
         if not self.has_permission(role, permission, resource):
             raise Unauthorized(f"User {role} has no {permission} permission on {resource} or any of its parents")
+
+    def ensure_execute(self, role: str | None, fn: Any) -> None:
+        """EXECUTE on a user-defined function or aggregate a statement calls, and on an aggregate's state, reduce
+        and final functions too (ScyllaDB's ``select_statement::check_access``: native functions need nothing)."""
+        if self.is_superuser(role):
+            return
+        self.ensure(role, "EXECUTE", FunctionResource.of(fn))
+        for sig in (getattr(fn, "state_function", None), getattr(fn, "reduce_function", None),
+                    getattr(fn, "final_function", None)):
+            if sig is not None:
+                sub = find_function(self.db.catalog, fn.keyspace, sig)
+                self.ensure(role, "EXECUTE", FunctionResource.of(sub) if sub is not None
+                            else FunctionResource(fn.keyspace, sig))
 
     def authorize(self, role: str | None, statement: Any, keyspace: str | None) -> None:
         """Raise Unauthorized unless ``role`` may run ``statement`` with ``keyspace`` as the current keyspace.
@@ -339,6 +333,10 @@ class AuthManager:
             return
         from .schema.system_schema import is_system_keyspace
 
+        if isinstance(statement, (ast.CreateFunction, ast.CreateAggregate, ast.DropFunction)):
+            for permission, fresource in self._function_statement_permissions(statement, keyspace):
+                self.ensure(role, permission, fresource)
+            return
         for permission, resource in required_permissions(statement, keyspace):
             if isinstance(resource, DataResource):
                 if permission == "SELECT" and (resource.keyspace in READABLE_SYSTEM_KEYSPACES
@@ -348,6 +346,55 @@ class AuthManager:
                     raise Unauthorized(f"{resource.keyspace} can be granted only SELECT or DESCRIBE permissions "
                                        "to a non-superuser.")
             self.ensure(role, permission, resource)
+
+    def _function_statement_permissions(self, stmt: Any, keyspace: str | None) -> list[tuple[str, Resource]]:
+        """What ScyllaDB's function statements check (``function_statement.cc``): CREATE on the keyspace's functions
+        to create one, and ALTER on the function too with OR REPLACE (whether it exists or not); EXECUTE on an
+        aggregate's state, reduce and final functions; DROP on the function dropped, none when the statement names
+        no single existing function (its own error comes first)."""
+        ks = stmt.name.keyspace or keyspace
+        if ks is None:
+            return []  # the statement fails for want of a keyspace
+        catalog = self.db.catalog
+        out: list[tuple[str, Resource]] = []
+        if isinstance(stmt, ast.DropFunction):
+            fn = self._dropped_function(stmt, ks)
+            return [("DROP", FunctionResource.of(fn))] if fn is not None else []
+        out.append(("CREATE", FunctionResource(ks)))
+        try:
+            if isinstance(stmt, ast.CreateFunction):
+                arg_types = [function_arg_type(catalog, e, ks) for _, e in stmt.arguments]
+            else:
+                arg_types = [function_arg_type(catalog, e, ks) for e in stmt.argument_types]
+            if stmt.or_replace:
+                out.append(("ALTER", FunctionResource(ks, udf_signature(stmt.name.name, arg_types))))
+            if isinstance(stmt, ast.CreateAggregate):
+                stype = function_arg_type(catalog, stmt.state_type, ks)
+                for name, types in ((stmt.state_function, [stype, *arg_types]), (stmt.reduce_function, [stype, stype]),
+                                    (stmt.final_function, [stype])):
+                    if name is not None:
+                        sig = udf_signature(name, types)
+                        sub = find_function(catalog, ks, sig)
+                        out.append(("EXECUTE", FunctionResource.of(sub) if sub is not None
+                                    else FunctionResource(ks, sig)))
+        except InvalidRequest:
+            pass  # a type that does not resolve: the statement's own error, once permitted to create
+        return out
+
+    def _dropped_function(self, stmt: ast.DropFunction, ks: str) -> Any:
+        """The one function a DROP FUNCTION|AGGREGATE names, or None (no such function, or several by that name)."""
+        found = self.db.catalog.keyspaces.get(ks)
+        if found is None:
+            return None
+        every = {**found.functions, **found.aggregates}
+        if stmt.argument_types is None:
+            named = [f for f in every.values() if f.name == stmt.name.name]
+            return named[0] if len(named) == 1 else None
+        try:
+            types = [function_arg_type(self.db.catalog, e, ks) for e in stmt.argument_types]
+        except InvalidRequest:
+            return None
+        return every.get(udf_signature(stmt.name.name, types))
 
     # -- role statements ----------------------------------------------------
     def execute(self, stmt: Any, session: Any) -> ResultSet:
@@ -366,6 +413,8 @@ class AuthManager:
                 return self._grant_or_revoke(stmt, user, session)
             if isinstance(stmt, ast.ListPermissions):
                 return self._list_permissions(stmt, user, session)
+            if isinstance(stmt, (ast.GrantRole, ast.RevokeRole)):
+                return self._grant_or_revoke_role(stmt, user)
         raise InvalidRequest(f"{type(stmt).__name__} is not a role statement")
 
     def _create_role(self, stmt: ast.CreateRole, user: str | None) -> ResultSet:
@@ -422,6 +471,8 @@ class AuthManager:
             raise InvalidRequest(f"{stmt.name} doesn't exist")
         del self.roles[stmt.name]
         self.grants.pop(stmt.name, None)
+        for other in self.roles.values():
+            other.member_of.discard(stmt.name)
         self._save()
         self._forget(RoleResource(stmt.name).key, False)
         return ResultSet("void")
@@ -430,11 +481,14 @@ class AuthManager:
         if stmt.of is not None and stmt.of not in self.roles:
             raise InvalidRequest(f"{stmt.of} doesn't exist")
         if self.has_permission(user, "DESCRIBE", RoleResource()):
-            names = [stmt.of] if stmt.of is not None else sorted(self.roles)
+            if stmt.of is None:
+                names = sorted(self.roles)
+            else:  # the role and the roles granted to it (directly only with NORECURSIVE)
+                names = sorted(self.granted_roles(stmt.of) if stmt.recursive else {stmt.of, *self.roles[stmt.of].member_of})
         else:
             if stmt.of is not None and stmt.of != user:
                 raise Unauthorized(f"You are not authorized to view roles granted to {stmt.of}")
-            names = [user] if user in self.roles else []
+            names = sorted(self.granted_roles(user)) if user in self.roles else []
         text, boolean = T.TEXT, T.BOOLEAN
         columns = tuple(ColumnSpec("system_auth", "roles", n, t) for n, t in
                         (("role", text), ("super", boolean), ("login", boolean),
@@ -445,6 +499,11 @@ class AuthManager:
         return ResultSet("rows", columns, out)
 
     def _grant_or_revoke(self, stmt: ast.Grant | ast.Revoke, user: str | None, session: Any) -> ResultSet:
+        res = stmt.resource
+        if res.kind == "function" and stmt.permission not in ("ALL", *FUNCTION_PERMISSIONS):
+            # refused as the statement is read, before the function is looked up (ScyllaDB)
+            raise SyntaxException(f"Resource {raw_function(res, session)} does not support any of the requested "
+                                  "permissions.")
         resource = self._resource(stmt.resource, session)
         permissions = _expand(stmt.permission, resource)
         if not self.is_superuser(user):
@@ -462,28 +521,58 @@ class AuthManager:
         return ResultSet("void")
 
     def _list_permissions(self, stmt: ast.ListPermissions, user: str | None, session: Any) -> ResultSet:
+        """``LIST ... [ON resource] [OF role] [NORECURSIVE]``: one row per role, resource and permission; OF a role
+        lists the permissions of the roles granted to it too unless NORECURSIVE (ScyllaDB's
+        ``list_permissions_statement``); ON a resource lists its parents' too."""
         resource = self._resource(stmt.resource, session) if stmt.resource is not None else None
         if stmt.role is not None and stmt.role not in self.roles:
             raise InvalidRequest(f"{stmt.role} doesn't exist")
-        if not self.is_superuser(user) and stmt.role != user:
+        if not self.is_superuser(user) and (stmt.role is None or stmt.role not in self.granted_roles(user or "")):
             raise Unauthorized(f"You are not authorized to view {stmt.role or 'everyone'}'s permissions")
         wanted = set(_expand(stmt.permission, resource)) if stmt.permission != "ALL" else set(PERMISSION_ORDER)
         keys = {r.key for r in resource.parents()} if resource is not None else None
+        roles = None
+        if stmt.role is not None:
+            roles = set(self.granted_roles(stmt.role)) if stmt.recursive else {stmt.role}
         text = T.TEXT
         columns = tuple(ColumnSpec("system_auth", "role_permissions", n, text)
                         for n in ("role", "username", "resource", "permission"))
         labels = tuple(c.name for c in columns)
         out = []
+        catalog = self.db.catalog
         for role in sorted(self.grants):
-            if stmt.role is not None and role != stmt.role:
+            if roles is not None and role not in roles:
                 continue
-            for key in sorted(self.grants[role], key=lambda k: (k.startswith("roles"), k.count("/"), k)):
+            for key in sorted(self.grants[role], key=key_order):
                 if keys is not None and key not in keys:
                     continue
                 for p in PERMISSION_ORDER:
                     if p in self.grants[role][key] and p in wanted:
-                        out.append(Row(labels, [role, role, str(resource_from_key(key)), p]))
+                        out.append(Row(labels, [role, role, str(resource_from_key(key, catalog)), p]))
         return ResultSet("rows", columns, out)
+
+    def _grant_or_revoke_role(self, stmt: ast.GrantRole | ast.RevokeRole, user: str | None) -> ResultSet:
+        """``GRANT r TO g`` / ``REVOKE r FROM g`` (ScyllaDB's ``grant_role_statement``): AUTHORIZE on role ``r``,
+        both roles must exist, no role may include itself (``g already includes role r.``), and only a granted role
+        can be revoked."""
+        self.ensure(user, "AUTHORIZE", RoleResource(stmt.role))
+        other = stmt.grantee if isinstance(stmt, ast.GrantRole) else stmt.revokee
+        for name in (other, stmt.role):
+            if name not in self.roles:
+                raise InvalidRequest(f"Role {name} doesn't exist.")
+        member = self.roles[other]
+        if isinstance(stmt, ast.GrantRole):
+            if stmt.role in self.granted_roles(other):
+                raise InvalidRequest(f"{other} already includes role {stmt.role}.")
+            if other in self.granted_roles(stmt.role):
+                raise InvalidRequest(f"{stmt.role} already includes role {other}.")
+            member.member_of.add(stmt.role)
+        else:
+            if stmt.role not in member.member_of:
+                raise InvalidRequest(f"{other} was not granted role {stmt.role}, so it cannot be revoked.")
+            member.member_of.discard(stmt.role)
+        self._save()
+        return ResultSet("void")
 
     def _resource(self, res: ast.Resource, session: Any) -> Resource:
         """The resource named in GRANT/REVOKE/LIST, which must exist."""
@@ -496,6 +585,8 @@ class AuthManager:
             if res.role not in self.roles:
                 raise InvalidRequest(f"Role {res.role} doesn't exist")
             return RoleResource(res.role)
+        if res.kind in ("all functions", "function"):
+            return self._function_resource(res, session)
         keyspace = res.keyspace or getattr(session, "keyspace", None)
         if keyspace is None:
             raise InvalidRequest("No keyspace has been specified. USE a keyspace, or explicitly specify "
@@ -504,6 +595,34 @@ class AuthManager:
         if not _exists(catalog, resource):
             raise InvalidRequest(f"Resource {resource} doesn't exist")
         return resource
+
+    def _function_resource(self, res: ast.Resource, session: Any) -> FunctionResource:
+        """``ALL FUNCTIONS``, ``ALL FUNCTIONS IN KEYSPACE ks`` or ``FUNCTION [ks.]f(types)``, which must exist, with
+        ScyllaDB's messages (``<function ks.f(int,)> doesn't exist.`` when the keyspace does not, as ScyllaDB
+        writes the resource before it resolves the types; ``<function ks.f(int)> doesn't exist.`` when the function
+        does not).  An unqualified function is looked up in the session's keyspace."""
+        catalog = self.db.catalog
+        if res.kind == "all functions" and res.keyspace is None:
+            return FunctionResource()
+        keyspace = res.keyspace or getattr(session, "keyspace", None)
+        if keyspace is None:
+            raise InvalidRequest("No keyspace has been specified. USE a keyspace, or explicitly specify "
+                                 "keyspace.function")
+        if keyspace == "system":  # the native functions' keyspace (ScyllaDB's check)
+            raise InvalidRequest("Altering permissions on builtin functions is not supported")
+        if res.kind == "all functions":
+            if keyspace not in catalog.keyspaces:
+                raise InvalidRequest(f"{FunctionResource(keyspace)} doesn't exist.")
+            return FunctionResource(keyspace)
+        if keyspace not in catalog.keyspaces:
+            raise InvalidRequest(f"{raw_function(res, session)} doesn't exist.")
+        types = [function_arg_type(catalog, e, keyspace) for e in res.arg_types]
+        sig = udf_signature(res.table or "", types)
+        fn = find_function(catalog, keyspace, sig)
+        if fn is None:
+            label = f"{T.maybe_quote(res.table or '')}({', '.join(t.cql() for t in types)})"
+            raise InvalidRequest(f"{FunctionResource(keyspace, sig, label)} doesn't exist.")
+        return FunctionResource.of(fn)
 
     @staticmethod
     def _apply_options(role: Role, opts: dict[str, Any]) -> None:
@@ -585,7 +704,8 @@ def _keyspace_resource(name: str | None, keyspace: str | None) -> DataResource |
 
 
 def required_permissions(stmt: Any, keyspace: str | None) -> list[tuple[str, DataResource]]:
-    """The (permission, resource) pairs Cassandra checks before running ``stmt``."""
+    """The (permission, resource) pairs Cassandra checks before running ``stmt`` (function statements:
+    ``AuthManager._function_statement_permissions``, which needs the catalog)."""
     out: list[tuple[str, DataResource | None]] = []
     if isinstance(stmt, ast.Select):
         out.append(("SELECT", _table_resource(stmt.table, keyspace, read=True)))
@@ -634,12 +754,6 @@ def required_permissions(stmt: Any, keyspace: str | None) -> list[tuple[str, Dat
     elif isinstance(stmt, (ast.AlterTypeAdd, ast.AlterTypeRename)):
         out.append(("ALTER", _keyspace_resource(stmt.name.keyspace, keyspace)))
     elif isinstance(stmt, ast.DropType):
-        out.append(("DROP", _keyspace_resource(stmt.name.keyspace, keyspace)))
-    elif isinstance(stmt, (ast.CreateFunction, ast.CreateAggregate)):  # functions' own resources: not yet
-        out.append(("CREATE", _keyspace_resource(stmt.name.keyspace, keyspace)))
-        if stmt.or_replace:
-            out.append(("ALTER", _keyspace_resource(stmt.name.keyspace, keyspace)))
-    elif isinstance(stmt, ast.DropFunction):
         out.append(("DROP", _keyspace_resource(stmt.name.keyspace, keyspace)))
     return [(p, r) for p, r in out if r is not None]
 

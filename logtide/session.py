@@ -188,7 +188,15 @@ class Session:
 
     # ------------------------------------------------------------------
     def _evaluator(self, params: Any) -> TermEvaluator:
-        return TermEvaluator(self.db.functions, params, keyspace=self.keyspace)
+        return TermEvaluator(self.db.functions, params, keyspace=self.keyspace, permit=self._permit())
+
+    def _permit(self) -> Any:
+        """The check of EXECUTE on each user-defined function a statement calls (None: nothing to check)."""
+        auth = getattr(self.db, "auth", None)
+        if self.user is None or auth is None or auth.is_superuser(self.user):
+            return None
+        user = self.user
+        return lambda fn: auth.ensure_execute(user, fn)
 
     def _execute(self, stmt: Any, params: Any, client_ts: int | None, trace: TracingSession | None = None) -> ResultSet:
         if isinstance(stmt, ast.Select):

@@ -150,7 +150,7 @@ def log_appends(mutation: Mutation, preimages: Mapping[RowKey, StoredRow | None]
                 before = {}
                 if images:
                     pk = pu.pk
-                    plan = template.image_plan
+                    plan = template.before_plan(pu)
                     for ck in pu.rows:
                         s = preimages[(tid, pk, ck, False)]
                         before[ck] = None if s is None else live_values(base, s[0], s[1], now, plan)

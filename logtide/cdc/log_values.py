@@ -4,6 +4,7 @@ its frozen value (lists as maps of timeuuid keys), removed keys as a frozen set,
 
 from __future__ import annotations
 
+import bisect
 import struct
 from typing import Any, Iterable
 
@@ -21,8 +22,10 @@ def _frame(items: Iterable[bytes]) -> bytes:
     return bytes(out)
 
 
-def frozen_elements(ctype: Any, elements: dict[bytes, bytes] | list[tuple[bytes, bytes]]) -> bytes:
-    """The frozen log value of a non-frozen collection/UDT's elements (lists as maps of timeuuid keys)."""
+def frozen_elements(ctype: Any, elements: dict[bytes, bytes] | list[tuple[bytes, bytes]],
+                    ordered: bool = False) -> bytes:
+    """The frozen log value of a non-frozen collection/UDT's elements (lists as maps of timeuuid keys);
+    ``ordered``: the elements are already in their type's order (:func:`merged_elements`), not sorted again."""
     pairs = list(elements.items()) if isinstance(elements, dict) else list(elements)
     if isinstance(ctype, T.UserType):
         by_index = {struct.unpack(">h", k)[0]: v for k, v in pairs}
@@ -31,17 +34,41 @@ def frozen_elements(ctype: Any, elements: dict[bytes, bytes] | list[tuple[bytes,
             v = by_index.get(i)
             out += b"\xff\xff\xff\xff" if v is None else struct.pack(">i", len(v)) + v
         return bytes(out)
-    order = element_order_key(ctype)
-    pairs.sort(key=lambda kv: order(kv[0]))
+    if len(pairs) > 1 and not ordered:
+        order = element_order_key(ctype)
+        pairs.sort(key=lambda kv: order(kv[0]))
+    pack = _INT.pack
+    parts = [pack(len(pairs))]
+    add = parts.extend
     if isinstance(ctype, T.SetType):
-        return _frame(k for k, _ in pairs)
-    flat = []
-    for k, v in pairs:
-        flat += [k, v]
-    out = bytearray(struct.pack(">i", len(pairs)))
-    for b in flat:
-        out += struct.pack(">i", len(b)) + b
-    return bytes(out)
+        for k, _ in pairs:
+            add((pack(len(k)), k))
+    else:
+        for k, v in pairs:
+            add((pack(len(k)), k, pack(len(v)), v))
+    return b"".join(parts)
+
+
+def merged_elements(ctype: Any, elements: dict[bytes, bytes], added: list[tuple[bytes, bytes]],
+                    removed: list[bytes]) -> tuple[dict[bytes, bytes], bool]:
+    """A collection's or UDT's elements after a write, from ``elements`` before it in their type's order
+    (:func:`image_elements` of its image) with ``added`` set and ``removed`` taken out (in that order, as the
+    write's cells apply), and whether the result is in its type's order: a map's, set's or list's new keys
+    are put in place by binary search (a few order keys computed, not one per element); a UDT's fields are
+    ordered by :func:`frozen_elements` itself."""
+    fresh = [kv for kv in added if kv[0] not in elements]
+    for k, v in added:
+        elements[k] = v
+    for k in removed:
+        elements.pop(k, None)
+    if not fresh or isinstance(ctype, T.UserType):
+        return elements, not fresh
+    fresh_keys = {k for k, _ in fresh}
+    keys = [k for k in elements if k not in fresh_keys]  # those of before, still in order
+    order = element_order_key(ctype)
+    for k in sorted([k for k, _ in fresh if k in elements], key=order):  # stable: equal keys as written
+        bisect.insort(keys, k, key=order)
+    return {k: elements[k] for k in keys}, True
 
 
 def frozen_keys(ctype: Any, keys: Iterable[bytes]) -> bytes:
@@ -52,7 +79,7 @@ def frozen_keys(ctype: Any, keys: Iterable[bytes]) -> bytes:
 
 def image_elements(ctype: Any, image: bytes) -> dict[bytes, bytes]:
     """The elements (element key -> value) of a collection or UDT from its image in the log, the inverse of
-    :func:`frozen_elements` for ``ctype`` as ``cdc.upsert.image_plan`` gives it (a list's image is the map of
+    :func:`frozen_elements` for ``ctype`` as ``query.read.complex_plan(table, lists_by_key=True)`` gives it (a list's image is the map of
     its timeuuid keys): a UDT's non-null fields by index (big-endian smallints), a set's elements with empty
     values, a map's entries."""
     unpack = _INT.unpack_from

@@ -4,7 +4,7 @@ plain upsert's log rows").
 The commonest CDC write, clustered rows upserted with cells of one timestamp and no TTL, elements added to
 or removed from their collections and UDTs (:func:`upsert_timestamp`, spec ``000``, ``001`` and ``002``), goes
 from the written cells and the rows' live values before the write (each collection as its image in the log,
-:func:`image_plan`) straight to the stored bytes of its log rows.  Each row's record (``storage/records.py``, kind ``U``: ``[clustering, [timestamp, ttl, ldt],
+``UpsertTemplate.before_plan``) straight to the stored bytes of its log rows.  Each row's record (``storage/records.py``, kind ``U``: ``[clustering, [timestamp, ttl, ldt],
 {column: value}]`` in MessagePack, sealed by ``storage/envelope.py``) is joined from parts: the column
 names, ``cdc$deleted_X`` and ``cdc$operation`` entries encoded once per table (:class:`UpsertTemplate`),
 the ``cdc$time`` value and the liveness once per write, each value once per write.  No dict and no
@@ -17,19 +17,18 @@ from __future__ import annotations
 
 import struct
 import zlib
-from dataclasses import replace
 from typing import Any, Callable
 
 import msgspec
 
 from ..mutation.model import PartitionUpdate
 from ..schema import types as T
-from ..query.read import element_order_key
+from ..query.read import complex_plan, liveness_plan
 from ..schema.model import Column, Table
 from ..storage.envelope import CHECKSUM, key_checksum, record_head
 from ..storage.records import UNIFORM_ROW
 from . import log_schema as L
-from .log_values import frozen_elements, frozen_keys, image_elements
+from .log_values import frozen_elements, frozen_keys, image_elements, merged_elements
 from .log_rows import INSERT, OPERATION_BYTES, POSTIMAGE, PREIMAGE, TRUE, UPDATE, LogAppend
 from ..schema.cdc_options import CdcOptions
 
@@ -99,21 +98,6 @@ def _seq(seq: int) -> tuple[bytes, bytes]:
     return _ENCODE(raw), T.INT.comparable(raw)
 
 
-def image_plan(base: Table) -> dict[str, tuple[Column, Any]]:
-    """The plan (``query.read.complex_plan``'s form) by which ``query.read.live_values`` gives each non-frozen
-    collection or UDT of ``base`` as its image in the log (spec ``002``, ``cdc.log_values.frozen_elements``): a
-    map, set or UDT as its frozen value, a list as the frozen map of its timeuuid keys to its values.  Empty for
-    a table without such columns."""
-    plan: dict[str, tuple[Column, Any]] = {}
-    for c in base.regular_columns:
-        if c.type.is_multicell:
-            order = element_order_key(c.type)
-            if isinstance(c.type, T.ListType):
-                c = replace(c, type=T.MapType(T.TIMEUUID, c.type.element))
-            plan[c.name] = (c, order)
-    return plan
-
-
 class UpsertTemplate:
     """The parts of a base table's plain-upsert log rows that do not depend on the write, encoded once per
     table, CDC options and log table (kept by ``cdc.capture.LogTargets``)."""
@@ -137,7 +121,11 @@ class UpsertTemplate:
         # the columns a write this pass serves may set: the atomic regular ones (a change of a non-frozen
         # collection or UDT is a complex cell, which ``upsert_timestamp`` already sends the general way)
         self.atomic = frozenset(c.name for c in base.regular_columns if not c.type.is_multicell)
-        self.image_plan = image_plan(base)
+        # each non-frozen collection or UDT as its image in the log, by which ``query.read.live_values`` reads the
+        # values before a write; and the plan of a preimage that holds only the written columns
+        self.image_plan = complex_plan(base, lists_by_key=True)
+        self.liveness_plan = liveness_plan(self.image_plan)
+        self.written_only = opts.preimage and not opts.full_preimage and not opts.postimage
         # a non-frozen collection or UDT: (its type, the type its image decodes by, the encoded name of its
         # cdc$deleted_elements_ column)
         self.complex = {c.name: (c.type, self.image_plan[c.name][0].type, _ENCODE(L.DELETED_ELEMENTS + c.name))
@@ -145,6 +133,22 @@ class UpsertTemplate:
         # a table this pass serves: none with a column named like a log column (whose entry would then stand
         # twice in a row's map)
         self.plain = not any(c.name.startswith("cdc$") for c in base.columns)
+
+    def before_plan(self, pu: PartitionUpdate) -> dict[str, tuple[Column | None, Any]]:
+        """The plan by which ``query.read.live_values`` reads the rows of ``pu`` before the write: every
+        collection's and UDT's image (``image_plan``) when a full preimage or a postimage holds them all; with
+        a preimage of the changed columns only (ScyllaDB's ``'preimage': true``, spec ``000``), the images of
+        the collections ``pu`` changes, and of the others only whether they hold a live element (whether the
+        row was live: it has a preimage row)."""
+        if not self.written_only or not self.image_plan:
+            return self.image_plan
+        changed = [name for row in pu.rows.values() for name in row.complex]
+        if not changed:
+            return self.liveness_plan
+        plan = dict(self.liveness_plan)
+        for name in changed:
+            plan[name] = self.image_plan[name]
+        return plan
 
     def _collections(self, changed: dict[str, Any], was: dict[str, bytes | None] | None, entries: list[bytes],
                      written_entries: dict[str, bytes | None], keys_only: bool, postimage: bool) -> None:
@@ -169,13 +173,12 @@ class UpsertTemplate:
                     entries.append(deleted_elements + (_BIN8[n] if n < 256 else _long_head(n, _BIN_LONG)) + v)
             if postimage:
                 image = None if was is None else was.get(name)
-                elements = {} if image is None else image_elements(image_type, image)
-                for k, v in added:
-                    elements[k] = v
-                for k in removed:
-                    elements.pop(k, None)
+                if image is None:
+                    elements, ordered = dict(added), False
+                else:  # the image is in order: the new keys put in place, not every key sorted again
+                    elements, ordered = merged_elements(ctype, image_elements(image_type, image), added, removed)
                 if elements:
-                    v = frozen_elements(ctype, elements)
+                    v = frozen_elements(ctype, elements, ordered)
                     n = len(v)
                     written_entries[name] = columns[name][0] + (_BIN8[n] if n < 256 else _long_head(n, _BIN_LONG)) + v
                 else:
@@ -187,7 +190,7 @@ class UpsertTemplate:
         stream: preimages, one delta per row (an insert when it has a row marker), postimages, each kind in
         clustering order, the last with ``cdc$end_of_batch``.  ``before`` maps each clustering key to the row's
         live values (atomic ones, and each collection or UDT as its image: ``query.read.live_values`` with
-        :func:`image_plan`) and live marker before the write (None when nothing of it was live; needed only
+        ``UpsertTemplate.before_plan``) and live marker before the write (None when nothing of it was live; needed only
         with images).  None when a cell names a column that is not a regular one (the caller derives such a
         write the general way).
 

@@ -729,16 +729,36 @@ class ListRoles:
     """``LIST ROLES [OF r] [NORECURSIVE]``."""
 
     of: str | None = None
+    recursive: bool = True
+
+
+@dataclass(frozen=True)
+class GrantRole:
+    """``GRANT role TO grantee``: ``grantee`` becomes a member of ``role`` (inherits its permissions)."""
+
+    role: str
+    grantee: str
+
+
+@dataclass(frozen=True)
+class RevokeRole:
+    """``REVOKE role FROM revokee``."""
+
+    role: str
+    revokee: str
 
 
 @dataclass(frozen=True)
 class Resource:
-    """A permission target: ``ALL KEYSPACES``, ``KEYSPACE ks``, ``TABLE ks.t``, ``ALL ROLES`` or ``ROLE r``."""
+    """A permission target: ``ALL KEYSPACES``, ``KEYSPACE ks``, ``TABLE ks.t``, ``ALL ROLES``, ``ROLE r``, ``ALL
+    FUNCTIONS``, ``ALL FUNCTIONS IN KEYSPACE ks`` or ``FUNCTION [ks.]f(type, ...)`` (``table`` is then the
+    function's name and ``arg_types`` its argument types)."""
 
-    kind: str  # 'all keyspaces' | 'keyspace' | 'table' | 'all roles' | 'role'
+    kind: str  # 'all keyspaces' | 'keyspace' | 'table' | 'all roles' | 'role' | 'all functions' | 'function'
     keyspace: str | None = None
     table: str | None = None
     role: str | None = None
+    arg_types: "tuple[TypeExpr, ...]" = ()
 
 
 @dataclass(frozen=True)
@@ -766,6 +786,7 @@ class ListPermissions:
     permission: str
     resource: Resource | None = None
     role: str | None = None
+    recursive: bool = True
 
 
 @dataclass(frozen=True)
@@ -807,7 +828,7 @@ Statement = Union[
     CreateKeyspace, AlterKeyspace, DropKeyspace, UseKeyspace,
     CreateTable, AlterTableAdd, AlterTableDrop, AlterTableRename, AlterTableWith, AlterTableAlterType,
     DropTable, Truncate, CreateType, AlterTypeAdd, AlterTypeRename, DropType, Describe,
-    CreateRole, AlterRole, DropRole, ListRoles, Grant, Revoke, ListPermissions,
+    CreateRole, AlterRole, DropRole, ListRoles, Grant, Revoke, ListPermissions, GrantRole, RevokeRole,
     CreateIndex, DropIndex,
 ]
 

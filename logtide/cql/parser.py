@@ -825,6 +825,17 @@ class _Parser(ViewGrammar):
     # Types
     # ------------------------------------------------------------------
 
+    def _type_list(self) -> list[ast.TypeExpr]:
+        """'(' [type (',' type)*] ')': a function's argument types."""
+        self._expect_punct("(")
+        types: list[ast.TypeExpr] = []
+        if not self._at_punct(")"):
+            types.append(self._type())
+            while self._accept_punct(","):
+                types.append(self._type())
+        self._expect_punct(")")
+        return types
+
     def _type(self) -> ast.TypeExpr:
         """type: native | list<T> | set<T> | map<K, V> | tuple<T, ...> | frozen<T> | vector<T, N> | [ks.]udt."""
         tok = self._peek()
@@ -1107,13 +1118,7 @@ class _Parser(ViewGrammar):
         or_replace = self._or_replace("aggregate")
         if_not_exists = self._if_not_exists()
         name = self._qualified_name()
-        self._expect_punct("(")
-        argument_types: list[ast.TypeExpr] = []
-        if not self._at_punct(")"):
-            argument_types.append(self._type())
-            while self._accept_punct(","):
-                argument_types.append(self._type())
-        self._expect_punct(")")
+        argument_types = self._type_list()
         self._expect_kw("sfunc")
         state_function = self._ident()
         self._expect_kw("stype")
@@ -1360,14 +1365,7 @@ class _Parser(ViewGrammar):
             aggregate = self._advance().value.lower() == "aggregate"
             if_exists = self._if_exists()
             name = self._qualified_name()
-            argument_types: list[ast.TypeExpr] | None = None
-            if self._accept_punct("("):
-                argument_types = []
-                if not self._at_punct(")"):
-                    argument_types.append(self._type())
-                    while self._accept_punct(","):
-                        argument_types.append(self._type())
-                self._expect_punct(")")
+            argument_types = self._type_list() if self._at_punct("(") else None
             return ast.DropFunction(name, tuple(argument_types) if argument_types is not None else None, aggregate,
                                     if_exists)
         if self._at_kw("index", "materialized", "trigger"):
@@ -1481,13 +1479,24 @@ class _Parser(ViewGrammar):
         self._no_viable()
 
     def _resource(self) -> ast.Resource:
-        """resource: ALL KEYSPACES | KEYSPACE ks | [TABLE] [ks.]t | ALL ROLES | ROLE r."""
+        """resource: ALL KEYSPACES | KEYSPACE ks | [TABLE] [ks.]t | ALL ROLES | ROLE r | ALL FUNCTIONS [IN KEYSPACE ks]
+        | FUNCTION [ks.]f '(' [type (',' type)*] ')'."""
         if self._at_kw("all") and self._at_kw("keyspaces", k=1):
             self.i += 2
             return ast.Resource("all keyspaces")
         if self._at_kw("all") and self._at_kw("roles", k=1):
             self.i += 2
             return ast.Resource("all roles")
+        if self._at_kw("all") and self._at_kw("functions", k=1):
+            self.i += 2
+            if self._accept_kw("in"):
+                self._expect_kw("keyspace")
+                return ast.Resource("all functions", self._ident())
+            return ast.Resource("all functions")
+        if self._at_kw("function") and not self._at_punct(".", k=1) and not self._at_kw("to", "from", "of", k=1):
+            self.i += 1
+            name = self._qualified_name()
+            return ast.Resource("function", name.keyspace, name.name, arg_types=tuple(self._type_list()))
         if self._at_kw("role") and not self._at_punct(".", k=1) and not self._at_kw("to", "from", "of", k=1):
             self.i += 1
             return ast.Resource("role", role=self._role_name())
@@ -1498,18 +1507,35 @@ class _Parser(ViewGrammar):
         name = self._qualified_name()
         return ast.Resource("table", name.keyspace, name.name)
 
-    def _grant(self) -> ast.Grant:
-        """GRANT permission ON resource TO role."""
+    def _is_role_grant(self) -> bool:
+        """After GRANT/REVOKE: a role name followed by TO/FROM (``GRANT r TO u``), not a permission."""
+        tok = self._peek()
+        if tok.kind == IDENT and tok.value in _PERMISSIONS and self._at_kw("on", "permission", k=1):
+            return False
+        if self._at_kw("all"):
+            return False
+        return tok.kind in (IDENT, STRING) and self._at_kw("to", "from", k=1)
+
+    def _grant(self) -> ast.Grant | ast.GrantRole:
+        """GRANT permission ON resource TO role | GRANT role TO grantee."""
         self._expect_kw("grant")
+        if self._is_role_grant():
+            role = self._role_name()
+            self._expect_kw("to")
+            return ast.GrantRole(role, self._role_name())
         permission = self._permission()
         self._expect_kw("on")
         resource = self._resource()
         self._expect_kw("to")
         return ast.Grant(permission, resource, self._role_name())
 
-    def _revoke(self) -> ast.Revoke:
-        """REVOKE permission ON resource FROM role."""
+    def _revoke(self) -> ast.Revoke | ast.RevokeRole:
+        """REVOKE permission ON resource FROM role | REVOKE role FROM revokee."""
         self._expect_kw("revoke")
+        if self._is_role_grant():
+            role = self._role_name()
+            self._expect_kw("from")
+            return ast.RevokeRole(role, self._role_name())
         permission = self._permission()
         self._expect_kw("on")
         resource = self._resource()
@@ -1521,15 +1547,13 @@ class _Parser(ViewGrammar):
         self._expect_kw("list")
         if self._accept_kw("roles"):
             of = self._role_name() if self._accept_kw("of") else None
-            self._accept_kw("norecursive")
-            return ast.ListRoles(of)
+            return ast.ListRoles(of, not self._accept_kw("norecursive"))
         if self._accept_kw("users"):
             return ast.ListRoles()
         permission = self._permission()
         resource = self._resource() if self._accept_kw("on") else None
         role = self._role_name() if self._accept_kw("of") else None
-        self._accept_kw("norecursive")
-        return ast.ListPermissions(permission, resource, role)
+        return ast.ListPermissions(permission, resource, role, not self._accept_kw("norecursive"))
 
 
 def _word_constant(word: str) -> ast.Constant:

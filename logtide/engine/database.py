@@ -17,6 +17,7 @@ from ..clock import Clock, SystemClock, TimestampSource
 from ..counters import WriteCounters
 from ..cql import ast, parse
 from ..mutation.context import ListKeys
+from ..mutation.targets import KeyShapes
 from ..mutation.model import Mutation
 from ..query.functions import FunctionRegistry, TimeuuidSource
 from ..schema.catalog import Catalog
@@ -57,6 +58,7 @@ class Engine:
         """Load the catalog, the host id and the CDC generations (may write: a new directory)."""
         self.timestamps = TimestampSource(self.clock)
         self.list_keys = ListKeys(self.clock.now_micros)
+        self.key_shapes = KeyShapes()  # the WHERE shapes of write statements (mutation.targets), made once each
         self.timeuuids = TimeuuidSource(self.clock.now_micros)
         self.functions = FunctionRegistry(self.timeuuids, self.clock.now_micros)
         self.functions.user = self._user_functions

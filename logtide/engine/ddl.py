@@ -92,9 +92,14 @@ def describe(catalog: Catalog, keyspace: str | None, stmt: ast.Describe) -> Resu
 
 def _grants_follow_schema(auth: Any, user: str | None, changes: list[SchemaChange]) -> None:
     """Permissions follow a schema change, as in ScyllaDB: the role that created a keyspace or table (and so the
-    CDC log that came with it) is granted every permission on it; a dropped one takes its grants with it."""
+    CDC log that came with it) is granted every permission on it; a dropped one takes its grants with it, as does a
+    dropped function or aggregate."""
     from ..auth import DataResource
     for c in changes:
+        if c.target in ("FUNCTION", "AGGREGATE"):  # no grant to a function's creator: ScyllaDB gives none
+            if c.change_type == "DROPPED":
+                auth.forget_function(c.keyspace, f"{c.name}({', '.join(c.argument_types)})")
+            continue
         if c.target not in ("KEYSPACE", "TABLE"):
             continue
         table = c.name if c.target == "TABLE" else None

@@ -33,7 +33,7 @@ DDL = (ast.CreateKeyspace, ast.AlterKeyspace, ast.DropKeyspace, ast.CreateTable,
 DML = (ast.Insert, ast.Update, ast.Delete)
 WRITES = (*DML, ast.Batch)
 ROLE_STATEMENTS = (ast.CreateRole, ast.AlterRole, ast.DropRole, ast.ListRoles, ast.Grant, ast.Revoke,
-                   ast.ListPermissions)
+                   ast.ListPermissions, ast.GrantRole, ast.RevokeRole)
 
 
 
@@ -73,7 +73,7 @@ def write_job(session: Any, stmts: Sequence[Any], evs: Sequence[TermEvaluator], 
                 raise InvalidRequest("Invalid null value of timestamp")
             ts = int(v)
         reader = TxnRowReader(txn, now)
-        contexts = [WriteContext(ts, now, ev, reader, db.list_keys) for ev in evs]
+        contexts = [WriteContext(ts, now, ev, reader, db.list_keys, db.key_shapes) for ev in evs]
         mutation = Mutation()
         if trace is not None:
             trace.event(f"Write transaction started: write timestamp {ts}")

@@ -62,8 +62,10 @@ def _node_info(session: Any) -> Any:
     if served is None:
         served = system_schema.NodeInfo(host_id=session.db.host_id, schema_version=session.db.catalog.version)
     # the generations as they are now (never a copy taken when the server started)
+    auth = getattr(session.db, "auth", None)
     return dataclasses.replace(served, cdc_generations=session.db.generations, traces=session.db.traces,
-                               view_builds=session.db.view_builds.progress())
+                               view_builds=session.db.view_builds.progress(),
+                               role_permissions=auth.role_permission_rows if auth is not None else None)
 
 
 

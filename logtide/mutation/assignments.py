@@ -44,15 +44,18 @@ def build_update(stmt: ast.Update, table: Table, ctx: WriteContext, mutation: Mu
             raise InvalidRequest("Cannot provide custom timestamp for counter updates")
         if stmt.using.ttl is not None:
             raise InvalidRequest("Cannot provide custom TTL for counter updates")
-    kr = analyse(table, stmt.where, ctx.ev)
-    static_only = bool(cols) and all(c.kind == STATIC for c in cols)
-    targets = addressed_rows(table, kr, static_only and table.clustering_key != ())
+    static_only = bool(cols) and all(c.kind == STATIC for c in cols) and table.clustering_key != ()
+    shape = None if static_only else ctx.key_shape(stmt, table)
+    if shape is not None:  # every key column once by ``=``: the clause's shape analysed once (``targets.KeyShape``)
+        targets = shape.targets(ctx.ev)
+    else:
+        targets = addressed_rows(table, analyse(table, stmt.where, ctx.ev), static_only)
     conditional = is_conditional(stmt)
     for tg in targets:
         pu = mutation.partition(table, tg.key, tg.pk, tg.token)
         for a, col in zip(stmt.assignments, cols):
             static = col.kind == STATIC
-            row, ck = row_for(pu, table, () if static else tg.clustering, static)
+            row, ck = row_for(pu, table, () if static else tg.clustering, static, tg.ck)
             w = RowWriter(pu, row, attrs, ctx, ck)
             if conditional and isinstance(a, (ast.AddTo, ast.SubtractFrom)) and col.type in ARITHMETIC_TYPES:
                 arithmetic(a, col, w, tg)

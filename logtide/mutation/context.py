@@ -19,6 +19,7 @@ from ..query.restrictions import Evaluator
 from ..schema import types as T
 from ..schema.model import Column, Table
 from .cells import NO_TTL, Cell
+from .targets import KeyShape, KeyShapes, key_shape
 
 
 MAX_TTL = 20 * 365 * 24 * 60 * 60  # Cassandra's Attributes.MAX_TTL
@@ -85,6 +86,11 @@ class WriteContext:
     ev: Evaluator
     reader: RowReader
     list_keys: ListKeys
+    shapes: KeyShapes | None = None  # the engine's WHERE shapes of write statements (``targets.KeyShapes``)
+
+    def key_shape(self, stmt: Any, table: Table) -> KeyShape | None:
+        """The :class:`~.targets.KeyShape` of a write's WHERE clause (None: ``query.restrictions.analyse`` it)."""
+        return key_shape(table, stmt.where) if self.shapes is None else self.shapes.of(stmt, table)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from ..schema import types as T
 from ..schema.model import STATIC, Column, Table
 from .cells import NO_TTL, Cell, Deletion, reconcile_deletion
 from .collections import list_key_at
-from .context import WriteContext, resolve_attributes
+from .context import Attributes, WriteContext, resolve_attributes
 from .model import Mutation, RangeDeletion
 from .targets import Target, addressed_rows, check_no_filters, non_key_column, partition_targets, row_for
 from .writer import RowWriter, field_key
@@ -22,23 +22,19 @@ from .writer import RowWriter, field_key
 def build_delete(stmt: ast.Delete, table: Table, ctx: WriteContext, mutation: Mutation) -> list[Target]:
     """Add a DELETE to the mutation: cells, elements, rows, ranges or partitions."""
     attrs = resolve_attributes(stmt.using, table, ctx, allow_ttl=False)
+    shape = ctx.key_shape(stmt, table)
+    if shape is not None:  # every key column once by ``=``: the clause's shape analysed once (``targets.KeyShape``)
+        return _delete_row(stmt, table, ctx, mutation, attrs, shape.targets(ctx.ev))
     kr = analyse(table, stmt.where, ctx.ev)
     check_no_filters(kr)
     deletion = Deletion(attrs.timestamp, ctx.now)
     if stmt.targets:
-        cols = [non_key_column(table, tgt, "Invalid identifier {name} for deletion (should not be a PRIMARY KEY "
-                                            "part)", "Unknown identifier {name}") for tgt in stmt.targets]
+        cols = _deleted_columns(stmt, table)
         static_only = all(c.kind == STATIC for c in cols) and bool(table.clustering_key)
         if not static_only and kr.clustering_slice is not None:
             raise InvalidRequest("Range deletions are not supported for specific columns")
         targets = addressed_rows(table, kr, static_only and not kr.clustering_restricted)
-        for tg in targets:
-            pu = mutation.partition(table, tg.key, tg.pk, tg.token)
-            for tgt, col in zip(stmt.targets, cols):
-                static = col.kind == STATIC
-                row, ck = row_for(pu, table, () if static else tg.clustering, static)
-                _delete_target(tgt, col, RowWriter(pu, row, attrs, ctx, ck), tg)
-        return targets
+        return _delete_columns(stmt, cols, table, ctx, mutation, attrs, targets)
     check_no_filters(kr)
     parts = partition_targets(table, kr)
     if kr.empty:  # ``b IN ()`` deletes nothing (its clustering prefixes were stood in for by the whole partition)
@@ -70,6 +66,43 @@ def build_delete(stmt: ast.Delete, table: Table, ctx: WriteContext, mutation: Mu
                 pu.range_deletions.append(RangeDeletion(start, start_inc, end, end_inc, lo, hi, deletion))
             out.append(Target(key, pk, token, prefix, b""))
     return out
+
+
+def _deleted_columns(stmt: ast.Delete, table: Table) -> list[Column]:
+    """The columns a DELETE names (``DELETE c, m[k], u.f FROM ...``), each a non-key column of the table."""
+    return [non_key_column(table, tgt, "Invalid identifier {name} for deletion (should not be a PRIMARY KEY "
+                                       "part)", "Unknown identifier {name}") for tgt in stmt.targets]
+
+
+def _delete_columns(stmt: ast.Delete, cols: list[Column], table: Table, ctx: WriteContext, mutation: Mutation,
+                    attrs: Attributes, targets: list[Target]) -> list[Target]:
+    """The cells, elements and fields a DELETE names (``cols``) deleted in each of its ``targets``."""
+    for tg in targets:
+        pu = mutation.partition(table, tg.key, tg.pk, tg.token)
+        for tgt, col in zip(stmt.targets, cols):
+            static = col.kind == STATIC
+            row, ck = row_for(pu, table, () if static else tg.clustering, static, tg.ck)
+            _delete_target(tgt, col, RowWriter(pu, row, attrs, ctx, ck), tg)
+    return targets
+
+
+def _delete_row(stmt: ast.Delete, table: Table, ctx: WriteContext, mutation: Mutation, attrs: Attributes,
+                targets: list[Target]) -> list[Target]:
+    """:func:`build_delete` of a DELETE whose WHERE clause names the whole primary key by ``=`` (its one
+    ``targets``, from ``targets.KeyShape``): the same cells, elements, row or (a table without clustering
+    columns) partition deleted, with the same checks in the same order."""
+    if stmt.targets:
+        cols = _deleted_columns(stmt, table)
+        return _delete_columns(stmt, cols, table, ctx, mutation, attrs, targets)
+    deletion = Deletion(attrs.timestamp, ctx.now)
+    for tg in targets:
+        pu = mutation.partition(table, tg.key, tg.pk, tg.token)
+        if not table.clustering_key:
+            pu.deletion = reconcile_deletion(pu.deletion, deletion)
+            continue
+        row, _ = row_for(pu, table, tg.clustering, False, tg.ck)
+        row.deletion = reconcile_deletion(row.deletion, deletion)
+    return targets
 
 
 def _delete_target(tgt: Any, col: Column, w: RowWriter, tg: Target) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..cql import ast
 from ..errors import InvalidRequest
-from ..query.restrictions import KeyRestrictions
+from ..query.restrictions import Evaluator, KeyRestrictions
 from ..schema import types as T
 from ..schema.model import CLUSTERING, PARTITION_KEY, Column, Table, check_key_length, check_partition_key
 from ..storage.keys import clustering_key, partition_token, serialize_partition_key
@@ -121,14 +121,90 @@ def addressed_rows(table: Table, kr: KeyRestrictions, static_only: bool) -> list
 
 
 
-def row_for(pu: PartitionUpdate, table: Table, clustering: tuple[bytes, ...], static: bool) -> tuple[RowData, bytes]:
+@dataclass(frozen=True)
+class KeyShape:
+    """A write's WHERE clause that names every primary-key column once, each by ``column = term`` and nothing
+    else (the commonest prepared UPDATE or DELETE), analysed once per statement and table: what
+    ``query.restrictions.analyse`` and :func:`addressed_rows` make of it is then one target, whose values alone
+    change from one execution to the next (:meth:`targets`).  ``relations`` holds each relation's column and
+    term in the clause's order, ``pk_slots`` and ``ck_slots`` the relation of each partition and clustering key
+    column in key order."""
+
+    table: Table
+    relations: tuple[tuple[Column, Any], ...]
+    pk_slots: tuple[int, ...]
+    ck_slots: tuple[int, ...]
+
+    def targets(self, ev: Evaluator) -> list[Target]:
+        """The one row the clause addresses with this execution's values: the target ``addressed_rows(table,
+        analyse(table, where, ev), False)`` gives, with the same errors in the same order (each relation
+        evaluated in the clause's order, a null or unset key value refused with ScyllaDB's words, then the
+        partition key's length and emptiness)."""
+        vals = []
+        for col, term in self.relations:
+            v = ev.value(term, col.type, col.name)
+            if v is None:
+                raise InvalidRequest(f"Invalid null value in condition for column {col.name}")
+            if v is T.UNSET:
+                raise InvalidRequest(f"Invalid unset value for column {col.name}")
+            vals.append(col.type.serialize(v))
+        key = tuple([vals[i] for i in self.pk_slots])
+        check_partition_key(key)
+        pk = serialize_partition_key(key)
+        table = self.table
+        clustering = tuple([vals[i] for i in self.ck_slots])
+        return [Target(key, pk, partition_token(table, pk), clustering, clustering_key(table.clustering_key, clustering))]
+
+
+def key_shape(table: Table, where: Any) -> KeyShape | None:
+    """The :class:`KeyShape` of a write's WHERE clause, or None when it is any other clause (an ``IN``, a slice,
+    a missing or repeated column, a token or multi-column relation, an unknown or non-key column): those take
+    ``query.restrictions.analyse``, with its rules and messages."""
+    pk_cols, ck_cols = table.partition_key, table.clustering_key
+    if len(where) != len(pk_cols) + len(ck_cols):
+        return None
+    relations = []
+    slot: dict[str, int] = {}
+    for i, rel in enumerate(where):
+        if rel.op != "=" or type(rel.lhs) is not ast.ColumnRef:
+            return None
+        col = table.column(rel.lhs.name)
+        if col is None or not col.is_primary_key or col.name in slot:
+            return None
+        slot[col.name] = i
+        relations.append((col, rel.rhs))
+    # as many distinct key columns as the key has: each of them once
+    return KeyShape(table, tuple(relations), tuple(slot[c.name] for c in pk_cols),
+                    tuple(slot[c.name] for c in ck_cols))
+
+
+class KeyShapes:
+    """:func:`key_shape` of each write statement, made once per statement object and table (a prepared
+    statement executes the same statement object again and again; a schema change makes new table
+    objects), kept by the engine for every write."""
+
+    def __init__(self) -> None:
+        self._shapes: dict[int, tuple[Any, Table, KeyShape | None]] = {}
+
+    def of(self, stmt: Any, table: Table) -> KeyShape | None:
+        hit = self._shapes.get(id(stmt))
+        if hit is None or hit[0] is not stmt or hit[1] is not table:
+            if len(self._shapes) >= 1024:
+                self._shapes.clear()
+            hit = self._shapes[id(stmt)] = (stmt, table, key_shape(table, stmt.where))
+        return hit[2]
+
+
+def row_for(pu: PartitionUpdate, table: Table, clustering: tuple[bytes, ...], static: bool,
+            ck: bytes | None = None) -> tuple[RowData, bytes]:
     """The row of ``pu`` that a write to ``clustering`` (or to the static row) goes to, made when new, with its
-    clustering key."""
+    clustering key (``ck``, when the caller has it: a ``Target``'s)."""
     if static:
         if pu.static is None:
             pu.static = RowData(())
         return pu.static, b""
-    ck = clustering_key(table.clustering_key, clustering)
+    if ck is None:
+        ck = clustering_key(table.clustering_key, clustering)
     row = pu.rows.get(ck)
     if row is None:
         if clustering:

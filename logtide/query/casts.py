@@ -58,6 +58,25 @@ def marshal_name(t: Any) -> str:
     return inner if t.is_multicell else f"{_PREFIX}FrozenType({inner})"
 
 
+def marshal_class(t: Any) -> str:
+    """A type's marshal class name as ScyllaDB writes a custom type (``abstract_type::name()``):
+    ``org.apache.cassandra.db.marshal.VectorType(org.apache.cassandra.db.marshal.FloatType, 3)``, user
+    types as ``UserType(ks,hex(name),hex(field):type,...)``, frozen ones in ``FrozenType(...)``."""
+    if t.kind == "udt":
+        fields = ",".join(f"{n.encode().hex()}:{marshal_class(ft)}" for n, ft in zip(t.field_names, t.field_types))
+        inner = f"{MARSHAL_PREFIX}UserType({t.keyspace},{t.name.encode().hex()},{fields})"
+        return inner if t.is_multicell else f"{MARSHAL_PREFIX}FrozenType({inner})"
+    if t.kind in ("native", "tuple"):
+        return marshal_name(t)
+    if t.kind == "vector":
+        return f"{MARSHAL_PREFIX}VectorType({marshal_class(t.element.unfreeze())}, {t.dimension})"
+    if t.kind == "map":
+        inner = f"{MARSHAL_PREFIX}MapType({marshal_class(t.key)},{marshal_class(t.value)})"
+    else:
+        inner = f"{MARSHAL_PREFIX}{'ListType' if t.kind == 'list' else 'SetType'}({marshal_class(t.element)})"
+    return inner if t.is_multicell else f"{MARSHAL_PREFIX}FrozenType({inner})"
+
+
 def _wrap(v: int, bits: int) -> int:
     m = 1 << bits
     v &= m - 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..cql import ast
 from ..errors import FunctionFailure, InvalidRequest
@@ -87,8 +87,11 @@ class TermEvaluator:
 
     def __init__(self, functions: FunctionRegistry, bound: Sequence[Any] | Mapping[str, Any] | None = None,
                  markers: dict[int, tuple[str, Any]] | None = None, table: Any = None,
-                 keyspace: str | None = None) -> None:
+                 keyspace: str | None = None, permit: Callable[[Any], None] | None = None) -> None:
         self.functions = functions
+        # called with each user-defined function or aggregate a statement calls: raises Unauthorized without
+        # EXECUTE on it (the session's role; logtide.auth.AuthManager.ensure_execute)
+        self.permit = permit
         self.keyspace = keyspace  # the session's keyspace: where an unqualified user-defined function is looked up
         self.bound = bound
         self.markers = markers
@@ -215,6 +218,8 @@ class TermEvaluator:
         from .user_resolve import resolve_user
 
         f = resolve_user(functions, keyspace, fc, [self.infer_type(a) for a in fc.args], [arg_text(a) for a in fc.args])
+        if self.permit is not None:
+            self.permit(f)
         if expected is not None and assignment(f.return_type, expected) == NOT_ASSIGNABLE:
             raise InvalidRequest(f"Type error: cannot assign result of function {keyspace}.{fc.name} "
                                  f"(type {f.return_type.cql()}) to {receiver} (type {expected.cql()})")

@@ -140,11 +140,15 @@ def _needs_filtering(table: Table, kr: KeyRestrictions, where: Sequence[ast.Rela
     return True
 
 
+BaseCks = Callable[[bytes | None, bytes | None, bool], Iterator[bytes]]
+
+
 class IndexedPartition:
     """One base partition as the index names it: every row (``cks`` None) or only the rows whose clustering
-    keys ``cks()`` gives (in clustering order, read from the index as they are asked for)."""
+    keys ``cks(lo, hi, reverse)`` gives: those within ``[lo, hi)``, in clustering order or its reverse, read from
+    the index as they are asked for."""
 
-    def __init__(self, view: Any, cks: Callable[[], Iterator[bytes]] | None) -> None:
+    def __init__(self, view: Any, cks: BaseCks | None) -> None:
         self.view = view
         self.token = view.token
         self.pk = view.pk
@@ -162,12 +166,19 @@ class IndexedPartition:
         if self.cks is None:
             yield from self.view.rows(lo, hi, reverse, values)
             return
-        for ck in (reversed(list(self.cks())) if reverse else self.cks()):
-            if (lo is not None and ck < lo) or (hi is not None and ck >= hi):
-                if not reverse and hi is not None and ck >= hi:
-                    return
-                continue
+        for ck in self.cks(lo, hi, reverse):
             yield from self.view.rows(ck, ck + b"\x00", reverse, values)  # clustering keys are prefix-free
+
+
+def _within(lo: bytes, hi: bytes | None, head: bytes, ck_lo: bytes | None,
+            ck_hi: bytes | None) -> tuple[bytes, bytes | None]:
+    """The entry range ``[lo, hi)`` narrowed to the entries ``head + ck`` of the base clustering keys ``ck`` in
+    ``[ck_lo, ck_hi)`` (entries of one base partition share ``head``; a common prefix keeps the keys' order)."""
+    if ck_lo is not None:
+        lo = max(lo, head + ck_lo)
+    if ck_hi is not None:
+        hi = head + ck_hi if hi is None else min(hi, head + ck_hi)
+    return lo, hi
 
 
 ENTRY_BATCH = 256  # index entries read per storage statement
@@ -179,7 +190,8 @@ class IndexedSource:
     Entries are read in batches of ``ENTRY_BATCH``, each from where the last ended, and the partitions they name
     handed on as they come: a page reads the entries of its rows (and one batch more at most), and a resumed page
     (``resume``: the paging state's last row, (token, pk, ck)) seeks to that row's entry instead of reading the
-    value's entries from the start."""
+    value's entries from the start.  A reversed read (``ORDER BY`` against the clustering order) reads the
+    entries backwards the same way, from the end of its range or from the resumed row's entry down."""
 
     def __init__(self, source: Any, plan: IndexPlan, order: Any,
                  resume: tuple[int, bytes, bytes | None] | None = None) -> None:
@@ -187,7 +199,7 @@ class IndexedSource:
         self.plan = plan
         self.order = order  # select.partition_order of the query: the order of its partition keys
         self.resume = resume
-        self.reverse = False  # set by the SELECT: a reversed read does not seek (it reads up to the resumed row)
+        self.reverse = False  # set by the SELECT: rows in reverse clustering order
         self.txn = source.txn
         self.now = source.now
 
@@ -204,12 +216,12 @@ class IndexedSource:
             yield from self._global(table, kr)
 
     def _entries(self, table: Table, token: int, pk: bytes, lo: bytes = b"", hi: bytes | None = None,
-                 batch: int = ENTRY_BATCH) -> Iterator[bytes]:
-        """The entry keys (``ck``) of one index partition from ``lo`` (up to ``hi``), ``batch`` at a time, each
-        batch read from where the last ended."""
+                 batch: int = ENTRY_BATCH, reverse: bool = False) -> Iterator[bytes]:
+        """The entry keys (``ck``) of one index partition in ``[lo, hi)``, ``batch`` at a time, each batch read
+        from where the last ended: from ``lo`` up, or (``reverse``) from ``hi`` down."""
         tid = self.plan.index.store_id
         while True:
-            got = self.txn.rows_page(tid, token, pk, lo, hi, batch)
+            got = self.txn.rows_page(tid, token, pk, lo, hi, batch, reverse)
             for ck, data in got:
                 try:
                     verify_entry(data, tid, pk, ck)
@@ -218,7 +230,17 @@ class IndexedSource:
                 yield ck
             if len(got) < batch:
                 return
-            lo = got[-1][0] + b"\x00"  # the smallest key after the last one read
+            if reverse:
+                hi = got[-1][0]  # the next batch ends before the last key read
+            else:
+                lo = got[-1][0] + b"\x00"  # the smallest key after the last one read
+
+    def _resumed_ck(self, token: int, pk: bytes) -> tuple[bool, bytes | None]:
+        """Whether the page before ended in base partition (token, pk), and at which row (None: its static row,
+        the partition is done)."""
+        if self.resume is None or self.resume[:2] != (token, pk):
+            return False, None
+        return True, self.resume[2]
 
     def _global(self, table: Table, kr: KeyRestrictions) -> Iterator[Any]:
         """One base partition after the other: its first entry found by a seek, its entries read lazily (the
@@ -228,9 +250,10 @@ class IndexedSource:
         lo, lo_inc, hi, hi_inc = token_bounds(kr)
         static = (c := table.column(self.plan.index.column)) is not None and c.is_static
         pos = b"" if lo is None else global_from(lo)
-        if self.resume is not None:  # the page before ended at this row: no entry before it is read again
+        if self.resume is not None:  # the page before ended in this partition: none before it is read again
             token, pk, ck = self.resume  # (a static column's one entry per partition is at its start)
-            pos = max(pos, global_from(token, pk, b"" if static or ck is None else ck))
+            at_row = not self.reverse and not static and ck is not None
+            pos = max(pos, global_from(token, pk, ck if at_row else b""))  # type: ignore[arg-type]
         while True:
             first = next(self._entries(table, vt, value, pos, None, batch=1), None)
             if first is None:
@@ -241,14 +264,22 @@ class IndexedSource:
             if hi is not None and (token > hi or (token == hi and not hi_inc)):
                 return  # entries are in base token order: none after this one is in the range
             if not (lo is not None and token == lo and not lo_inc):
-                cks = None if static else partial(self._base_cks, table, vt, value, pos, end)
+                cks = None
+                if not static:
+                    stop = end
+                    resumed, ck = self._resumed_ck(token, pk)
+                    if resumed and self.reverse:  # backwards from the row the page before ended at
+                        stop = head + ck if ck is not None else head
+                    cks = partial(self._base_cks, table, vt, value, head, pos, stop)
                 view = stored_partition(table, self.txn, self.now, token, pk)
                 if view is not None:
                     yield IndexedPartition(view, cks)
             pos = end
 
-    def _base_cks(self, table: Table, vt: int, value: bytes, lo: bytes, hi: bytes) -> Iterator[bytes]:
-        for entry in self._entries(table, vt, value, lo, hi):
+    def _base_cks(self, table: Table, vt: int, value: bytes, head: bytes, lo: bytes, hi: bytes,
+                  ck_lo: bytes | None, ck_hi: bytes | None, reverse: bool) -> Iterator[bytes]:
+        lo, hi = _within(lo, hi, head, ck_lo, ck_hi)  # type: ignore[assignment]
+        for entry in self._entries(table, vt, value, lo, hi, reverse=reverse):
             yield global_base(entry)[2]
 
     def _local(self, table: Table, kr: KeyRestrictions) -> Iterator[Any]:
@@ -259,18 +290,27 @@ class IndexedSource:
                        for pk in (serialize_partition_key(k) for k in kr.partition_keys or ())},
                       key=lambda tp: order(*tp))
         for token, pk in keys:
-            start = lo
-            if self.resume is not None and not self.reverse and self.resume[:2] == (token, pk):
-                start = lo + (self.resume[2] or b"")  # the page before ended at this row
-            if next(self._entries(table, token, pk, start, hi, batch=1), None) is None:
+            start, stop = lo, hi
+            resumed, ck = self._resumed_ck(token, pk)
+            if resumed:  # the page before ended at this row: the entries on its side of it are done
+                if ck is None:
+                    continue
+                if self.reverse:
+                    stop = lo + ck
+                else:
+                    start = lo + ck
+            if next(self._entries(table, token, pk, start, stop, batch=1), None) is None:
                 continue
             view = stored_partition(table, self.txn, self.now, token, pk)
             if view is not None:
-                yield IndexedPartition(view, partial(self._local_cks, table, token, pk, start, hi))
+                yield IndexedPartition(view, partial(self._local_cks, table, token, pk, start, stop))
 
-    def _local_cks(self, table: Table, token: int, pk: bytes, lo: bytes, hi: bytes | None) -> Iterator[bytes]:
+    def _local_cks(self, table: Table, token: int, pk: bytes, lo: bytes, hi: bytes | None,
+                   ck_lo: bytes | None, ck_hi: bytes | None, reverse: bool) -> Iterator[bytes]:
         value = self.plan.value
-        for ck in self._entries(table, token, pk, lo, hi):
+        head = local_range(value)[0]  # type: ignore[arg-type]
+        lo, hi = _within(lo, hi, head, ck_lo, ck_hi)
+        for ck in self._entries(table, token, pk, lo, hi, reverse=reverse):
             yield local_base_ck(value, ck)  # type: ignore[arg-type]
 
 

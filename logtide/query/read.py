@@ -11,7 +11,7 @@ the SELECT pipeline (its live views of stored rows here).
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterator
 
 import msgspec
@@ -148,13 +148,30 @@ def live_row(table: Table, row: RowData, outer: Deletion | None, now: int, key: 
     return None
 
 
-def complex_plan(table: Table) -> dict[str, tuple[Column, Any]]:
-    """The table's non-frozen collection/UDT columns with their element sort keys (for :func:`live_values_row`)."""
-    return {c.name: (c, element_order_key(c.type)) for c in table.columns if c.type.is_multicell}
+def complex_plan(table: Table, lists_by_key: bool = False) -> dict[str, tuple[Column | None, Any]]:
+    """The table's non-frozen collection/UDT columns with their element sort keys: the plan by which
+    :func:`live_values_row` and :func:`live_values` assemble each one's frozen value.  ``lists_by_key``: a
+    list as the frozen map of its timeuuid keys to its values, its image in a CDC log (spec ``002``,
+    ``cdc.log_values.frozen_elements``; the plan of ``cdc.upsert.UpsertTemplate``)."""
+    plan: dict[str, tuple[Column | None, Any]] = {}
+    for c in table.columns:
+        if c.type.is_multicell:
+            order = element_order_key(c.type)
+            if lists_by_key and isinstance(c.type, T.ListType):
+                c = replace(c, type=T.MapType(T.TIMEUUID, c.type.element))
+            plan[c.name] = (c, order)
+    return plan
+
+
+def liveness_plan(plan: dict[str, tuple[Column | None, Any]]) -> dict[str, tuple[Column | None, Any]]:
+    """``plan`` (:func:`complex_plan`) with no column's value assembled: by it :func:`live_values` counts the
+    collections' live elements towards the row's liveness, as by ``plan``, and gives none of their values.
+    A plan may mix entries of both (a CDC preimage that holds only the columns a write changes)."""
+    return {name: (None, order) for name, (_, order) in plan.items()}
 
 
 def live_values_row(table: Table, row: RowData, outer: Deletion | None, now: int, key: tuple[bytes, ...],
-                    ck: bytes, plan: dict[str, tuple[Column, Any]]) -> LiveRow | None:
+                    ck: bytes, plan: dict[str, tuple[Column | None, Any]]) -> LiveRow | None:
     """:func:`live_row` for a reader that wants values only: the same liveness (TTL expiry, row,
     range, partition and collection tombstones against each cell's timestamp, dropped columns),
     decided in one pass without building a ``Cell`` view; each non-frozen collection comes out in its
@@ -170,7 +187,7 @@ def live_values_row(table: Table, row: RowData, outer: Deletion | None, now: int
 
 
 def live_values(table: Table, row: RowData, outer: Deletion | None, now: int,
-                plan: dict[str, tuple[Column, Any]]) -> tuple[dict[str, bytes | None], Liveness | None] | None:
+                plan: dict[str, tuple[Column | None, Any]]) -> tuple[dict[str, bytes | None], Liveness | None] | None:
     """The values of :func:`live_values_row` (by column name) and its live row marker (None when the marker
     is not live), or None when nothing of the row is live; without the row object (a changefeed's direct
     path, ``docs/changefeeds.md``)."""
@@ -193,7 +210,7 @@ def live_values(table: Table, row: RowData, outer: Deletion | None, now: int,
             values[name] = value
     for name, cc in row.complex.items():
         entry = plan.get(name)
-        if entry is None:
+        if entry is None or (live and entry[0] is None):  # not planned, or its liveness only and the row is live
             continue
         cdel = cc.deletion if deletion is None else reconcile_deletion(cc.deletion, deletion)
         cdts = None if cdel is None else cdel.timestamp
@@ -202,10 +219,13 @@ def live_values(table: Table, row: RowData, outer: Deletion | None, now: int,
                  and not (dropped and _dropped(table, name, c.timestamp))]
         if elems:
             live = True
+            col = entry[0]
+            if col is None:  # its liveness only (``liveness_plan``)
+                continue
             if len(elems) > 1:
                 order = entry[1]
                 elems.sort(key=lambda kc: order(kc[0]))
-            values[name] = assemble_complex(entry[0].type, elems)
+            values[name] = assemble_complex(col.type, elems)
     if not live:
         return None
     return values, marker if marker_live else None

@@ -61,6 +61,8 @@ def user_call(fc: ast.FunctionCall, table: "Table", ctx: "SelectContext", compil
             args.append(None)
     chosen = resolve_user([*functions, *aggregates], keyspace, fc, [a.type if a is not None else None for a in args],
                           [arg_text(t) for t in fc.args])
+    if ctx.ev.permit is not None:
+        ctx.ev.permit(chosen)
     parts: list[Selected] = []
     for i, (a, term, p) in enumerate(zip(args, fc.args, chosen.arg_types)):
         if a is None:

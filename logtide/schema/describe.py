@@ -187,15 +187,38 @@ def alter_log_statement(log: Table) -> str:
     return f"ALTER TABLE {_qualified(log.keyspace, log.name)} WITH " + "\n    AND ".join(table_properties(log)) + ";\n"
 
 
-def index_statement(table: Table, index: Any) -> str:
+def index_statement(table: Table, index: Any, with_internals: bool = False) -> str:
     """``CREATE INDEX name ON ks.t(target) WITH ...;`` as ScyllaDB describes an index (``schema.cc``:
-    ``get_create_statement`` of the index's view: its properties, the target as ``describe_index_columns``)."""
+    ``get_create_statement`` of the index's view: ``ID = ...`` with internals, its properties, ScyllaDB's
+    ``synchronous_updates`` when given, the target as ``describe_index_columns``)."""
     from dataclasses import replace as _replace
     column = table.column(index.column)
     target = index.describe_target(column.type if column is not None else None)
-    props = "\n    AND ".join(table_properties(_replace(table, options=dict(index.options), cdc=None)))
+    items = table_properties(_replace(table, options=dict(index.options), cdc=None))
+    if "synchronous_updates" in index.options:
+        items.append(f"synchronous_updates = {index.options['synchronous_updates']}")
+    ident = f"ID = {index.index_id}\n    AND " if with_internals else ""
     return (f"CREATE INDEX {quote_identifier(index.name)} ON {_qualified(table.keyspace, table.name)}({target})"
-            f" WITH {props};\n")
+            f" WITH {ident}" + "\n    AND ".join(items) + ";\n")
+
+
+INDEX_VIEW_COMMENT_HEAD = ("/* Do NOT execute this statement! It's only for informational purposes.\n"
+                           "   This materialized view is the underlying materialized view of a secondary\n"
+                           "   index. It can be restored via restoring the index.\n\n")
+
+
+def index_view_description(ks: Keyspace, name: str, with_internals: bool = False) -> tuple[str, str, str] | None:
+    """``DESCRIBE MATERIALIZED VIEW <index>_index``: the view ScyllaDB backs a secondary index with
+    (``indexes.backing_view``), its statement inside a comment, as ScyllaDB prints it (restore the index,
+    not the view); None when no index of ``ks`` has that view name."""
+    from logtide.schema.indexes import backing_view, index_table_name
+    from logtide.schema.views import describe_view
+    for table in ks.tables.values():
+        for ix in table.indexes:
+            if index_table_name(ix.name) == name:
+                text = describe_view(backing_view(table, ix), table_properties, with_internals)
+                return "view", name, INDEX_VIEW_COMMENT_HEAD + text + "\n*/"
+    return None
 
 
 def table_descriptions(table: Table, catalog: "Catalog | None", with_internals: bool = False) -> list[tuple[str, str, str]]:
@@ -204,7 +227,8 @@ def table_descriptions(table: Table, catalog: "Catalog | None", with_internals: 
     if table.view is not None:
         raise InvalidRequest("Cannot use DESC TABLE on materialized View. (Did you mean DESC MATERIALIZED VIEW)?")
     out = [("table", table.name, describe_table(table, catalog, with_internals))]
-    out += [("index", ix.name, index_statement(table, ix)) for ix in table.indexes]
+    out += [("index", ix.name, index_statement(table, ix, with_internals))
+            for ix in sorted(table.indexes, key=lambda ix: ix.name)]
     if catalog is not None:
         from logtide.schema.views import view_descriptions
         out += view_descriptions(catalog.keyspace(table.keyspace), table, table_properties, with_internals)
@@ -443,6 +467,8 @@ def _table_rows(stmt: ast.Describe, catalog: "Catalog", current: str | None) -> 
     ks = _element_keyspace(stmt, catalog, current)
     name = stmt.name.name
     if name not in ks.tables:
+        if index_view_description(ks, name) is not None:
+            raise InvalidRequest("Cannot use DESC TABLE on materialized View. (Did you mean DESC MATERIALIZED VIEW)?")
         raise InvalidRequest(f"Table '{name}' not found in keyspace '{ks.name}'")
     return _rows(ks, table_descriptions(ks.tables[name], catalog, stmt.internals))
 
@@ -452,6 +478,8 @@ def _view_rows(stmt: ast.Describe, catalog: "Catalog", current: str | None) -> l
     from logtide.schema.views import describe_view
     ks = _element_keyspace(stmt, catalog, current)
     view = ks.tables.get(stmt.name.name)
+    if view is None and (backing := index_view_description(ks, stmt.name.name, stmt.internals)) is not None:
+        return _rows(ks, [backing])
     if view is None or view.view is None:
         raise InvalidRequest(f"Materialized view '{stmt.name.name}' not found in keyspace '{ks.name}'")
     return _rows(ks, [("view", view.name, describe_view(view, table_properties, stmt.internals))])
@@ -473,7 +501,7 @@ def _missing_element(stmt: ast.Describe, catalog: "Catalog", current: str | None
         from logtide.schema.indexes import find_index
         found = find_index(ks, name)
         if found is not None:
-            return _rows(ks, [("index", name, index_statement(*found))])
+            return _rows(ks, [("index", name, index_statement(*found, stmt.internals))])
         raise InvalidRequest(f"Table for existing index '{name}' not found in '{ks.name}'")
     if stmt.kind in ("function", "aggregate") and function_descriptions(ks, stmt.kind, name):
         return _rows(ks, function_descriptions(ks, stmt.kind, name))
@@ -482,7 +510,8 @@ def _missing_element(stmt: ast.Describe, catalog: "Catalog", current: str | None
 
 
 def _generic_rows(stmt: ast.Describe, catalog: "Catalog", current: str | None) -> list[Row]:
-    """``DESCRIBE x``: a keyspace if one has that name, else a table or user type of the (current) keyspace."""
+    """``DESCRIBE x``: a keyspace if one has that name, else a table, view, user type, index, user-defined
+    function or aggregate of the (current) keyspace (``generic_describe_statement``)."""
     name = stmt.name
     if name.keyspace is None:
         found = catalog.find_keyspace(name.name)
@@ -501,10 +530,15 @@ def _generic_rows(stmt: ast.Describe, catalog: "Catalog", current: str | None) -
         return _rows(ks, table_descriptions(ks.tables[name.name], catalog, stmt.internals))
     if name.name in ks.types:
         return _rows(ks, [("type", name.name, describe_type(ks.types[name.name]))])
+    if (backing := index_view_description(ks, name.name, stmt.internals)) is not None:
+        return _rows(ks, [backing])
     from logtide.schema.indexes import find_index
     found = find_index(ks, name.name)
     if found is not None:
-        return _rows(ks, [("index", name.name, index_statement(*found))])
+        return _rows(ks, [("index", name.name, index_statement(*found, stmt.internals))])
+    for kind in ("function", "aggregate"):  # ScyllaDB's last look: the user-defined functions, then aggregates
+        if described := function_descriptions(ks, kind, name.name):
+            return _rows(ks, described)
     raise InvalidRequest(f"'{name.name}' not found in keyspace '{ks.name}'")
 
 

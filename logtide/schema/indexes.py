@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Collection, Mapping
 
 from logtide.cql import ast
 from logtide.cql.tokens import RESERVED_KEYWORDS
-from logtide.errors import InvalidRequest
+from logtide.errors import ConfigurationException, InvalidRequest
 from logtide.result import SchemaChange
 from logtide.schema import properties
+from logtide.schema.views import view_options
 
 if TYPE_CHECKING:
     from logtide.schema.model import Column, Keyspace, Table
@@ -51,6 +53,15 @@ class SecondaryIndex:
     local: bool = False
     partition_key: tuple[str, ...] = ()  # a local index's base partition key columns, as written
     options: Mapping[str, Any] = field(default_factory=dict)  # WITH properties (the hidden view's, in ScyllaDB)
+    id: uuid.UUID | None = None  # WITH ID = ... (the id of ScyllaDB's hidden view); see ``index_id``
+
+    @property
+    def index_id(self) -> uuid.UUID:
+        """The id ``DESCRIBE ... WITH INTERNALS`` prints (``WITH ID = ...``): the one given or drawn at creation;
+        for an index created before ids were kept, one derived from its name and store id (stable)."""
+        if self.id is not None:
+            return self.id
+        return uuid.uuid5(uuid.NAMESPACE_OID, f"logtide secondary index {self.store_id} {self.name}")
 
     @property
     def target(self) -> str:
@@ -79,13 +90,17 @@ class SecondaryIndex:
         return inner
 
     def to_doc(self) -> dict[str, Any]:
-        return {"name": self.name, "store_id": self.store_id, "column": self.column, "kind": self.kind,
-                "local": self.local, "partition_key": list(self.partition_key), "options": dict(self.options)}
+        doc = {"name": self.name, "store_id": self.store_id, "column": self.column, "kind": self.kind,
+               "local": self.local, "partition_key": list(self.partition_key), "options": dict(self.options)}
+        if self.id is not None:
+            doc["id"] = str(self.id)
+        return doc
 
     @classmethod
     def from_doc(cls, d: Mapping[str, Any]) -> "SecondaryIndex":
         return cls(d["name"], int(d["store_id"]), d["column"], d.get("kind", REGULAR_VALUES), bool(d.get("local")),
-                   tuple(d.get("partition_key", ())), dict(d.get("options", {})))
+                   tuple(d.get("partition_key", ())), dict(d.get("options", {})),
+                   uuid.UUID(d["id"]) if d.get("id") else None)
 
 
 def quote(name: str) -> str:
@@ -114,6 +129,59 @@ def find_index(ks: "Keyspace", name: str) -> tuple["Table", SecondaryIndex] | No
     return None
 
 
+def backing_view(table: "Table", ix: SecondaryIndex) -> "Table":
+    """The materialized view ``<index>_index`` ScyllaDB backs ``ix`` with (``create_index_statement::
+    create_view_for_index``), for ``DESCRIBE MATERIALIZED VIEW`` only: logtide keeps the index's entries, not
+    this view, so it is in no other schema surface and cannot be read.
+
+    A global index's view is keyed by the indexed value (the column, or ``coll_value`` computed from a
+    collection), then ``idx_token`` (the base token), the rest of the base partition key and the base clustering
+    key (none for a static column), and ``keys_for_values_idx`` for a collection's values; a local index's by the
+    base partition key, then the column and the rest of the clustering key.  Names taken by base columns get
+    ``_1``, ``_2`` ...; the view's properties and id are the index's."""
+    from logtide.schema import types as T
+    from logtide.schema.model import CLUSTERING, PARTITION_KEY, Column, Table
+    from logtide.schema.views import ViewInfo
+
+    taken = {c.name for c in table.columns}
+
+    def available(root: str) -> str:
+        name, i = root, 0
+        while name in taken:
+            i += 1
+            name = f"{root}_{i}"
+        return name
+
+    col = table.column(ix.column)
+    assert col is not None
+    t = col.type
+    pk: list[tuple[str, Any]] = []
+    ck: list[tuple[str, Any, bool]] = []  # (name, type, descending)
+    if ix.local:
+        pk = [(c.name, c.type) for c in table.partition_key]
+        ck = [(col.name, t, col.reversed)]
+    else:
+        if ix.kind in (REGULAR_VALUES, FULL):
+            pk = [(col.name, t)]
+        else:
+            element = getattr(t, "element", None)
+            computed = {KEYS: getattr(t, "key", element), VALUES: getattr(t, "value", element),
+                        ENTRIES: T.TupleType((getattr(t, "key", None), getattr(t, "value", None)))}[ix.kind]
+            pk = [(available("coll_value"), computed)]
+        ck = [(available("idx_token"), T.BIGINT, False)]
+        ck += [(c.name, c.type, False) for c in table.partition_key if c.name != col.name]
+    if not col.is_static:
+        ck += [(c.name, c.type, c.reversed) for c in table.clustering_key if c.name != col.name]
+    if not ix.local and ix.kind == VALUES:
+        keys = T.TIMEUUID if type(t).__name__ == "ListType" else getattr(t, "key", T.TIMEUUID)
+        ck.append((available("keys_for_values_idx"), keys, False))
+    columns = tuple(Column(n, ty, PARTITION_KEY, i) for i, (n, ty) in enumerate(pk)) + tuple(
+        Column(n, ty, CLUSTERING, i, "desc" if desc else "asc") for i, (n, ty, desc) in enumerate(ck))
+    where = f"{quote(col.name)} IS NOT NULL" if ix.kind in (REGULAR_VALUES, FULL) else ""
+    return Table(table.keyspace, index_table_name(ix.name), ix.index_id, ix.store_id, columns, dict(ix.options),
+                 view=ViewInfo(table.name, table.id, False, where))
+
+
 def index_named(ks: "Keyspace", name: str) -> tuple["Table", SecondaryIndex] | None:
     """The index called ``name``, or whose ScyllaDB view is called ``name`` (``<index>_index``), in ``ks``."""
     found = find_index(ks, name)
@@ -126,8 +194,10 @@ def _ire(message: str) -> InvalidRequest:
     return InvalidRequest(message)
 
 
-def _check_properties(stmt: ast.CreateIndex) -> dict[str, Any]:
-    """``index_prop_defs``: OPTIONS only for a custom index, the view properties, no obsolete keywords."""
+def _check_properties(stmt: ast.CreateIndex) -> tuple[dict[str, Any], uuid.UUID | None]:
+    """``index_prop_defs`` and ``view_prop_defs``: OPTIONS only for a custom index, the view properties (a
+    view's rules: no CDC, no default TTL; ScyllaDB's ``synchronous_updates``), no obsolete keywords; the
+    properties that differ from the defaults, and the ``ID`` given (``cf_prop_defs::get_id``)."""
     from logtide.errors import SyntaxException
     custom_class = stmt.custom_class
     if stmt.custom and custom_class is None:
@@ -141,12 +211,15 @@ def _check_properties(stmt: ast.CreateIndex) -> dict[str, Any]:
     if any(n == "clustering_order" for n, _ in opts):
         raise _ire("Indexes do not allow for specifying the clustering order")
     if not opts:
-        return {}
-    if any(n == "cdc" for n, _ in opts):  # an index is a view in ScyllaDB (view_prop_defs::validate_raw)
-        raise _ire("Cannot enable CDC for a materialized view")
-    params, _ = properties.table_params(opts, None, None)
+        return {}, None
+    index_id = properties.table_id_option(opts)
+    try:
+        ident = uuid.UUID(index_id) if index_id is not None else None
+    except ValueError:
+        raise ConfigurationException("Invalid table id") from None
+    params = view_options(tuple(opts), None)
     defaults = properties.table_defaults()
-    return {n: v for n, v in params.items() if defaults.get(n) != v}  # what DESCRIBE gives back is no change
+    return {n: v for n, v in params.items() if defaults.get(n) != v}, ident  # what DESCRIBE gives back is no change
 
 
 def _check_custom(stmt: ast.CreateIndex, table: "Table") -> None:
@@ -256,7 +329,7 @@ def create_index(cat: Catalog, stmt: ast.CreateIndex, ks_name: str) -> Outcome:
     as ScyllaDB announces it)."""
     if stmt.name_keyspace is not None and stmt.name_keyspace != ks_name:
         raise _ire(f"Index keyspace '{stmt.name_keyspace}' must be the same as its table's keyspace '{ks_name}'")
-    options = _check_properties(stmt)
+    options, index_id = _check_properties(stmt)
     ks = cat.keyspaces.get(ks_name)
     if ks is None:
         raise _ire(f"Keyspace {ks_name} does not exist")
@@ -285,7 +358,8 @@ def create_index(cat: Catalog, stmt: ast.CreateIndex, ks_name: str) -> Outcome:
         raise _ire("Index already exists")
     name = stmt.name if stmt.name is not None else _available_name(ks, table.name, target.column, existing)
     partition_key = tuple(c.name for c in table.partition_key) if local else ()
-    index = SecondaryIndex(name, cat.next_store_id, target.column, kind, local, partition_key, options)
+    index = SecondaryIndex(name, cat.next_store_id, target.column, kind, local, partition_key, options,
+                           index_id if index_id is not None else uuid.uuid1())
     duplicate = next((ix for ix in table.indexes if (ix.column, ix.kind, ix.local) == (index.column, index.kind,
                                                                                        index.local)), None)
     if duplicate is not None:

@@ -20,6 +20,8 @@ from typing import Any, Sequence
 
 from ..errors import InvalidRequest
 from . import types as T
+from .lua_decimal import decimal_maker, decimal_of_table, to_lua_decimal
+from .lua_decimal import exact as exact_value
 
 MEMORY_LIMIT = 1024 * 1024  # ScyllaDB's user_defined_function_allocation_limit_bytes
 TIME_LIMIT_MS = 10  # ScyllaDB's user_defined_function_time_limit_ms
@@ -141,7 +143,8 @@ def call(arg_names: Sequence[str], body: str, arg_types: Sequence[Any], args: Se
             debug.sethook()
             return results
         end""")
-        values = [to_lua(lua, t, v) for t, v in zip(arg_types, args)]
+        make_decimal = decimal_maker(lua)
+        values = [to_lua(lua, t, v, make_decimal) for t, v in zip(arg_types, args)]
         results = runner(fn, env, deadline.check, HOOK_EVERY, *values)
     except _Timeout as e:
         raise InvalidRequest(f"lua execution timeout: {e.ms:g}ms elapsed") from None
@@ -176,31 +179,32 @@ def _lua_message(e: Exception) -> str:
 
 # ---- CQL -> Lua -------------------------------------------------------------------------------------------
 
-def to_lua(lua: Any, t: Any, v: Any) -> Any:
+def to_lua(lua: Any, t: Any, v: Any, make_decimal: Any = None) -> Any:
     """A CQL value as ScyllaDB passes it to Lua: integers as integers, floats as numbers, text and blobs as
     strings, timestamps as milliseconds, dates as days + 2^31, times as nanoseconds, uuids and inets as strings,
     lists and tuples as sequences, sets as ``{v = true}``, maps as ``{k = v}``, user types as ``{field = v}``,
-    durations as ``{months, days, nanoseconds}``; decimals and varints beyond 64 bits as numbers."""
+    durations as ``{months, days, nanoseconds}``; decimals and varints as ScyllaDB's exact decimal values
+    (``lua_decimal``, made by ``make_decimal``; without one, as numbers)."""
     if v is None:
         return None
     if isinstance(t, T.UserType):
         out = lua.table()
         for i, (name, ft) in enumerate(zip(t.field_names, t.field_types)):
-            out[name.encode()] = to_lua(lua, ft, v[i] if i < len(v) else None)
+            out[name.encode()] = to_lua(lua, ft, v[i] if i < len(v) else None, make_decimal)
         return out
     if isinstance(t, T.TupleType):
-        return lua.table(*[to_lua(lua, et, x) for et, x in zip(t.items, v)])
+        return lua.table(*[to_lua(lua, et, x, make_decimal) for et, x in zip(t.items, v)])
     if isinstance(t, T.ListType):
-        return lua.table(*[to_lua(lua, t.element, x) for x in v])
+        return lua.table(*[to_lua(lua, t.element, x, make_decimal) for x in v])
     if isinstance(t, T.SetType):
         out = lua.table()
         for x in v:
-            out[to_lua(lua, t.element, x)] = True
+            out[to_lua(lua, t.element, x, make_decimal)] = True
         return out
     if isinstance(t, T.MapType):
         out = lua.table()
         for k, x in v.items():
-            out[to_lua(lua, t.key, k)] = to_lua(lua, t.value, x)
+            out[to_lua(lua, t.key, k, make_decimal)] = to_lua(lua, t.value, x, make_decimal)
         return out
     name = getattr(t, "name", "")
     if name in ("timestamp",) and isinstance(v, datetime.datetime):
@@ -215,6 +219,8 @@ def to_lua(lua: Any, t: Any, v: Any) -> Any:
         return lua.table_from({b"months": v.months, b"days": v.days, b"nanoseconds": v.nanoseconds})
     if name in ("uuid", "timeuuid", "inet"):
         return str(v).encode()
+    if name in ("decimal", "varint") and make_decimal is not None:
+        return to_lua_decimal(make_decimal, v)
     if name == "decimal":
         return float(v)
     if name == "varint":
@@ -229,6 +235,14 @@ def to_lua(lua: Any, t: Any, v: Any) -> Any:
 # ---- Lua -> CQL -------------------------------------------------------------------------------------------
 
 INTEGERS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64, "counter": 64, "varint": None}
+
+
+def from_lua_integer(name: str, n: int) -> int:
+    """An integer returned as integer type ``name``: wrapped to its size as ScyllaDB's cast does (varint: as is)."""
+    bits = INTEGERS[name]
+    if bits is not None:
+        n = ((n + (1 << (bits - 1))) % (1 << bits)) - (1 << (bits - 1))
+    return n
 
 
 def _is_table(lua54: Any, v: Any) -> bool:
@@ -280,6 +294,11 @@ def from_lua(lua54: Any, t: Any, v: Any) -> Any:
         from .types_literal import map_of
         return map_of(t.key, [(from_lua(lua54, t.key, k), from_lua(lua54, t.value, x)) for k, x in v.items()])
     name = getattr(t, "name", "")
+    exact = decimal_of_table(lua54, v)
+    if exact is not None:
+        return _from_decimal(name, exact)
+    if name == "decimal":
+        return _decimal(v)
     if _is_table(lua54, v) and name not in ("duration", "date", "timestamp"):
         raise InvalidRequest("unexpected value")
     if isinstance(v, bool) and name != "boolean":
@@ -289,15 +308,9 @@ def from_lua(lua54: Any, t: Any, v: Any) -> Any:
             raise InvalidRequest("value is not a boolean")
         return v
     if name in INTEGERS:
-        n = _integer(v)
-        bits = INTEGERS[name]
-        if bits is not None:
-            n = ((n + (1 << (bits - 1))) % (1 << bits)) - (1 << (bits - 1))  # wraps as ScyllaDB's cast does
-        return n
+        return from_lua_integer(name, _integer(v))
     if name in ("float", "double"):
         return float(_number(v))
-    if name == "decimal":
-        return Decimal(str(_number(v)))
     if name in ("text", "varchar", "ascii"):
         if isinstance(v, bytes):
             if name == "ascii" and not v.isascii():
@@ -341,6 +354,36 @@ def from_lua(lua54: Any, t: Any, v: Any) -> Any:
         return Duration(_integer(fields.get("months", 0)), _integer(fields.get("days", 0)),
                         _integer(fields.get("nanoseconds", 0)))
     raise InvalidRequest("unexpected value")
+
+
+def _from_decimal(name: str, d: Decimal) -> Any:
+    """A Lua decimal returned as a value of type ``name`` (ScyllaDB: a decimal, an integer when integral, a
+    double, or its text)."""
+    if name == "decimal":
+        return d
+    if name in INTEGERS:
+        if d != d.to_integral_value():
+            raise InvalidRequest("value is not an integer")
+        return from_lua_integer(name, int(d))
+    if name in ("float", "double"):
+        return float(d)
+    if name in ("text", "varchar", "ascii"):
+        return str(d)
+    raise InvalidRequest("unexpected value")
+
+
+def _decimal(v: Any) -> Decimal:
+    """A Lua value returned as a ``decimal``: exact from an integer, an integral number or a decimal string; a number
+    that is not an integer is refused, as ScyllaDB refuses it (``value is not a decimal``)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, bytes, str)):
+        raise InvalidRequest("value is not a number")
+    try:
+        d = exact_value(v)
+    except (ValueError, ArithmeticError):
+        raise InvalidRequest("value is not a number") from None
+    if d is None:
+        raise InvalidRequest("value is not a decimal")
+    return d
 
 
 def _text(v: Any) -> str:

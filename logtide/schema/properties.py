@@ -332,8 +332,13 @@ def table_params(
     previous: Mapping[str, Any] | None,
     previous_cdc: Mapping[str, str] | None,
 ) -> tuple[dict[str, Any], dict[str, str] | None]:
-    """(options, cdc) of a table after applying ``WITH`` properties to ``previous`` (defaults for CREATE)."""
+    """(options, cdc) of a table after applying ``WITH`` properties to ``previous`` (defaults for CREATE).
+    ``synchronous_updates`` is a view's property (``views.view_options`` takes it out first), refused on a table
+    as ScyllaDB refuses it (``create_table_statement``, ``alter_table_statement``)."""
     props = property_dict(options, TABLE_PROPERTIES)
+    if "synchronous_updates" in props:
+        raise InvalidRequest("The synchronous_updates option is only applicable to materialized views, not to base "
+                             "tables")
     params = dict(previous) if previous is not None else table_defaults()
     cdc = dict(previous_cdc) if previous_cdc is not None else None
     for name, value in props.items():

@@ -270,6 +270,21 @@ _SYSTEM_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]
         [("index_name", "text")],
         [],
     ),
+    "clients": (
+        "ScyllaDB's virtual table of connected clients (the CQL server fills the rows)",
+        [("address", "inet")],
+        [("port", "int"), ("client_type", "text")],
+        [("shard_id", "int"), ("connection_stage", "text"), ("driver_name", "text"), ("driver_version", "text"),
+         ("hostname", "text"), ("protocol_version", "int"), ("ssl_cipher_suite", "text"), ("ssl_enabled", "boolean"),
+         ("ssl_protocol", "text"), ("username", "text"), ("scheduling_group", "text"),
+         ("client_options", "frozen<map<text, text>>")],
+    ),
+    "role_permissions": (
+        "permissions granted to roles (ScyllaDB's auth tables live in system; logtide.auth fills the rows)",
+        [("role", "text")],
+        [("resource", "text")],
+        [("permissions", "set<text>")],
+    ),
     "one_row": (
         "A table with exactly one row, backing SELECT statements without a FROM clause.",
         [("system$dummy", "text")],
@@ -347,6 +362,8 @@ class NodeInfo:
     schema_version: uuid.UUID | None = None  # None: the catalog's version
     cdc_generations: Any = None  # logtide.cdc.streams.Generations, for system_distributed
     traces: Any = None  # logtide.tracing.TraceStore, for system_traces
+    role_permissions: Any = None  # () -> the rows of system.role_permissions (logtide.auth)
+    clients: Any = None  # () -> the rows of system.clients (the CQL server's connections)
 
 
 def system_table_id(keyspace: str, table: str) -> uuid.UUID:
@@ -664,6 +681,8 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM_DISTRIBUTED, "cdc_streams_descriptions_v2"): _streams_descriptions_rows,
     (SYSTEM, "peers"): _no_rows,
     (SYSTEM, "one_row"): lambda catalog, node: [{"system$dummy": ""}],
+    (SYSTEM, "role_permissions"): lambda catalog, node: node.role_permissions() if node.role_permissions else [],
+    (SYSTEM, "clients"): lambda catalog, node: node.clients() if node.clients else [],
     (SYSTEM_LOGTIDE, "changefeeds"): lambda catalog, node: _changefeed_rows(catalog),
     (SYSTEM, "peers_v2"): _no_rows,
     (SYSTEM_TRACES, "sessions"): lambda catalog, node: node.traces.sessions_rows() if node.traces else [],

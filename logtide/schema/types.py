@@ -692,13 +692,9 @@ def _raw_from_expr(expr) -> _Raw:
         if len(params) != n:
             raise SyntaxException(f"{name} type expects {n} type argument{'s' if n > 1 else ''}, got {len(params)}")
         if name == "frozen":
-            inner_expr = params[0]
-            inner = _raw_from_expr(inner_expr)
-            if inner_expr.keyspace is None and inner_expr.name == "frozen":
-                raise InvalidRequest(
-                    f"frozen<> is only allowed on collections, tuples, and user-defined types (got {inner})"
-                )
-            return inner.freeze()
+            # frozen<frozen<list<int>>> is frozen<list<int>>: ScyllaDB freezes a frozen type again (cql3_type.cc,
+            # ``raw_collection::freeze``), where Cassandra refuses it; frozen<frozen<int>> is still refused
+            return _raw_from_expr(params[0]).freeze()
         if name == "map":
             return _RawCollection("map", _raw_from_expr(params[0]), _raw_from_expr(params[1]))
         return _RawCollection(name, None, _raw_from_expr(params[0]))

@@ -708,7 +708,9 @@ def literal_test_assignment(term, ctype) -> int:
 
 
 def _validate_tuple(term, ctype, receiver, ctx):
-    if ctype.kind != "tuple":
+    """A tuple literal for a tuple, or for a user type, whose fields it gives in order (ScyllaDB: a user type is a
+    tuple type, ``(7)`` is a ``frozen<ut>`` of one field)."""
+    if ctype.kind not in ("tuple", "udt"):
         raise InvalidRequest(f"Invalid tuple type literal for {receiver} of type {ctype.cql()}")
     types = ctype.items
     for i, item in enumerate(term.items):
@@ -995,6 +997,8 @@ def _prepare_tuple(term, ctype, receiver, ctx):
         if v is unset:
             raise InvalidRequest(f"Invalid unset value for tuple field number {i}")
         out.append(v)
+    if ctype.kind == "udt":  # the fields in order, the ones not given null
+        return ctype.make_value(*out, *([None] * (len(types) - len(out))))
     return tuple(out)
 
 

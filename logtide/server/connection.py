@@ -98,6 +98,8 @@ class Connection:
         peer = writer.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)
         self.address = str(peer[0]) if isinstance(peer, tuple) and peer else str(peer)
+        self.port = int(peer[1]) if isinstance(peer, tuple) and len(peer) >= 2 else 0
+        self.startup_options: dict[str, str] = {}  # the STARTUP message's options (system.clients)
         self.opened = self.last_frame = 0.0
         self._watchdog: asyncio.TimerHandle | None = None
         self._logging_in = False  # a login is being checked: the deadline waits for its answer
@@ -253,6 +255,7 @@ class Connection:
             raise ProtocolError("Unexpected message STARTUP, the connection is already initialized")
         if "CQL_VERSION" not in req.options:
             raise ProtocolError("Missing value CQL_VERSION in STARTUP message")
+        self.startup_options = dict(req.options)
         name = req.options.get("COMPRESSION", "").lower()
         compression = None
         if name:
@@ -521,6 +524,26 @@ class Connection:
             pass
         except asyncio.CancelledError:
             pass
+
+
+_STAGES = {NEW: "ESTABLISHED", AUTHENTICATING: "AUTHENTICATING", READY: "READY"}
+
+
+def client_row(conn: Connection) -> dict[str, Any]:
+    """One connection as a row of ScyllaDB's ``system.clients`` virtual table (``db/virtual_tables.cc``): where it
+    comes from, its stage (ESTABLISHED, AUTHENTICATING, READY), what its STARTUP said, TLS, and its role."""
+    ssl = conn.writer.get_extra_info("ssl_object")
+    cipher = ssl.cipher() if ssl is not None else None
+    options = conn.startup_options
+    session = conn.session
+    return {"address": conn.address, "port": conn.port, "client_type": "cql", "shard_id": 0,
+            "connection_stage": _STAGES.get(conn.state, "ESTABLISHED"),
+            "driver_name": options.get("DRIVER_NAME"), "driver_version": options.get("DRIVER_VERSION"),
+            "hostname": conn.address, "protocol_version": conn.frames.version,
+            "ssl_cipher_suite": cipher[0] if cipher else None, "ssl_enabled": ssl is not None,
+            "ssl_protocol": ssl.version() if ssl is not None else None,
+            "username": getattr(session, "user", None) or ("anonymous" if session is not None else None),
+            "scheduling_group": "sl:default", "client_options": dict(options) or None}
 
 
 def _bug_kind(exc: BaseException) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from logtide.errors import InvalidRequest
-from logtide.query.casts import MARSHAL_PREFIX, marshal_name
+from logtide.query.casts import marshal_class
 from logtide.result import ColumnSpec
 from logtide.schema import types as T
 
@@ -69,25 +69,6 @@ def write_type(w: BodyWriter, t: Any, version: int) -> None:
         w.short(CUSTOM).string(marshal_class(t))
     else:  # pragma: no cover - every type kind is handled above
         raise AssertionError(kind)
-
-
-def marshal_class(t: Any) -> str:
-    """A type's marshal class name as ScyllaDB writes a custom type (``abstract_type::name()``):
-    ``org.apache.cassandra.db.marshal.VectorType(org.apache.cassandra.db.marshal.FloatType, 3)``, user
-    types as ``UserType(ks,hex(name),hex(field):type,...)``, frozen ones in ``FrozenType(...)``."""
-    if t.kind == "udt":
-        fields = ",".join(f"{n.encode().hex()}:{marshal_class(ft)}" for n, ft in zip(t.field_names, t.field_types))
-        inner = f"{MARSHAL_PREFIX}UserType({t.keyspace},{t.name.encode().hex()},{fields})"
-        return inner if t.is_multicell else f"{MARSHAL_PREFIX}FrozenType({inner})"
-    if t.kind in ("native", "tuple"):
-        return marshal_name(t)
-    if t.kind == "vector":
-        return f"{MARSHAL_PREFIX}VectorType({marshal_class(t.element.unfreeze())}, {t.dimension})"
-    if t.kind == "map":
-        inner = f"{MARSHAL_PREFIX}MapType({marshal_class(t.key)},{marshal_class(t.value)})"
-    else:
-        inner = f"{MARSHAL_PREFIX}{'ListType' if t.kind == 'list' else 'SetType'}({marshal_class(t.element)})"
-    return inner if t.is_multicell else f"{MARSHAL_PREFIX}FrozenType({inner})"
 
 
 def write_column_specs(w: BodyWriter, columns: Sequence[ColumnSpec], version: int, global_spec: bool) -> None:

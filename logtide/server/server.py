@@ -132,7 +132,13 @@ class Server:
         if host in ("0.0.0.0", "::"):
             host = _primary_address()
         self.db.node_info = NodeInfo(host_id=self.db.host_id, broadcast_address=host, listen_address=host,
-                                     rpc_address=host, native_port=port)
+                                     rpc_address=host, native_port=port, clients=self._client_rows)
+
+    def _client_rows(self) -> list[dict[str, Any]]:
+        """``system.clients``: this server's CQL connections, by address and port."""
+        from .connection import client_row
+
+        return sorted((client_row(c) for c in list(self.connections)), key=lambda r: (r["address"], r["port"]))
 
     async def wait_stopped(self) -> None:
         assert self._stopped is not None

@@ -312,15 +312,17 @@ class Txn:
         return out
 
     def rows_page(self, tid: int, token: int, pk: bytes, lo: bytes, hi: bytes | None,
-                  limit: int) -> list[tuple[bytes, bytes]]:
-        """Up to ``limit`` rows of one partition with ``lo <= ck < hi`` in clustering order: (ck, data).  For
-        records never stored in groups (secondary index entries), read a page at a time from where the last
-        page ended."""
-        if hi is None:
-            return self._conn.execute("SELECT ck, data FROM rows WHERE tid = ? AND token = ? AND pk = ? AND ck >= ? "
-                                      "ORDER BY ck LIMIT ?", (tid, token, pk, lo, limit)).fetchall()
-        return self._conn.execute("SELECT ck, data FROM rows WHERE tid = ? AND token = ? AND pk = ? AND ck >= ? "
-                                  "AND ck < ? ORDER BY ck LIMIT ?", (tid, token, pk, lo, hi, limit)).fetchall()
+                  limit: int, reverse: bool = False) -> list[tuple[bytes, bytes]]:
+        """Up to ``limit`` rows of one partition with ``lo <= ck < hi`` in clustering order (``reverse``: the last
+        ``limit`` of them, in reverse order): (ck, data).  For records never stored in groups (secondary index
+        entries), read a page at a time from where the last page ended, in either direction."""
+        sql = "SELECT ck, data FROM rows WHERE tid = ? AND token = ? AND pk = ? AND ck >= ?"
+        args: tuple = (tid, token, pk, lo)
+        if hi is not None:
+            sql += " AND ck < ?"
+            args += (hi,)
+        sql += " ORDER BY ck DESC LIMIT ?" if reverse else " ORDER BY ck LIMIT ?"
+        return self._conn.execute(sql, args + (limit,)).fetchall()
 
     def has_rows(self, tid: int, token: int, pk: bytes) -> bool:
         """Whether the partition has any stored clustering row."""

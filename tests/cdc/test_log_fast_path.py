@@ -98,9 +98,9 @@ def compared():
             assert got is None
             return got
         want = {n: c.value for n, c in lr.cells.items()}
-        for name in plan:
+        for name, (col, _) in plan.items():
             elems = lr.complex.get(name)
-            if elems:
+            if elems and col is not None:  # a column of the plan's liveness only gives no value
                 want[name] = frozen_elements(table.column(name).type, [(k, c.value) for k, c in elems])
         assert got == (want, lr.marker if lr.marker_live else None)
         return got
@@ -120,11 +120,14 @@ def _live_row(pu, ck, values, plan):
     cells = {n: Cell(0, v) for n, v in values[0].items() if v is not None and n not in plan}
     complex_ = {n: [(k, Cell(0, v)) for k, v in image_elements(plan[n][0].type, image).items()]
                 for n, image in values[0].items() if n in plan}
-    return LiveRow(pu.key, pu.rows[ck].clustering, ck, cells, complex_, marker_live=values[1] is not None)
+    # a row live only by a collection whose liveness alone was read (a preimage of the changed columns, which
+    # holds no other): its liveness stands as a marker, which such a preimage does not show
+    marker_live = values[1] is not None or not (cells or complex_)
+    return LiveRow(pu.key, pu.rows[ck].clustering, ck, cells, complex_, marker_live=marker_live)
 
 
 # a table with non-frozen collections and a non-frozen UDT (whose images the one pass takes as the live values
-# give them, ``cdc.upsert.image_plan``), and one of atomic columns only (whose images are the values alone)
+# give them, ``UpsertTemplate.image_plan``), and one of atomic columns only (whose images are the values alone)
 TABLES = {"with collections": "s int static, v int, w text, m map<int, int>, l list<int>, e set<int>, u pair",
           "atomic columns only": "s int static, v int, w text"}
 COMPLEX_WRITES = (" m ", " l ", " e ", " u.f ")  # statements that change a collection or the UDT

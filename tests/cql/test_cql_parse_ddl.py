@@ -238,7 +238,7 @@ def test_alter_and_drop_role():
 
 def test_list_roles():
     assert stmt("LIST ROLES") == ast.ListRoles()
-    assert stmt("LIST ROLES OF alice NORECURSIVE") == ast.ListRoles("alice")
+    assert stmt("LIST ROLES OF alice NORECURSIVE") == ast.ListRoles("alice", recursive=False)
 
 
 @pytest.mark.parametrize(

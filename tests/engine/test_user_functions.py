@@ -255,6 +255,63 @@ def test_system_schema_and_describe_list_functions_and_aggregates(table):
         "CREATE AGGREGATE ks.total(int)\nSFUNC plus\nSTYPE int\nREDUCEFUNC plus\nINITCOND 0;"]
     assert [(r.type, r.name) for r in table.execute("DESC KEYSPACE ks")][1:3] == [("function", "plus"),
                                                                                 ("aggregate", "total")]
+    # DESCRIBE of a bare name finds functions, then aggregates, last (ScyllaDB's generic DESCRIBE)
+    assert list(table.execute("DESC ks.plus")) == list(table.execute("DESC FUNCTION plus"))
+    assert list(table.execute("DESC total")) == list(table.execute("DESC AGGREGATE ks.total"))
+
+
+def test_describe_of_a_bare_name_finds_functions_then_aggregates(table):
+    table.execute("CREATE FUNCTION plus (st int, v int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE lua "
+                  "AS 'return st + v'")
+    table.execute("CREATE FUNCTION plus (st bigint, v bigint) RETURNS NULL ON NULL INPUT RETURNS bigint "
+                  "LANGUAGE lua AS 'return st + v'")
+    table.execute("CREATE AGGREGATE total (int) SFUNC plus STYPE int INITCOND 0")
+    for name, kind in (("plus", "FUNCTION"), ("ks.plus", "FUNCTION"), ("total", "AGGREGATE")):
+        generic = [tuple(r) for r in table.execute(f"DESC {name}")]
+        assert generic == [tuple(r) for r in table.execute(f"DESC {kind} {name}")]
+    assert [(r.type, r.name) for r in table.execute("DESC plus")] == [("function", "plus")] * 2  # both overloads
+    assert refused(table, "DESC nothere") == "'nothere' not found in keyspace 'ks'"
+
+
+def test_decimals_and_varints_reach_lua_exact_as_scylladb_decimals(session):
+    session.execute("CREATE TABLE n (k int PRIMARY KEY, d decimal, v varint)")
+    session.execute("INSERT INTO n (k, d, v) VALUES (1, 1234567890.12345678901234567890, "
+                    "123456789012345678901234567890)")
+    session.execute("INSERT INTO n (k, d, v) VALUES (2, 2.5, 7)")
+    defined = {
+        "d_plus": ("d decimal", "decimal", "return d + 1"),
+        "d_minus": ("d decimal", "decimal", "return '0.1' - d"),
+        "d_half": ("d decimal", "double", "return d + 0.5"),  # a number that is no integer: a double
+        "v_twice": ("v varint", "varint", "return v + v"),
+        "v_text": ("v varint", "text", "return v"),
+        "v_kind": ("v varint", "text", "return type(v) .. ' ' .. getmetatable(v) .. ' ' .. tostring(v - 7)"),
+        "d_int": ("d decimal", "int", "return d"),
+        "d_float": ("d decimal", "decimal", "return 1.5"),
+        "d_string": ("d decimal", "decimal", "return '3.25'"),
+        "d_table": ("d decimal", "decimal", "return d + {}"),
+        "d_times": ("d decimal", "decimal", "return d * 2"),
+    }
+    for name, (arg, returns, body) in defined.items():
+        session.execute(f"CREATE FUNCTION {name} ({arg}) RETURNS NULL ON NULL INPUT RETURNS {returns} "
+                        f"LANGUAGE lua AS $${body}$$")
+
+    def call(name, k=1):
+        column = "v" if name.startswith("v") else "d"
+        return values(session, f"SELECT {name}({column}) FROM n WHERE k = {k}")[0]
+
+    from decimal import Decimal
+    assert call("d_plus") == Decimal("1234567891.12345678901234567890")
+    assert call("d_minus") == Decimal("-1234567890.02345678901234567890")
+    assert call("d_half") == 1234567890.6234567
+    assert call("v_twice") == 246913578024691357802469135780
+    assert call("v_text") == "123456789012345678901234567890"
+    assert call("v_kind", 2) == "table Scylla.decimal 0"
+    assert refused(session, "SELECT d_int(d) FROM n WHERE k = 2") == "value is not an integer"
+    assert refused(session, "SELECT d_float(d) FROM n WHERE k = 1") == "value is not a decimal"
+    assert call("d_string") == Decimal("3.25")
+    assert refused(session, "SELECT d_table(d) FROM n WHERE k = 1") == "lua execution failed: value is not a number"
+    assert refused(session, "SELECT d_times(d) FROM n WHERE k = 1") == (
+        "lua execution failed: <internal>:2: attempt to perform arithmetic on a Scylla.decimal value (local 'd')")
 
 
 def test_a_user_type_a_function_uses_cannot_be_dropped(session):

@@ -233,6 +233,15 @@ def test_tuple_literal_errors():
     assert err(ast.TupleLiteral((I(1),)), T.INT) == "Invalid tuple type literal for v of type int"
 
 
+def test_tuple_literal_gives_a_user_types_fields_in_order():
+    # ScyllaDB: a user type is a tuple type, so (7) is a frozen<ut> whose first field is 7 and the rest null
+    assert conv(ast.TupleLiteral((I(7),)), UT) == UT.make_value(7, None)
+    assert conv(ast.TupleLiteral((I(7), S("x"))), UT) == UT.make_value(7, "x")
+    assert err(ast.TupleLiteral((I(1), S("a"), I(3))), UT) == (
+        "Invalid tuple literal for v: too many elements. Type frozen<ut> expects 2 but got 3")
+    assert err(ast.TupleLiteral((S("a"),)), UT) == "Invalid tuple literal for v: component 0 is not of type int"
+
+
 def test_udt_literal():
     v = conv(ast.UdtLiteral((("b", S("x")),)), UT)
     assert v == UT.make_value(None, "x") and v.b == "x" and v.a is None

@@ -97,6 +97,12 @@ def test_resolve_tuple_freezes_its_components():
     assert t.cql() == "frozen<tuple<int, frozen<list<text>>>>"
 
 
+def test_frozen_twice_is_frozen_once_as_in_scylladb():
+    assert resolve(E("frozen", E("frozen", E("list", E("int"))))) == resolve(E("frozen", E("list", E("int"))))
+    assert resolve(E("frozen", E("frozen", E("tuple", E("ut"), E("int"))))) == resolve(
+        E("frozen", E("tuple", E("ut"), E("int"))))
+
+
 def test_resolve_non_frozen_udt_at_top_level_is_allowed():
     assert resolve(E("ut")) == UT
     assert resolve(E("frozen", E("ut"))) == UT.freeze()
@@ -111,7 +117,7 @@ def test_resolve_non_frozen_udt_at_top_level_is_allowed():
         (E("map", E("set", E("int")), E("int")), "Non-frozen collections are not allowed inside collections: map<set<int>, int>"),
         (E("list", E("ut")), "Non-frozen UDTs are not allowed inside collections: list<ut>"),
         (E("frozen", E("text")), "frozen<> is only allowed on collections, tuples, and user-defined types (got text)"),
-        (E("frozen", E("frozen", E("list", E("int")))), "frozen<> is only allowed on collections, tuples, and user-defined types (got frozen<list<int>>)"),
+        (E("frozen", E("frozen", E("int"))), "frozen<> is only allowed on collections, tuples, and user-defined types (got int)"),
         (E("list", E("counter")), "Counters are not allowed inside collections: list<counter>"),
         (E("map", E("counter"), E("int")), "Counters are not allowed inside collections: map<counter, int>"),
         (E("set", E("duration")), "Durations are not allowed inside sets: set<duration>"),

@@ -78,3 +78,41 @@ def test_scylladb_errors_reach_the_driver(clients):
         sb.execute("CREATE INDEX ON ks.t (p)")
     with pytest.raises(InvalidRequest, match="Non-supported custom class 'x.Y' provided"):
         sb.execute("CREATE CUSTOM INDEX ON ks.t (v) USING 'x.Y'")
+
+
+def test_a_descending_read_through_a_local_index_pages_exactly_while_another_client_writes(clients):
+    """``ORDER BY c DESC`` through a local index, paged by the driver while another client inserts rows on
+    both sides of the reader's position: every page goes on from the row the last one ended at (no row twice,
+    descending throughout), every row that was there all along comes, and no row that never matched."""
+    import threading
+
+    a, sa, b, sb = clients
+    sa.execute("CREATE TABLE ks.r (p int, c int, v int, PRIMARY KEY (p, c))")
+    sa.execute("CREATE INDEX ON ks.r ((p), v)")
+    insert = sa.prepare("INSERT INTO ks.r (p, c, v) VALUES (0, ?, ?)")
+    for c in range(0, 1200, 2):
+        sa.execute(insert, (c, 1 if c % 6 else 2))  # even c; every third has v = 2
+    stop = threading.Event()
+    written: list[int] = []
+
+    def write() -> None:
+        c = 1
+        while not stop.is_set() and c < 1200:
+            sa.execute(insert, (c, 1))  # odd c, v = 1: ahead of the reader or behind it
+            written.append(c)
+            c += 2
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        result = sb.execute(SimpleStatement("SELECT c, v FROM ks.r WHERE p = 0 AND v = 1 ORDER BY c DESC",
+                                            fetch_size=25))
+        got = [(r.c, r.v) for r in result]
+    finally:
+        stop.set()
+        writer.join()
+    cs = [c for c, _ in got]
+    assert cs == sorted(set(cs), reverse=True)
+    assert all(v == 1 for _, v in got)
+    assert {c for c in range(0, 1200, 2) if c % 6} <= set(cs)
+    assert set(cs) - {c for c in range(0, 1200, 2) if c % 6} <= set(written)
