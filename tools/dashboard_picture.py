@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.console.browser import chromium_missing_reason, start_browser  # noqa: E402
-from tests.console.conftest import TABLE_DDL, connected, start_console  # noqa: E402
+from tests.console.conftest import console_with_feed  # noqa: E402
 from tests.console.prometheus import concrete, prometheus_missing_reason, scraping  # noqa: E402
 from tests.ops.serving import free_port  # noqa: E402
 
@@ -179,11 +179,8 @@ def main() -> int:
             print(f"dashboard_picture: {reason}", file=sys.stderr)
             return 2
     doc = json.loads(DASHBOARD.read_text())
-    with tempfile.TemporaryDirectory() as tmp, connected(start_console(Path(tmp) / "data")) as c:
+    with tempfile.TemporaryDirectory() as tmp, console_with_feed(Path(tmp) / "data") as c:
         s = c.session
-        s.execute(TABLE_DDL)
-        s.execute("ALTER TABLE ks.t ADD CHANGEFEED f WITH (MODE = 'NEW_AND_OLD_IMAGES', FORMAT = 'JSON')")
-        s.execute('ALTER TOPIC "ks/t/f" ADD CONSUMER billing')
         s.execute("CREATE TABLE ks.scan (k int PRIMARY KEY, v text)")
         fill = s.prepare("INSERT INTO ks.scan (k, v) VALUES (?, ?)")
         for k in range(20000):

@@ -57,14 +57,21 @@ TABLE_DDL = ("CREATE TABLE ks.t (pk int, ck int, v text, PRIMARY KEY (pk, ck)) "
              "WITH cdc = {'enabled': true, 'preimage': true, 'postimage': true}")
 
 
-@pytest.fixture
-def console(tmp_path: Path) -> Iterator[Console]:
+@contextmanager
+def console_with_feed(data_dir: Path) -> Iterator[Console]:
     """A server with keyspace ``ks``, table ``ks.t`` (CDC with images), changefeed ``ks/t/f`` (JSON) and its
     consumer ``billing``; ``console.session`` is a cassandra-driver session on it."""
-    with connected(start_console(tmp_path / "data")) as c:
+    with connected(start_console(data_dir)) as c:
         c.session.execute(TABLE_DDL)
         c.session.execute("ALTER TABLE ks.t ADD CHANGEFEED f WITH (MODE = 'NEW_AND_OLD_IMAGES', FORMAT = 'JSON')")
         c.session.execute('ALTER TOPIC "ks/t/f" ADD CONSUMER billing')
+        yield c
+
+
+@pytest.fixture
+def console(tmp_path: Path) -> Iterator[Console]:
+    """:func:`console_with_feed` for one test."""
+    with console_with_feed(tmp_path / "data") as c:
         yield c
 
 

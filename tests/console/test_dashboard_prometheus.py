@@ -10,6 +10,7 @@ import time
 import pytest
 
 from ..ops.serving import free_port
+from .conftest import console_with_feed
 from .prometheus import JOB, concrete, prometheus_or_skip, scraping
 from .test_dashboard import DASHBOARD
 
@@ -17,12 +18,13 @@ from .test_dashboard import DASHBOARD
 EMPTY_WHEN_IDLE = {"Initial scan progress"}
 
 
-@pytest.fixture
-def scraped(console, tmp_path):
-    """The console's server after writes, a refused statement and a lagging consumer, scraped by Prometheus for a
-    few seconds: (prometheus, console)."""
+@pytest.fixture(scope="module")
+def scraped(tmp_path_factory):
+    """A console's server (:func:`console_with_feed`) after writes, a refused statement and a lagging consumer,
+    scraped by Prometheus for a few seconds, once for the module's tests: (prometheus, console)."""
     prometheus_or_skip()
-    with scraping(console.url, tmp_path / "prometheus", free_port()) as prom:
+    tmp = tmp_path_factory.mktemp("dashboard")
+    with console_with_feed(tmp / "data") as console, scraping(console.url, tmp / "prometheus", free_port()) as prom:
         insert = console.session.prepare("INSERT INTO ks.t (pk, ck, v) VALUES (?, ?, ?)")
         for i in range(40):
             console.session.execute(insert, (i % 5, i, f"v{i}"))
