@@ -202,6 +202,49 @@ class Overloaded(CqlError):
     name = "Overloaded"
 
 
+class RequestTimeout(CqlError):
+    """A statement whose ``USING TIMEOUT`` deadline passed before it was done (ScyllaDB's
+    ``read_write_timeout_exception``; message ``Operation timed out for ks.t - received only 0 responses
+    from 1 CL=ONE.``).  A write that times out was not applied (docs/compatibility.md)."""
+
+    # the protocol's extra fields: this one node did not answer, at ONE
+    consistency = 0x0001
+    received = 0
+    block_for = 1
+
+    def __init__(self, keyspace: str, table: str) -> None:
+        super().__init__(f"Operation timed out for {keyspace}.{table} - received only {self.received} responses "
+                         f"from {self.block_for} CL=ONE.")
+
+
+class ReadTimeout(RequestTimeout):
+    """A read that did not finish within its ``USING TIMEOUT`` (protocol ReadTimeout, 0x1200)."""
+
+    code = 0x1200
+    name = "ReadTimeout"
+    data_present = False
+
+
+class WriteTimeout(RequestTimeout):
+    """A write not committed within its ``USING TIMEOUT`` (protocol WriteTimeout, 0x1100): nothing of it was
+    applied.  ``write_type`` is the protocol's (SIMPLE, BATCH, UNLOGGED_BATCH, COUNTER, CAS)."""
+
+    code = 0x1100
+    name = "WriteTimeout"
+
+    def __init__(self, keyspace: str, table: str, write_type: str = "SIMPLE") -> None:
+        super().__init__(keyspace, table)
+        self.write_type = write_type
+
+
+class TruncateError(CqlError):
+    """A TRUNCATE that failed, e.g. past its ``USING TIMEOUT`` (protocol TruncateError, 0x1003; ScyllaDB's
+    ``truncate_exception``, message ``Error during truncate: ...``)."""
+
+    code = 0x1003
+    name = "TruncateError"
+
+
 class CommandFailure(Exception):
     """A command-line failure that is not a CQL error (a bad argument, a refused request, a failed job).
 

@@ -30,6 +30,7 @@ from .engine.touched import TxnRowReader  # noqa: F401 - re-exported: the read-b
 from .errors import CqlError, InvalidRequest
 from .failures import open_failure
 from .query.evaluate import TermEvaluator
+from .query.timeout import Deadline
 from .result import ResultSet
 from .schema.model import Table
 from .tracing import TracingSession
@@ -129,10 +130,10 @@ class Session:
         try:
             if self.db.plain_write(parsed.statement):  # no USING TIMEOUT, no condition: straight to the write
                 return self._write([parsed.statement], [self._evaluator(params)], timestamp, None, (), trace)
-            check_timeouts(self, parsed.statement, params)
+            deadline = check_timeouts(self, parsed.statement, params)
             if isinstance(parsed.statement, ast.Select):
-                return select(self, parsed.statement, params, page_size, paging_state, trace)
-            return self._execute(parsed.statement, params, timestamp, trace)
+                return select(self, parsed.statement, params, page_size, paging_state, trace, deadline)
+            return self._execute(parsed.statement, params, timestamp, trace, deadline)
         except CqlError:
             raise
         except STATEMENT_FAILURES as e:
@@ -153,13 +154,13 @@ class Session:
         try:
             if self.db.plain_write(stmt):  # no USING TIMEOUT, no condition, not a batch: as in execute
                 return write_job(self, [stmt], [self._evaluator(params)], timestamp, None, now_in_seconds, ())
-            check_timeouts(self, stmt, params)
+            deadline = check_timeouts(self, stmt, params)
             ev = self._evaluator(params)
             if isinstance(stmt, ast.Batch):
                 check_batch(self, stmt)
                 return write_job(self, list(stmt.statements), [ev] * len(stmt.statements), timestamp, stmt,
-                                 now_in_seconds)
-            return write_job(self, [stmt], [ev], timestamp, None, now_in_seconds)
+                                 now_in_seconds, deadline=deadline)
+            return write_job(self, [stmt], [ev], timestamp, None, now_in_seconds, deadline=deadline)
         except CqlError:
             raise
         except STATEMENT_FAILURES as e:
@@ -198,13 +199,14 @@ class Session:
         user = self.user
         return lambda fn: auth.ensure_execute(user, fn)
 
-    def _execute(self, stmt: Any, params: Any, client_ts: int | None, trace: TracingSession | None = None) -> ResultSet:
+    def _execute(self, stmt: Any, params: Any, client_ts: int | None, trace: TracingSession | None = None,
+                 deadline: Deadline | None = None) -> ResultSet:
         if isinstance(stmt, ast.Select):
-            return select(self, stmt, params, trace=trace)
+            return select(self, stmt, params, trace=trace, deadline=deadline)
         if isinstance(stmt, DML):
-            return self._write([stmt], [self._evaluator(params)], client_ts, None, trace=trace)
+            return self._write([stmt], [self._evaluator(params)], client_ts, None, trace=trace, deadline=deadline)
         if isinstance(stmt, ast.Batch):
-            return self._batch(stmt, params, client_ts, trace)
+            return self._batch(stmt, params, client_ts, trace, deadline)
         if isinstance(stmt, ast.UseKeyspace):
             self.db.catalog.keyspace(stmt.name) if not is_system_keyspace(stmt.name) else None
             self.keyspace = stmt.name
@@ -217,7 +219,7 @@ class Session:
             from .changefeed.ddl import execute as changefeed_ddl
             return changefeed_ddl(self, stmt)
         if isinstance(stmt, ast.Truncate):
-            return truncate(self.db, self._table(stmt.table))
+            return truncate(self.db, self._table(stmt.table), deadline)
         if isinstance(stmt, ast.Describe):
             return describe(self.db.catalog, self.keyspace, stmt)
         # -- role and permission statements: delegated to logtide.auth (server engineer) --
@@ -235,10 +237,12 @@ class Session:
     # -- writes -----------------------------------------------------------
     def _write(self, stmts: Sequence[Any], evs: Sequence[TermEvaluator], client_ts: int | None,
                batch: ast.Batch | None, conditional: Sequence[Any] | None = None,
-               trace: TracingSession | None = None) -> ResultSet:
+               trace: TracingSession | None = None, deadline: Deadline | None = None) -> ResultSet:
         """Build and commit the mutation of one statement or batch (``evs``: one evaluator per statement;
-        ``conditional``: the statements with conditions, when the caller knows them)."""
-        job = write_job(self, stmts, evs, client_ts, batch, getattr(self._call, "now", None), conditional, trace)
+        ``conditional``: the statements with conditions, when the caller knows them; ``deadline``: its
+        ``USING TIMEOUT``)."""
+        job = write_job(self, stmts, evs, client_ts, batch, getattr(self._call, "now", None), conditional, trace,
+                        deadline)
         return self._commit(job, trace)
 
     def _commit(self, job: "WriteJob", trace: TracingSession | None) -> ResultSet:
@@ -289,7 +293,8 @@ class Session:
         return write_job(self, parsed, evs, timestamp, batch, now_in_seconds, trace=trace)
 
     def _batch(self, stmt: ast.Batch, params: Any, client_ts: int | None,
-               trace: TracingSession | None = None) -> ResultSet:
+               trace: TracingSession | None = None, deadline: Deadline | None = None) -> ResultSet:
         check_batch(self, stmt)
         ev = self._evaluator(params)
-        return self._write(list(stmt.statements), [ev] * len(stmt.statements), client_ts, stmt, trace=trace)
+        return self._write(list(stmt.statements), [ev] * len(stmt.statements), client_ts, stmt, trace=trace,
+                           deadline=deadline)

@@ -597,9 +597,10 @@ class DropTable:
 
 @dataclass(frozen=True)
 class Truncate:
-    """``TRUNCATE [TABLE] t``."""
+    """``TRUNCATE [TABLE] t [USING TIMEOUT d]`` (the timeout is ScyllaDB's)."""
 
     table: QualifiedName
+    using: Using = field(default_factory=Using)  # only a timeout
 
 
 @dataclass(frozen=True)

@@ -459,7 +459,8 @@ class _Parser(ViewGrammar):
         return ast.SetColumn(column, value)
 
     def _delete(self) -> ast.Delete:
-        """DELETE [target (, target)*] FROM t [USING TIMESTAMP t] WHERE relations [IF EXISTS | IF conditions]."""
+        """DELETE [target (, target)*] FROM t [USING TIMESTAMP t | TIMEOUT d ...] WHERE relations [IF EXISTS | IF
+        conditions] (ScyllaDB's usingClauseDelete: no TTL)."""
         self._expect_kw("delete")
         targets: list[ast.ColumnRef | ast.ElementRef | ast.FieldRef] = []
         if not self._at_kw("from"):
@@ -468,7 +469,7 @@ class _Parser(ViewGrammar):
                 targets.append(self._delete_target())
         self._expect_kw("from")
         table = self._qualified_name()
-        using = self._using()
+        using = self._using(("timestamp", "timeout"))
         self._expect_kw("where")
         where = self._where_clause()
         if_exists, conditions = self._if_clause()
@@ -559,7 +560,7 @@ class _Parser(ViewGrammar):
         if self._at_kw("not") and self._at_kw("in", k=1):  # ScyllaDB's NOT IN
             self.i += 2
             return ast.Relation(lhs, "NOT IN", self._in_values())
-        if self._accept_kw("contains"):
+        if isinstance(lhs, ast.ColumnRef) and self._accept_kw("contains"):  # not after c[x] / c.f (ScyllaDB)
             if self._accept_kw("key"):
                 return ast.Relation(lhs, "CONTAINS KEY", self._term())
             return ast.Relation(lhs, "CONTAINS", self._term())
@@ -601,7 +602,8 @@ class _Parser(ViewGrammar):
         return False, tuple(conditions)
 
     def _condition(self) -> ast.Condition:
-        """condition: (c | c[term] | c.field) (op term | [NOT] IN inValues)."""
+        """condition: (c | c[term] | c.field) (op term | [NOT] IN inValues) | c CONTAINS [KEY] term (an element or
+        field followed by CONTAINS is a syntax error, as in ScyllaDB's columnCondition)."""
         column = self._ident()
         lhs: ast.ColumnRef | ast.ElementRef | ast.FieldRef
         if self._accept_punct("["):
@@ -617,7 +619,7 @@ class _Parser(ViewGrammar):
         if self._accept_kw("not"):  # ScyllaDB's IF c NOT IN (...)
             self._expect_kw("in")
             return ast.Condition(lhs, "NOT IN", self._in_values())
-        if self._accept_kw("contains"):
+        if isinstance(lhs, ast.ColumnRef) and self._accept_kw("contains"):  # not after c[x] / c.f (ScyllaDB)
             if self._accept_kw("key"):
                 return ast.Condition(lhs, "CONTAINS KEY", self._term())
             return ast.Condition(lhs, "CONTAINS", self._term())
@@ -1378,11 +1380,11 @@ class _Parser(ViewGrammar):
         return ast.UseKeyspace(self._ident())
 
     def _truncate(self) -> ast.Truncate:
-        """TRUNCATE [TABLE] t."""
+        """TRUNCATE [TABLE] t [USING TIMEOUT d] (ScyllaDB's usingTimeoutClause: no TTL, no TIMESTAMP)."""
         self._expect_kw("truncate")
         if not self._accept_kw("table"):
             self._accept_kw("columnfamily")
-        return ast.Truncate(self._qualified_name())
+        return ast.Truncate(self._qualified_name(), self._using(("timeout",)))
 
     def _describe(self) -> ast.Describe:
         """DESCRIBE|DESC (CLUSTER | [FULL] SCHEMA | KEYSPACES | [ONLY] KEYSPACE [ks] | TABLES | TABLE t | TYPES

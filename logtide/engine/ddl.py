@@ -9,8 +9,9 @@ from typing import Any
 from ..cdc import log_schema
 from ..cql import ast
 from ..cql.view_ast import CreateView
-from ..errors import InvalidRequest
+from ..errors import InvalidRequest, TruncateError
 from ..query.evaluate import TermEvaluator
+from ..query.timeout import Deadline
 from ..result import ColumnSpec, ResultSet, Row, SchemaChange
 from ..schema import types as T
 from ..schema.catalog import Catalog
@@ -145,16 +146,20 @@ def _dropped_store_ids(old: Catalog, new: Catalog) -> list[int]:
     return sorted(ids(old) - ids(new))
 
 
-def truncate(db: Any, table: Table) -> ResultSet:
+def truncate(db: Any, table: Table, deadline: Deadline | None = None) -> ResultSet:
     """``TRUNCATE``: every row of ``table`` removed in one commit, with its materialized views' rows and its
     secondary indexes' entries (the CDC log keeps what it logged); a view cannot be truncated itself (ScyllaDB's
-    ``truncate_statement``)."""
+    ``truncate_statement``).  With a ``deadline`` (``USING TIMEOUT``) past by the time it would commit, nothing
+    is removed and it fails with a truncate error, as ScyllaDB's ``truncate_exception``."""
     if table.view is not None:
         raise InvalidRequest("Cannot TRUNCATE materialized view directly; must truncate base table instead")
     ids = [table.store_id, *(ix.store_id for ix in table.indexes),
            *(v.store_id for v, _ in db.catalog.views_by_base.get(table.store_id, ()))]
 
     def work(txn: Any) -> None:
+        if deadline is not None and deadline.passed():
+            raise TruncateError(f"Error during truncate: timed out truncating {table.keyspace}.{table.name} "
+                                f"(USING TIMEOUT {deadline.timeout_ms}ms)")
         for tid in ids:
             txn.drop_table_data(tid)
     db.committer.run(work)

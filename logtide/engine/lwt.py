@@ -27,7 +27,88 @@ from ..schema.model import CLUSTERING, PARTITION_KEY, REGULAR, STATIC, Column, T
 from ..storage.keys import clustering_key, partition_token, serialize_partition_key
 
 
+def _statement_word(stmt: Any) -> str:
+    return "UPDATE" if isinstance(stmt, ast.Update) else "DELETE" if isinstance(stmt, ast.Delete) else "INSERT"
+
+
+def _changed_columns(stmt: Any, table: Table) -> list[Column]:
+    """The columns an UPDATE sets or a DELETE deletes (its column operations)."""
+    if isinstance(stmt, ast.Update):
+        names = [a.column for a in stmt.assignments]
+    elif isinstance(stmt, ast.Delete):
+        names = [t.name if isinstance(t, ast.ColumnRef) else t.column for t in stmt.targets]
+    else:
+        return []
+    return [c for c in (table.column(n) for n in names) if c is not None]
+
+
+def _condition_columns(stmt: Any, table: Table) -> list[Column]:
+    names = [c.lhs.name if isinstance(c.lhs, ast.ColumnRef) else c.lhs.column for c in getattr(stmt, "conditions", ())]
+    return [c for c in (table.column(n) for n in names) if c is not None]
+
+
+def _restricted(stmt: Any, table: Table, kind: str) -> tuple[set[str], bool]:
+    """The names of the ``kind`` key columns a WHERE clause restricts, and whether one is restricted by IN."""
+    names: set[str] = set()
+    has_in = False
+    for rel in getattr(stmt, "where", ()):
+        lhs = rel.lhs
+        cols = lhs.columns if isinstance(lhs, ast.ColumnTuple) else (lhs.name,) if isinstance(lhs, ast.ColumnRef) else ()
+        mine = [n for n in cols if (table.column(n) is not None and table.column(n).kind == kind)]
+        names.update(mine)
+        has_in = has_in or (bool(mine) and rel.op == "IN")
+    return names, has_in
+
+
+def _check_conditional_where(stmt: Any, table: Table) -> None:
+    """ScyllaDB's checks of a conditional UPDATE's or DELETE's WHERE clause, in its order
+    (``modification_statement::process_where_clause`` and ``validate_where_clause_for_conditions``)."""
+    if isinstance(stmt, ast.Insert):
+        return
+    changed = _changed_columns(stmt, table)
+    conditioned = _condition_columns(stmt, table)
+    regular_conditions = any(c.kind != STATIC for c in conditioned)
+    only_static = (any(c.kind == STATIC for c in changed) and all(c.kind == STATIC for c in changed)
+                   and not regular_conditions)
+    ck_names, ck_in = _restricted(stmt, table, CLUSTERING)
+    ck_only_eq = all(rel.op == "=" for rel in stmt.where if isinstance(rel.lhs, (ast.ColumnRef, ast.ColumnTuple))
+                     and any(table.column(n) is not None and table.column(n).kind == CLUSTERING
+                             for n in (rel.lhs.columns if isinstance(rel.lhs, ast.ColumnTuple) else (rel.lhs.name,))))
+    pk_names, pk_in = _restricted(stmt, table, PARTITION_KEY)
+    word = _statement_word(stmt)
+    if only_static and ck_names:
+        raise InvalidRequest(f"Invalid restrictions on clustering columns since the {word} statement modifies only "
+                             "static columns")
+    missing_ck = [c.name for c in table.clustering_key if c.name not in ck_names]
+    if missing_ck and not only_static:
+        if isinstance(stmt, ast.Update):
+            raise InvalidRequest(f"Missing mandatory PRIMARY KEY part {missing_ck[0]}")
+        sliced = any(rel.op in ("<", "<=", ">", ">=") for rel in stmt.where
+                     if isinstance(rel.lhs, (ast.ColumnRef, ast.ColumnTuple)))
+        regular = [c for c in changed if c.kind != STATIC]
+        if regular and not sliced:
+            raise InvalidRequest(f"Primary key column '{missing_ck[0]}' must be specified in order to modify column "
+                                 f"'{regular[0].name}'")
+    missing_pk = [c.name for c in table.partition_key if c.name not in pk_names]
+    if missing_pk:
+        raise InvalidRequest(f"Missing mandatory PRIMARY KEY part {missing_pk[0]}")
+    what = "updates" if isinstance(stmt, ast.Update) else "deletions"
+    if pk_in:
+        raise InvalidRequest(f"IN on the partition key is not supported with conditional {what}")
+    if ck_in:
+        raise InvalidRequest(f"IN on the clustering key columns is not supported with conditional {what}")
+    if isinstance(stmt, ast.Delete) and (missing_ck or not ck_only_eq):
+        if not changed or any(c.kind != STATIC for c in changed):
+            raise InvalidRequest("DELETE statements must restrict all PRIMARY KEY columns with equality relations "
+                                 "in order to delete non static columns")
+        if regular_conditions or (stmt.if_exists and not table.static_columns):
+            raise InvalidRequest("DELETE statements must restrict all PRIMARY KEY columns with equality relations "
+                                 "in order to use IF condition on non static columns")
+
+
 def _row_key(stmt: Any, table: Table, ctx: WriteContext) -> tuple[tuple[bytes, ...], bytes, int, tuple[bytes, ...] | None]:
+    """The partition key (values, serialized, token) and the full clustering key a statement addresses, or None
+    for the partition's static row (no clustering restriction)."""
     if isinstance(stmt, ast.Insert):
         if stmt.json is not None:
             values = json_values(stmt, table, ctx)
@@ -46,14 +127,16 @@ def _row_key(stmt: Any, table: Table, ctx: WriteContext) -> tuple[tuple[bytes, .
             clustering.append(key_bytes(c, values[c.name]))
         pk = serialize_partition_key(key)
         return tuple(key), pk, partition_token(table, pk), tuple(clustering)
-    kr = analyse(table, stmt.where, ctx.ev)
+    kr = analyse(table, stmt.where, ctx.ev)  # the terms' types first, as ScyllaDB's restrictions analysis
+    if is_conditional(stmt):
+        _check_conditional_where(stmt, table)
     if kr.partition_keys is None or len(kr.partition_keys) != 1:
         raise InvalidRequest("IN on the partition key is not supported with conditional updates"
                              if kr.partition_keys else "Some partition key parts are missing: "
                              + ", ".join(c.name for c in table.partition_key))
     key = kr.partition_keys[0]
     pk = serialize_partition_key(key)
-    if len(kr.clustering_prefixes) > 1:
+    if len(kr.clustering_prefixes) != 1:
         raise InvalidRequest("IN on the clustering key columns is not supported with conditional updates")
     clustering = kr.clustering_prefixes[0]
     if kr.clustering_slice is not None or len(clustering) < len(table.clustering_key):
@@ -67,14 +150,8 @@ def _row_key(stmt: Any, table: Table, ctx: WriteContext) -> tuple[tuple[bytes, .
 
 
 def _static_only(stmt: Any, table: Table) -> bool:
-    names: list[str] = []
-    if isinstance(stmt, ast.Update):
-        names = [a.column for a in stmt.assignments]
-    elif isinstance(stmt, ast.Delete):
-        names = [t.name if isinstance(t, ast.ColumnRef) else t.column for t in stmt.targets]
-    names += [c.lhs.name if isinstance(c.lhs, ast.ColumnRef) else c.lhs.column for c in getattr(stmt, "conditions", ())]
-    cols = [table.column(n) for n in names]
-    return bool(cols) and all(c is not None and c.kind == STATIC for c in cols)
+    cols = _changed_columns(stmt, table) + _condition_columns(stmt, table)
+    return bool(cols) and all(c.kind == STATIC for c in cols)
 
 
 class _CurrentRow:
@@ -107,7 +184,8 @@ def _compare(t: Any, current: Any, op: str, expected: Any) -> bool:
         if current is None or expected is None:
             eq = current is None and expected is None
         else:
-            eq = t.compare(t.serialize(current), t.serialize(expected)) == 0
+            a, b = t.serialize(current), t.serialize(expected)
+            eq = a == b if t == T.DURATION else t.compare(a, b) == 0  # durations are equal or not, never ordered
         return eq if op == "=" else not eq
     if expected is None:
         raise InvalidRequest(f"Invalid comparison with null for operator \"{op}\"")
@@ -183,50 +261,150 @@ def _in_list(rhs: Any, t: Any, name: str, ctx: WriteContext) -> list[Any] | None
     return list(ctx.ev.value(rhs, T.ListType(t, True), name) or [])
 
 
+@dataclass
+class _Update:
+    """One statement of a conditional statement or batch (ScyllaDB's ``cas_row_update``)."""
+
+    stmt: Any
+    table: Table
+    ctx: WriteContext
+    key: tuple[bytes, ...]
+    ck: bytes | None  # the full clustering key it addresses; None: the partition's static row
+    conditional: bool
+    static_conditions: bool  # its conditions name static columns only (IF [NOT] EXISTS on a static row too)
+
+
+def _has_static_conditions(stmt: Any, table: Table, ck: bytes | None) -> bool:
+    if getattr(stmt, "if_not_exists", False) or getattr(stmt, "if_exists", False):
+        return bool(table.static_columns) and ck is None
+    cols = _condition_columns(stmt, table)
+    return bool(cols) and all(c.kind == STATIC for c in cols)
+
+
+def _check_condition_type(cond: ast.Condition, table: Table) -> None:
+    """A slice condition (``<``, ``<=``, ``>``, ``>=``) on a duration is refused, as ScyllaDB refuses it."""
+    if cond.op not in ("<", "<=", ">", ">="):
+        return
+    lhs = cond.lhs
+    col = table.column(lhs.name if isinstance(lhs, ast.ColumnRef) else lhs.column)
+    t = None if col is None else col.type
+    if isinstance(lhs, ast.ElementRef):
+        t = t.value if isinstance(t, T.MapType) else getattr(t, "element", None)
+    elif isinstance(lhs, ast.FieldRef) and isinstance(t, T.UserType) and lhs.field in t.field_names:
+        t = t.field_types[t.field_names.index(lhs.field)]
+    if t == T.DURATION:
+        raise InvalidRequest(f"Duration type is unordered for {col.name}")
+
+
+def _requires_read(stmt: Any, table: Table) -> bool:
+    """Whether a statement's own operations read the old row (list elements by index or value, arithmetic)."""
+    ops: list[Any] = list(getattr(stmt, "assignments", ())) + [t for t in getattr(stmt, "targets", ())
+                                                                 if isinstance(t, ast.ElementRef)]
+    for op in ops:
+        col = table.column(op.column)
+        t = None if col is None else col.type
+        if isinstance(t, T.ListType) and isinstance(op, (ast.SetElement, ast.SubtractFrom, ast.ElementRef)):
+            return True
+        if t is not None and not t.is_counter and not t.is_collection and isinstance(op, (ast.AddTo, ast.SubtractFrom)):
+            return True
+    return False
+
+
 def check_conditions(stmts: Sequence[Any], tables: Sequence[Table], contexts: Sequence[WriteContext],
                      in_batch: bool) -> Outcome:
     """Check the conditions of a conditional statement or batch against the rows as they are now.
 
-    The result is ScyllaDB's (cql3 CAS result set): ``[applied]`` and, for each
-    statement, the previous values of the columns its conditions name (every
-    column for ``IF [NOT] EXISTS``; in a batch, the union of them with the
-    primary key), null where the row did not exist."""
+    As ScyllaDB's CAS request (``cas_request``): the rows the conditional statements address are read (for
+    conditions on static columns only, the first live row of the partition), plus the partition's static
+    row when the partition has data; each statement is checked against its row, or the static row when
+    its row does not exist (not for IF [NOT] EXISTS), the first failing statement deciding.  The result
+    has ``[applied]`` and, for each statement in order, the values that row had: the columns its
+    conditions name (every column for ``IF [NOT] EXISTS``; in a batch, the union of them with the primary
+    key), all null where no row was found."""
+    updates: list[_Update] = []
     keys = set()
-    olds: list[tuple[Any, Table, _CurrentRow, bool]] = []
-    ok_all = True
     for stmt, table, ctx in zip(stmts, tables, contexts):
+        conditional = is_conditional(stmt)
         if isinstance(stmt, ast.Update):
             check_assignments(stmt, table)  # refused whether or not the conditions hold
-        if not is_conditional(stmt):
-            try:
-                key, pk, token, clustering = _row_key(stmt, table, ctx)
-            except InvalidRequest:  # e.g. a range deletion beside the conditions: no one row to show
-                continue
-        else:
+        try:
             key, pk, token, clustering = _row_key(stmt, table, ctx)
+        except InvalidRequest:
+            if conditional:
+                raise
+            continue  # e.g. a range deletion beside the conditions: no one row to show
         check_partition_key(key)
         keys.add(pk)
         ck = clustering_key(table.clustering_key, clustering) if clustering is not None else None
-        row = ctx.reader.row(table, pk, token, ck, False) if ck is not None else None
-        static = ctx.reader.row(table, pk, token, b"", True) if table.static_columns else None
-        cur = _CurrentRow(key, row, static)
-        static_only = clustering is None
-        exists_check = getattr(stmt, "if_not_exists", False) or getattr(stmt, "if_exists", False)
-        if getattr(stmt, "if_not_exists", False):
-            ok = not cur.exists(static_only)
-        elif getattr(stmt, "if_exists", False):
-            ok = cur.exists(static_only)
-        else:
-            ok = all(_condition_holds(c, table, cur, ctx) for c in getattr(stmt, "conditions", ()))
-        ok_all = ok_all and ok
-        # the old row shown: the clustering row (with its partition's static values), else for a
-        # condition on columns the static row alone, else nothing
-        use_row = row is not None
-        shown = use_row or (static is not None and (static_only or not exists_check))
-        olds.append((stmt, table, cur, use_row if shown else None))
+        for cond in getattr(stmt, "conditions", ()):
+            _check_condition_type(cond, table)
+        updates.append(_Update(stmt, table, ctx, key, ck, conditional, _has_static_conditions(stmt, table, ck)))
     if len(keys) > 1:
-        raise InvalidRequest("Batch with conditions cannot span multiple partitions")
-    return Outcome(ok_all, _result(olds, ok_all, in_batch))
+        raise InvalidRequest("BATCH with conditions cannot span multiple partitions")
+    first = updates[0]
+    table, reader = first.table, first.ctx.reader
+    pk = serialize_partition_key(list(first.key))
+    token = partition_token(table, pk)
+    wanted = [u.ck for u in updates if u.ck is not None and (u.conditional or _requires_read(u.stmt, table))
+              and not (u.static_conditions and not _requires_read(u.stmt, table))]
+    rows: dict[bytes, LiveRow] = {}
+    if wanted:
+        for ck in dict.fromkeys(wanted):
+            row = reader.row(table, pk, token, ck, False)
+            if row is not None:
+                rows[ck] = row
+    elif table.clustering_key:
+        row = reader.first_row(table, pk, token)  # any row of the partition tells that it exists
+        if row is not None:
+            rows[row.ck] = row
+    elif updates and table.partition_key:
+        row = reader.row(table, pk, token, b"", False)
+        if row is not None:
+            rows[b""] = row
+    static = reader.row(table, pk, token, b"", True) if table.static_columns else None
+    # ScyllaDB's prefetch has the static row whenever the partition came back (static or clustering data)
+    static_row = (_OldRow(first.key, None, static) if table.clustering_key and table.static_columns
+                  and (static is not None or rows) else None)
+
+    def old_row(u: _Update) -> "_OldRow | None":
+        if u.ck is None:
+            return static_row
+        row = rows.get(u.ck)
+        if row is not None:
+            return _OldRow(first.key, row, static)
+        exists_check = getattr(u.stmt, "if_exists", False) or getattr(u.stmt, "if_not_exists", False)
+        return static_row if table.clustering_key and not exists_check else None
+
+    applied = all(_applies(u, old_row(u)) for u in updates if u.conditional)
+    return Outcome(applied, _result(updates, [old_row(u) for u in updates], applied, in_batch))
+
+
+@dataclass(frozen=True)
+class _OldRow:
+    """A row as the CAS read found it: a clustering row with its partition's static values, or the static
+    row alone (``row`` None: clustering and regular columns null)."""
+
+    key: tuple[bytes, ...]
+    row: LiveRow | None
+    static: LiveRow | None
+
+    def has_static(self) -> bool:
+        return self.static is not None
+
+    def current(self) -> _CurrentRow:
+        return _CurrentRow(self.key, self.row, self.static)
+
+
+def _applies(u: _Update, found: _OldRow | None) -> bool:
+    """Whether one statement's conditions hold against its old row (ScyllaDB's ``applies_to``)."""
+    if u.static_conditions and found is not None and not found.has_static():
+        found = None  # a partition without static values has no static row to check
+    if getattr(u.stmt, "if_exists", False):
+        return found is not None
+    if getattr(u.stmt, "if_not_exists", False):
+        return found is None
+    cur = found.current() if found is not None else _CurrentRow(u.key, None, None)
+    return all(_condition_holds(c, u.table, cur, u.ctx) for c in getattr(u.stmt, "conditions", ()))
 
 
 def _shown_columns(stmt: Any, table: Table) -> set[str]:
@@ -235,20 +413,26 @@ def _shown_columns(stmt: Any, table: Table) -> set[str]:
     return {c.lhs.name if isinstance(c.lhs, ast.ColumnRef) else c.lhs.column for c in getattr(stmt, "conditions", ())}
 
 
-def _result(olds: list[tuple[Any, Table, _CurrentRow, bool | None]], applied: bool, in_batch: bool) -> ResultSet:
-    table = olds[0][1]
+_KIND_ORDER = {PARTITION_KEY: 0, CLUSTERING: 1, STATIC: 2, REGULAR: 3}
+
+
+def _result(updates: list[_Update], found: list["_OldRow | None"], applied: bool, in_batch: bool) -> ResultSet:
+    """ScyllaDB's CAS result set: its columns in the table's order (key, clustering, static, regular)."""
+    table = updates[0].table
     names: set[str] = {c.name for c in table.primary_key} if in_batch else set()
-    for stmt, _t, _cur, _use in olds:
-        names |= _shown_columns(stmt, table)
-    cols = [c for c in table.columns if c.name in names]
+    for u in updates:
+        if u.conditional:
+            names |= _shown_columns(u.stmt, table)
+    cols = sorted((c for c in table.columns if c.name in names), key=lambda c: _KIND_ORDER.get(c.kind, 3))
     specs = (ColumnSpec(table.keyspace, table.name, "[applied]", T.BOOLEAN),) + tuple(
         ColumnSpec(table.keyspace, table.name, c.name, c.type) for c in cols)
     names_t = tuple(s.name for s in specs)
     out = []
-    for _stmt, _t, cur, use_row in olds:
-        if use_row is None:
+    for old in found:
+        if old is None:
             values: list[Any] = [None] * len(cols)
         else:
-            values = [None if (not use_row and c.kind in (CLUSTERING, REGULAR)) else cur.value(c) for c in cols]
+            cur = old.current()
+            values = [cur.value(c) for c in cols]
         out.append(Row(names_t, [applied] + values))
     return ResultSet("rows", specs, out)

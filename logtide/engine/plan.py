@@ -12,12 +12,13 @@ from typing import Any, Sequence
 
 from ..cql import ast
 from ..cql.view_ast import VIEW_STATEMENTS
-from ..errors import InvalidRequest
+from ..errors import InvalidRequest, WriteTimeout
 from ..mutation.assignments import is_conditional
 from ..mutation.builder import build, check_batch_size
 from ..mutation.context import WriteContext
 from ..mutation.model import Mutation
 from ..query.evaluate import TermEvaluator
+from ..query.timeout import Deadline
 from ..result import ResultSet
 from ..schema import types as T
 from ..schema.model import Table
@@ -44,11 +45,13 @@ def is_write(stmt: Any) -> bool:
 
 def write_job(session: Any, stmts: Sequence[Any], evs: Sequence[TermEvaluator], client_ts: int | None,
                batch: ast.Batch | None, now_override: int | None,
-               conditional: Sequence[Any] | None = None, trace: TracingSession | None = None) -> "WriteJob":
+               conditional: Sequence[Any] | None = None, trace: TracingSession | None = None,
+               deadline: Deadline | None = None) -> "WriteJob":
     """The checks of one statement or batch made, its mutation to be built and applied in a write transaction
     (``conditional``: the statements with conditions, when the caller knows them; ``trace`` records its
     stages): write stages 2 and 3.1 (plan: tables, timestamp), 3.3 (conditions) and 3.4 (build), then
-    ``commit_mutation``."""
+    ``commit_mutation``.  With a ``deadline`` (``USING TIMEOUT``) the write is refused with WriteTimeout,
+    applying nothing, when the deadline has passed by the time it would commit."""
     db = session.db
     catalog = db.catalog
     tables = statement_tables(session, stmts)
@@ -62,7 +65,13 @@ def write_job(session: Any, stmts: Sequence[Any], evs: Sequence[TermEvaluator], 
 
     warnings: list[str] = []
 
+    def timed_out() -> None:
+        if deadline is not None and deadline.passed():
+            t = tables[0]
+            raise WriteTimeout(t.keyspace, t.name, write_type(batch, bool(conditional), t.is_counter_table))
+
     def work(txn: Txn) -> ResultSet | None:
+        timed_out()  # waited past its deadline for the write lock
         # the tables as of this commit: a DDL may have committed while this write waited for the lock
         current = tables if db.catalog is catalog else statement_tables(session, stmts)
         now = db.now_seconds() if now_override is None else now_override
@@ -95,10 +104,20 @@ def write_job(session: Any, stmts: Sequence[Any], evs: Sequence[TermEvaluator], 
         if trace is not None:
             trace.event(f"Mutation built: {len(mutation.partitions)} partition(s) of "
                         + ", ".join(sorted({f"{t.keyspace}.{t.name}" for t in current})))
+        timed_out()  # the last moment to give up: nothing is applied yet
         commit_mutation(db, mutation, txn, now, trace)
         return None if outcome is None else outcome.result
 
     return WriteJob(work, tables[0] if conditional else None, warnings)
+
+
+def write_type(batch: ast.Batch | None, conditional: bool, counter: bool) -> str:
+    """The native protocol's write type of a statement or batch (what a WriteTimeout names)."""
+    if conditional:
+        return "CAS"
+    if batch is None:
+        return "COUNTER" if counter else "SIMPLE"
+    return {"LOGGED": "BATCH", "UNLOGGED": "UNLOGGED_BATCH", "COUNTER": "COUNTER"}.get(batch.kind, "BATCH")
 
 
 def check_batch(session: Any, stmt: ast.Batch) -> None:

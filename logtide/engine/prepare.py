@@ -13,7 +13,7 @@ from ..errors import InvalidRequest
 from ..query.bind import BindCollector
 from ..query.evaluate import TermEvaluator
 from ..query.select import SelectContext, VirtualSource, ordering_column
-from ..query.timeout import check_timeout
+from ..query.timeout import Deadline, check_timeout
 from ..result import ColumnSpec
 from ..schema.model import Table
 
@@ -90,12 +90,18 @@ def result_columns_of(session: Any, stmt: ast.Select, table: Table | None,
     return result_columns(stmt, table, ctx)
 
 
-def check_timeouts(session: Any, stmt: Any, params: Any) -> None:
-    """ScyllaDB's ``USING TIMEOUT``: checked, then ignored (``query.timeout``)."""
+def check_timeouts(session: Any, stmt: Any, params: Any) -> Deadline | None:
+    """ScyllaDB's ``USING TIMEOUT`` (``query.timeout``): every one of the statement (a batch's and its
+    children's) checked; the deadline is the statement's own, from now (a batch's children's timeouts do not
+    shorten it, as in ScyllaDB's ``batch_statement``).  None without one."""
+    deadline = None
     for s in (stmt, *getattr(stmt, "statements", ())):
         using = getattr(s, "using", None)
         if using is not None and using.timeout is not None:
-            check_timeout(using, session._evaluator(params))
+            timeout_ms = check_timeout(using, session._evaluator(params))
+            if s is stmt and timeout_ms is not None:
+                deadline = Deadline.after(timeout_ms)
+    return deadline
 
 
 def shortened(query: str, limit: int = 200) -> str:

@@ -7,9 +7,10 @@ import dataclasses
 from typing import Any
 
 from ..cql import ast
-from ..errors import CqlError
+from ..errors import CqlError, ReadTimeout
 from ..query.evaluate import TermEvaluator
 from ..query.select import SelectContext, StoredSource, VirtualSource, execute_select
+from ..query.timeout import Deadline
 from ..result import ResultSet
 from ..schema.catalog import Catalog
 from ..schema.model import Table
@@ -17,9 +18,24 @@ from ..tracing import TracingSession
 
 
 def select(session: Any, stmt: ast.Select, params: Any, page_size: int | None = None,
-           paging_state: bytes | None = None, trace: TracingSession | None = None) -> ResultSet:
+           paging_state: bytes | None = None, trace: TracingSession | None = None,
+           deadline: Deadline | None = None) -> ResultSet:
     """Read stages 1 to 3 of a SELECT in ``session`` (a ``logtide.session.Session``): a system table's rows made
-    from the catalog and the server's state, or a snapshot of the store, through ``query.select``."""
+    from the catalog and the server's state, or a snapshot of the store, through ``query.select``.  With a
+    ``deadline`` (``USING TIMEOUT``), a read that has not finished by then answers ReadTimeout instead."""
+    result = _select(session, stmt, params, page_size, paging_state, trace, deadline)
+    _check_deadline(session, stmt, deadline)
+    return result
+
+
+def _check_deadline(session: Any, stmt: ast.Select, deadline: Deadline | None) -> None:
+    if deadline is not None and deadline.passed():
+        raise ReadTimeout(stmt.table.keyspace or session.keyspace or "", stmt.table.name)
+
+
+def _select(session: Any, stmt: ast.Select, params: Any, page_size: int | None, paging_state: bytes | None,
+            trace: TracingSession | None, deadline: Deadline | None) -> ResultSet:
+    _check_deadline(session, stmt, deadline)
     from ..schema import system_schema
     ks = stmt.table.keyspace or session.keyspace
     if ks is not None and system_schema.is_system_keyspace(ks):

@@ -44,6 +44,19 @@ class TxnRowReader(RowReader):
             return None
         return live_row(table, row, part.row_deletion(ck), self.now, part.key, ck)
 
+    def first_row(self, table: Table, pk: bytes, token: int):
+        """The partition's first live clustering row in clustering order, or None (a lightweight transaction's
+        check that the partition exists, as ScyllaDB reads one row for conditions on static columns)."""
+        part = read_partition(self.txn, table, token, pk)
+        if part is None:
+            return None
+        for ck, data in self.txn.rows(table.store_id, token, pk):
+            row = decoded_row(self.txn, table, pk, ck, data)
+            live = None if row is None else live_row(table, row, part.row_deletion(ck), self.now, part.key, ck)
+            if live is not None:
+                return live
+        return None
+
     def live_complex(self, table: Table, pk: bytes, token: int, ck: bytes, column: Column) -> list[tuple[bytes, Cell]]:
         lr = self.row(table, pk, token, ck, column.is_static)
         return [] if lr is None else lr.complex.get(column.name, [])

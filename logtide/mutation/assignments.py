@@ -44,7 +44,10 @@ def build_update(stmt: ast.Update, table: Table, ctx: WriteContext, mutation: Mu
             raise InvalidRequest("Cannot provide custom timestamp for counter updates")
         if stmt.using.ttl is not None:
             raise InvalidRequest("Cannot provide custom TTL for counter updates")
-    static_only = bool(cols) and all(c.kind == STATIC for c in cols) and table.clustering_key != ()
+    # a condition on a regular column makes it a write of the clustering row (ScyllaDB's
+    # ``applies_only_to_static_columns``)
+    static_only = (bool(cols) and all(c.kind == STATIC for c in cols) and table.clustering_key != ()
+                   and not _regular_conditions(stmt, table))
     shape = None if static_only else ctx.key_shape(stmt, table)
     if shape is not None:  # every key column once by ``=``: the clause's shape analysed once (``targets.KeyShape``)
         targets = shape.targets(ctx.ev)
@@ -62,6 +65,14 @@ def build_update(stmt: ast.Update, table: Table, ctx: WriteContext, mutation: Mu
             else:
                 assign(a, col, w, tg)
     return targets
+
+
+def _regular_conditions(stmt: ast.Update, table: Table) -> bool:
+    for c in stmt.conditions:
+        col = table.column(c.lhs.name if isinstance(c.lhs, ast.ColumnRef) else c.lhs.column)
+        if col is not None and col.kind != STATIC:
+            return True
+    return False
 
 
 def is_conditional(stmt: Any) -> bool:

@@ -11,6 +11,7 @@ from ..cql import ast
 from ..errors import InvalidRequest
 from ..schema import types as T
 from ..schema.model import Column
+from ..schema.types_literal import term_text
 from .targets import Target
 from .writer import RowWriter, collection_cells
 
@@ -82,7 +83,10 @@ def set_element(a: ast.SetElement, col: Column, w: RowWriter, tg: Target) -> Non
                              if not isinstance(t, T.SetType) else
                              f"Invalid operation ({col.name}[...] = ...) for set column {col.name}")
     if not t.is_multicell:
-        raise InvalidRequest(f"Invalid operation ({col.name}[...] = ...) for frozen collection column {col.name}")
+        # ScyllaDB names the terms: (m['k'] = 'v')
+        key_text = term_text(a.key.key) if isinstance(a.key, ast.TimeuuidListIndex) else term_text(a.key)
+        raise InvalidRequest(f"Invalid operation ({col.name}[{key_text}] = {term_text(a.value)}) for frozen "
+                             f"collection column {col.name}")
     if isinstance(t, T.MapType):
         key = ctx.ev.value(a.key, t.key, f"key({col.name})")
         if key is None:

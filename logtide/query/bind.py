@@ -170,6 +170,10 @@ class BindCollector:
         if isinstance(stmt, ast.AlterTableDrop) and stmt.timestamp is not None:
             self.term(stmt.timestamp, BIGINT, "[timestamp]")  # the table need not exist when it is prepared
             return
+        if isinstance(stmt, ast.Truncate):
+            self._table = self.table_of(stmt.table)
+            self.using(stmt.using)
+            return
         if not isinstance(stmt, (ast.Insert, ast.Update, ast.Delete, ast.Select)):
             return
         table = self.table_of(stmt.table)

@@ -11,7 +11,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from logtide.errors import AlreadyExists, CqlError, FunctionFailure, ProtocolError, ReadFailure, StorageFailure, Unprepared
+from logtide.errors import (AlreadyExists, CqlError, FunctionFailure, ProtocolError, ReadFailure, ReadTimeout,
+                            StorageFailure, Unprepared, WriteTimeout)
 from logtide.result import ColumnSpec, SchemaChange
 
 from . import datatypes
@@ -295,6 +296,12 @@ def error(err: CqlError, version: int = 4) -> Response:
             w.byte(0)  # data_present: false
         else:
             w.string("SIMPLE")  # write type
+    elif isinstance(err, ReadTimeout):  # <cl><received><blockfor><data_present>
+        w.short(err.consistency).int(err.received).int(err.block_for).byte(int(err.data_present))
+    elif isinstance(err, WriteTimeout):  # <cl><received><blockfor><writeType>, v5 CAS: <contentions>
+        w.short(err.consistency).int(err.received).int(err.block_for).string(err.write_type)
+        if version >= 5 and err.write_type == "CAS":
+            w.short(0)
     return ERROR, w.getvalue()
 
 

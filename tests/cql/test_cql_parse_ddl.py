@@ -163,6 +163,7 @@ def test_drop_table_and_truncate():
     assert stmt("DROP TABLE IF EXISTS ks.t") == ast.DropTable(Q("ks", "t"), True)
     assert stmt("TRUNCATE ks.t") == ast.Truncate(Q("ks", "t"))
     assert stmt("TRUNCATE TABLE t") == ast.Truncate(Q(None, "t"))
+    assert stmt("TRUNCATE t USING TIMEOUT 5s") == ast.Truncate(Q(None, "t"), ast.Using(timeout=ast.Constant("duration", "5s")))
 
 
 # ---------------------------------------------------------------- TYPES

@@ -112,3 +112,20 @@ def test_a_duration_with_a_negative_part_is_two_terms():
 def test_iso_8601_durations_are_case_sensitive(literal):
     with pytest.raises(SyntaxException):
         parse(f"INSERT INTO t (p, d) VALUES (3, {literal})")
+
+
+@pytest.mark.parametrize("condition", ["l[0] CONTAINS 1", "l[?] CONTAINS KEY ?", "u.a CONTAINS 1"])
+def test_contains_after_an_element_or_a_field_in_a_condition_is_a_syntax_error(condition):
+    # ScyllaDB's columnCondition takes CONTAINS [KEY] only after a whole column
+    assert "mismatched input 'CONTAINS' expecting '='" in error(f"DELETE FROM t WHERE k = 0 IF {condition}")
+    parse("DELETE FROM t WHERE k = 0 IF l CONTAINS 1")
+
+
+@pytest.mark.parametrize("text, expecting", [
+    ("TRUNCATE t USING TTL 1", "mismatched input 'TTL' expecting K_TIMEOUT"),
+    ("TRUNCATE t USING TIMEOUT 1h AND TTL 42", "mismatched input 'AND' expecting EOF"),
+    ("DELETE FROM t USING TTL 1 WHERE k = 0", "mismatched input 'TTL' expecting K_TIMESTAMP"),
+    ("DELETE FROM t USING TIMEOUT 60s AND TTL 42 WHERE k = 0", "mismatched input 'AND' expecting K_WHERE"),
+])
+def test_truncate_takes_only_a_timeout_and_delete_no_ttl(text, expecting):
+    assert expecting in error(text)
