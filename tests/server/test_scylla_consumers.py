@@ -48,10 +48,10 @@ def _write_phase_1(s: Any) -> None:
     s.execute(TABLE)
     for pk in range(6):
         s.execute("INSERT INTO ks.t (pk, ck, v, tags) VALUES (%s, 1, %s, {'a'})", [pk, pk])
-    s.execute("UPDATE ks.t USING TIMEOUT 2000ms SET v = 10, tags = tags + {'b'} WHERE pk = 0 AND ck = 1")
-    s.execute("INSERT INTO ks.t (pk, ck, v) VALUES (1, 2, 7) USING TTL 3600 AND TIMEOUT 2000ms")
-    s.execute("DELETE FROM ks.t USING TIMEOUT 2000ms WHERE pk = 2 AND ck = 1")
-    s.execute("BEGIN BATCH USING TIMEOUT 2000ms "
+    s.execute("UPDATE ks.t USING TIMEOUT 60000ms SET v = 10, tags = tags + {'b'} WHERE pk = 0 AND ck = 1")
+    s.execute("INSERT INTO ks.t (pk, ck, v) VALUES (1, 2, 7) USING TTL 3600 AND TIMEOUT 60000ms")
+    s.execute("DELETE FROM ks.t USING TIMEOUT 60000ms WHERE pk = 2 AND ck = 1")
+    s.execute("BEGIN BATCH USING TIMEOUT 60000ms "
               "INSERT INTO ks.t (pk, ck, v) VALUES (3, 2, 1); UPDATE ks.t SET v = 5 WHERE pk = 3 AND ck = 1; "
               "DELETE tags FROM ks.t WHERE pk = 3 AND ck = 1; APPLY BATCH")
 
@@ -236,14 +236,14 @@ def session(server):
 
 
 def test_bypass_cache_and_using_timeout_on_select(session):
-    session.execute("INSERT INTO ext.t (pk, ck, v) VALUES (1, 1, 1) USING TIMEOUT 1s")
+    session.execute("INSERT INTO ext.t (pk, ck, v) VALUES (1, 1, 1) USING TIMEOUT 60s")
     for q in ("SELECT * FROM ext.t WHERE pk = 1 BYPASS CACHE",
-              "SELECT * FROM ext.t WHERE pk = 1 USING TIMEOUT 2000ms",
-              "SELECT * FROM ext.t WHERE pk = 1 LIMIT 5 ALLOW FILTERING BYPASS CACHE USING TIMEOUT 2000ms",
+              "SELECT * FROM ext.t WHERE pk = 1 USING TIMEOUT 60000ms",
+              "SELECT * FROM ext.t WHERE pk = 1 LIMIT 5 ALLOW FILTERING BYPASS CACHE USING TIMEOUT 60000ms",
               "SELECT v FROM ext.t WHERE pk = 1 PER PARTITION LIMIT 1 BYPASS CACHE"):
         assert [r.v for r in session.execute(q)] == [1], q
     prepared = session.prepare("SELECT v FROM ext.t WHERE pk = ? BYPASS CACHE USING TIMEOUT ?")
-    assert [r.v for r in session.execute(prepared, [1, Duration(0, 0, 2_000_000_000)])] == [1]
+    assert [r.v for r in session.execute(prepared, [1, Duration(0, 0, 60_000_000_000)])] == [1]
 
 
 @pytest.mark.parametrize("timeout, message", [
