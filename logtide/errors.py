@@ -227,7 +227,7 @@ class ReadTimeout(RequestTimeout):
 
 class WriteTimeout(RequestTimeout):
     """A write not committed within its ``USING TIMEOUT`` (protocol WriteTimeout, 0x1100): nothing of it was
-    applied.  ``write_type`` is the protocol's (SIMPLE, BATCH, UNLOGGED_BATCH, COUNTER, CAS)."""
+    applied.  ``write_type`` is the protocol's (SIMPLE, BATCH, UNLOGGED_BATCH, COUNTER)."""
 
     code = 0x1100
     name = "WriteTimeout"

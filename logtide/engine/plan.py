@@ -51,7 +51,9 @@ def write_job(session: Any, stmts: Sequence[Any], evs: Sequence[TermEvaluator], 
     (``conditional``: the statements with conditions, when the caller knows them; ``trace`` records its
     stages): write stages 2 and 3.1 (plan: tables, timestamp), 3.3 (conditions) and 3.4 (build), then
     ``commit_mutation``.  With a ``deadline`` (``USING TIMEOUT``) the write is refused with WriteTimeout,
-    applying nothing, when the deadline has passed by the time it would commit."""
+    applying nothing, when the deadline has passed by the time it would commit; a lightweight transaction
+    (or conditional batch) runs without one, as ScyllaDB runs it under its configured timeouts
+    (``modification_statement::execute_with_condition``)."""
     db = session.db
     catalog = db.catalog
     tables = statement_tables(session, stmts)
@@ -65,10 +67,13 @@ def write_job(session: Any, stmts: Sequence[Any], evs: Sequence[TermEvaluator], 
 
     warnings: list[str] = []
 
+    if conditional:
+        deadline = None
+
     def timed_out() -> None:
         if deadline is not None and deadline.passed():
             t = tables[0]
-            raise WriteTimeout(t.keyspace, t.name, write_type(batch, bool(conditional), t.is_counter_table))
+            raise WriteTimeout(t.keyspace, t.name, write_type(batch, t.is_counter_table))
 
     def work(txn: Txn) -> ResultSet | None:
         timed_out()  # waited past its deadline for the write lock
@@ -111,10 +116,8 @@ def write_job(session: Any, stmts: Sequence[Any], evs: Sequence[TermEvaluator], 
     return WriteJob(work, tables[0] if conditional else None, warnings)
 
 
-def write_type(batch: ast.Batch | None, conditional: bool, counter: bool) -> str:
-    """The native protocol's write type of a statement or batch (what a WriteTimeout names)."""
-    if conditional:
-        return "CAS"
+def write_type(batch: ast.Batch | None, counter: bool) -> str:
+    """The native protocol's write type of a statement or batch without conditions (what a WriteTimeout names)."""
     if batch is None:
         return "COUNTER" if counter else "SIMPLE"
     return {"LOGGED": "BATCH", "UNLOGGED": "UNLOGGED_BATCH", "COUNTER": "COUNTER"}.get(batch.kind, "BATCH")

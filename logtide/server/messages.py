@@ -298,10 +298,8 @@ def error(err: CqlError, version: int = 4) -> Response:
             w.string("SIMPLE")  # write type
     elif isinstance(err, ReadTimeout):  # <cl><received><blockfor><data_present>
         w.short(err.consistency).int(err.received).int(err.block_for).byte(int(err.data_present))
-    elif isinstance(err, WriteTimeout):  # <cl><received><blockfor><writeType>, v5 CAS: <contentions>
+    elif isinstance(err, WriteTimeout):  # <cl><received><blockfor><writeType> (never CAS: no <contentions>)
         w.short(err.consistency).int(err.received).int(err.block_for).string(err.write_type)
-        if version >= 5 and err.write_type == "CAS":
-            w.short(0)
     return ERROR, w.getvalue()
 
 

@@ -42,8 +42,6 @@ def test_a_select_past_its_timeout_is_a_read_timeout(t):
     "UPDATE t USING TIMEOUT 0ms SET v = 9 WHERE p = 1 AND c = 1",
     "DELETE FROM t USING TIMEOUT 0ms WHERE p = 1",
     "DELETE FROM t USING TIMEOUT 0ms AND TIMESTAMP 99999999999999 WHERE p = 1 AND c = 1",
-    "UPDATE t USING TIMEOUT 0ms SET v = 9 WHERE p = 1 AND c = 1 IF v = 1",
-    "INSERT INTO t (p, c, v) VALUES (3, 3, 3) IF NOT EXISTS USING TIMEOUT 0ms",
 ])
 def test_a_write_past_its_timeout_is_a_write_timeout_and_changes_nothing(t, statement):
     with pytest.raises(WriteTimeout, match=r"^Operation timed out for ks\.t - "):
@@ -55,7 +53,6 @@ def test_the_write_timeout_names_the_kind_of_write(t):
     kinds = {}
     for name, statement in [
             ("single", "INSERT INTO t (p, c, v) VALUES (5, 5, 5) USING TIMEOUT 0ms"),
-            ("lwt", "INSERT INTO t (p, c, v) VALUES (5, 5, 5) IF NOT EXISTS USING TIMEOUT 0ms"),
             ("counter", "UPDATE n USING TIMEOUT 0ms SET n = n + 1 WHERE p = 1"),
             ("logged", "BEGIN BATCH USING TIMEOUT 0ms INSERT INTO t (p, c, v) VALUES (5, 5, 5); APPLY BATCH"),
             ("unlogged", "BEGIN UNLOGGED BATCH USING TIMEOUT 0ms INSERT INTO t (p, c, v) VALUES (5, 5, 5); "
@@ -63,9 +60,20 @@ def test_the_write_timeout_names_the_kind_of_write(t):
         with pytest.raises(WriteTimeout) as e:
             t.execute(statement)
         kinds[name] = e.value.write_type
-    assert kinds == {"single": "SIMPLE", "lwt": "CAS", "counter": "COUNTER", "logged": "BATCH",
+    assert kinds == {"single": "SIMPLE", "counter": "COUNTER", "logged": "BATCH",
                      "unlogged": "UNLOGGED_BATCH"}
     assert rows(t.execute("SELECT * FROM n")) == []
+
+
+def test_a_lightweight_transaction_runs_without_its_timeout_as_in_scylladb(t):
+    # ScyllaDB runs conditional statements and batches under its configured timeouts, not USING TIMEOUT
+    assert rows(t.execute("UPDATE t USING TIMEOUT 0ms SET v = 2 WHERE p = 1 AND c = 1 IF v = 1")) == [(True, 1)]
+    assert rows(t.execute("INSERT INTO t (p, c, v) VALUES (3, 3, 3) IF NOT EXISTS USING TIMEOUT 0ms"))[0][0] is True
+    assert rows(t.execute("BEGIN BATCH USING TIMEOUT 0ms UPDATE t SET v = 4 WHERE p = 3 AND c = 3 IF v = 3; "
+                          "APPLY BATCH"))[0][0] is True
+    assert everything(t) == [(1, 1, 2), (3, 3, 4)]
+    with pytest.raises(InvalidRequest, match="Timeout values must be non-negative"):  # still checked
+        t.execute("UPDATE t USING TIMEOUT -1ms SET v = 2 WHERE p = 1 AND c = 1 IF v = 1")
 
 
 def test_a_batch_past_its_timeout_applies_none_of_its_statements(t):

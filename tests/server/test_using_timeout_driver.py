@@ -54,7 +54,6 @@ def test_a_select_past_its_timeout_is_a_read_timeout(one_row):
     ("INSERT INTO t (p, c, v) VALUES (2, 2, 2) USING TIMEOUT 0ms", WriteType.SIMPLE),
     ("UPDATE t USING TIMEOUT 0ms SET v = 5 WHERE p = 1 AND c = 1", WriteType.SIMPLE),
     ("DELETE FROM t USING TIMEOUT 0ms AND TIMESTAMP 42 WHERE p = 1", WriteType.SIMPLE),
-    ("UPDATE t USING TIMEOUT 0ms SET v = 5 WHERE p = 1 AND c = 1 IF v = 1", WriteType.CAS),
     ("BEGIN BATCH USING TIMEOUT 0ms INSERT INTO t (p, c, v) VALUES (3, 3, 3); "
      "DELETE FROM t WHERE p = 1; APPLY BATCH", WriteType.BATCH),
 ])
