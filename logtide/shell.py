@@ -24,7 +24,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence, TextIO
 
-from logtide.errors import AlreadyExists, CqlError, ReadFailure, SyntaxException, Unprepared
+from logtide.errors import (AlreadyExists, CqlError, ReadFailure, ReadTimeout, RequestTimeout, SyntaxException,
+                            Unprepared)
 from logtide.format import jsonl
 from logtide.format.cqlsh import FormatOptions, TablePrinter, print_describe, print_warnings
 from logtide.result import ResultSet
@@ -190,6 +191,14 @@ def driver_exception(err: CqlError) -> Exception:
     elif isinstance(err, ReadFailure):
         info = {"consistency": err.consistency, "required_responses": err.block_for,
                 "received_responses": err.received, "failures": err.failures, "error_code_map": None}
+    elif isinstance(err, RequestTimeout):  # USING TIMEOUT: the fields of the protocol's ReadTimeout / WriteTimeout
+        from cassandra.policies import WriteType
+        info = {"consistency": err.consistency, "required_responses": err.block_for,
+                "received_responses": err.received}
+        if isinstance(err, ReadTimeout):
+            info["data_retrieved"] = err.data_present
+        else:
+            info["write_type"] = WriteType.name_to_value[getattr(err, "write_type", "SIMPLE")]
     cls = error_classes.get(err.code, ErrorMessage)
     try:
         return cls(err.code, err.message, info).to_exception()

@@ -8,7 +8,7 @@ import pytest
 from cassandra.protocol import ErrorMessage, write_int, write_string
 
 from logtide.errors import (AlreadyExists, ConfigurationException, CqlError, InvalidRequest, ProtocolError,
-                            ServerError, SyntaxException, Unauthorized)
+                            ReadTimeout, ServerError, SyntaxException, Unauthorized, WriteTimeout)
 from logtide.shell import cqlsh_describe_error_text, cqlsh_error_text
 
 
@@ -56,3 +56,13 @@ def test_describe_errors_show_only_the_message() -> None:
 def test_already_exists_without_names_keeps_message() -> None:
     assert cqlsh_error_text(AlreadyExists("Type ks.ut already exists")) == (
         "ConfigurationException: Type ks.ut already exists")
+
+
+@pytest.mark.parametrize("err", [ReadTimeout("ks", "t"), WriteTimeout("ks", "t", "BATCH")],
+                         ids=["read", "write"])
+def test_timeouts_are_worded_as_cqlsh_words_the_servers_frame(err: CqlError) -> None:
+    from logtide.server.messages import error
+    _, body = error(err)  # the ERROR body the server sends, with the timeout's fields
+    from_server = ErrorMessage.recv_body(io.BytesIO(body), 4).to_exception()
+    assert cqlsh_error_text(err) == cqlsh_wording(from_server)
+    assert cqlsh_error_text(err).startswith(f"{type(err).__name__}: Error from server: code={err.code:04x} ")
