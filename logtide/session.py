@@ -219,7 +219,11 @@ class Session:
         if isinstance(stmt, ast.Truncate):
             return truncate(self.db, self._table(stmt.table))
         if isinstance(stmt, ast.Describe):
-            return describe(self.db.catalog, self.keyspace, stmt)
+            auth_rows = None
+            if stmt.internals and stmt.kind in ("schema", "full schema"):
+                from . import auth
+                auth_rows = auth.of(self.db).describe_rows(self.user, stmt.passwords)
+            return describe(self.db.catalog, self.keyspace, stmt, auth_rows)
         # -- role and permission statements: delegated to logtide.auth (server engineer) --
         if isinstance(stmt, ROLE_STATEMENTS):
             from . import auth

@@ -78,10 +78,12 @@ def execute_ddl(db: Any, user: str | None, keyspace: str | None, stmt: Any,
         _grants_follow_schema(auth, user, [change, *implied])
     return ResultSet("schema_change", schema_change=change, implied_changes=implied)
 
-def describe(catalog: Catalog, keyspace: str | None, stmt: ast.Describe) -> ResultSet:
-    """``DESCRIBE ...``: ScyllaDB's rows (``schema.describe``)."""
+def describe(catalog: Catalog, keyspace: str | None, stmt: ast.Describe,
+             auth_rows: list[Any] | None = None) -> ResultSet:
+    """``DESCRIBE ...``: ScyllaDB's rows (``schema.describe``); ``auth_rows`` (roles, grants, service levels of
+    ``DESC SCHEMA WITH INTERNALS``, ``logtide.auth``) follow the keyspaces'."""
     from ..schema.describe import describe_rows
-    rows = describe_rows(stmt, catalog, keyspace)
+    rows = describe_rows(stmt, catalog, keyspace) + list(auth_rows or ())
     names: tuple[str, ...] = ("keyspace_name", "type", "name", "create_statement")
     if stmt.kind in ("keyspaces", "tables", "types", "functions", "aggregates"):
         names = names[:3]  # a listing has no statements (ScyllaDB's get_listing_column_specifications)

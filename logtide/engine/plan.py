@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 from ..cql import ast
 from ..cql.view_ast import VIEW_STATEMENTS
+from ..cql.service_level_ast import SERVICE_LEVEL_STATEMENTS
 from ..errors import InvalidRequest
 from ..mutation.assignments import is_conditional
 from ..mutation.builder import build, check_batch_size
@@ -33,7 +34,7 @@ DDL = (ast.CreateKeyspace, ast.AlterKeyspace, ast.DropKeyspace, ast.CreateTable,
 DML = (ast.Insert, ast.Update, ast.Delete)
 WRITES = (*DML, ast.Batch)
 ROLE_STATEMENTS = (ast.CreateRole, ast.AlterRole, ast.DropRole, ast.ListRoles, ast.Grant, ast.Revoke,
-                   ast.ListPermissions, ast.GrantRole, ast.RevokeRole)
+                   ast.ListPermissions, ast.GrantRole, ast.RevokeRole, *SERVICE_LEVEL_STATEMENTS)
 
 
 

@@ -279,6 +279,12 @@ _SYSTEM_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]
          ("ssl_protocol", "text"), ("username", "text"), ("scheduling_group", "text"),
          ("client_options", "frozen<map<text, text>>")],
     ),
+    "roles": (
+        "roles (ScyllaDB's auth table; logtide.auth fills the rows: salted_hash is the stored hash)",
+        [("role", "text")],
+        [],
+        [("can_login", "boolean"), ("is_superuser", "boolean"), ("member_of", "set<text>"), ("salted_hash", "text")],
+    ),
     "role_permissions": (
         "permissions granted to roles (ScyllaDB's auth tables live in system; logtide.auth fills the rows)",
         [("role", "text")],
@@ -363,6 +369,7 @@ class NodeInfo:
     cdc_generations: Any = None  # logtide.cdc.streams.Generations, for system_distributed
     traces: Any = None  # logtide.tracing.TraceStore, for system_traces
     role_permissions: Any = None  # () -> the rows of system.role_permissions (logtide.auth)
+    roles: Any = None  # () -> the rows of system.roles (logtide.auth)
     clients: Any = None  # () -> the rows of system.clients (the CQL server's connections)
 
 
@@ -682,6 +689,7 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM, "peers"): _no_rows,
     (SYSTEM, "one_row"): lambda catalog, node: [{"system$dummy": ""}],
     (SYSTEM, "role_permissions"): lambda catalog, node: node.role_permissions() if node.role_permissions else [],
+    (SYSTEM, "roles"): lambda catalog, node: node.roles() if node.roles else [],
     (SYSTEM, "clients"): lambda catalog, node: node.clients() if node.clients else [],
     (SYSTEM_LOGTIDE, "changefeeds"): lambda catalog, node: _changefeed_rows(catalog),
     (SYSTEM, "peers_v2"): _no_rows,
