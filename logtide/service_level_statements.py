@@ -14,8 +14,8 @@ from .cql import service_level_ast as ast
 from .errors import InvalidRequest, Unauthorized
 from .result import ColumnSpec, ResultSet, Row
 from .schema import types as T
-from .service_levels import (ALL_SERVICE_LEVELS, DEFAULT_NAME, DEFAULT_SHARES, ServiceLevel, check_new_name,
-                             effective, parse_options)
+from .service_levels import (ALL_SERVICE_LEVELS, DEFAULT_NAME, DEFAULT_SHARES, MAX_SERVICE_LEVELS, ServiceLevel,
+                             check_new_name, effective, parse_options)
 
 _PERMISSION = {ast.CreateServiceLevel: "CREATE", ast.AlterServiceLevel: "ALTER", ast.DropServiceLevel: "DROP",
                ast.AttachServiceLevel: "AUTHORIZE", ast.DetachServiceLevel: "AUTHORIZE"}
@@ -34,6 +34,8 @@ def execute(auth: Any, stmt: Any, user: str | None) -> ResultSet:
             if stmt.if_not_exists:
                 return ResultSet("void")
             raise InvalidRequest(f"The service level '{stmt.name}' already exists.")
+        if len(levels) >= MAX_SERVICE_LEVELS:
+            raise InvalidRequest("Can't create service level - no more scheduling groups exist")
         levels[stmt.name] = changes.applied(ServiceLevel(stmt.name, shares=DEFAULT_SHARES))
     elif isinstance(stmt, ast.AlterServiceLevel):
         changes = parse_options(stmt.options)
@@ -79,6 +81,11 @@ def _role(auth: Any, name: str) -> Any:
     if role is None:
         raise InvalidRequest(f"Role {name} doesn't exist.")
     return role
+
+
+def duration_to_string(d: Any) -> str:
+    from .schema.types_literal import duration_to_string as text
+    return text(d)
 
 
 def _timeout(ms: int | None) -> Any:
@@ -135,6 +142,7 @@ def _list_effective(auth: Any, name: str) -> ResultSet:
     first = attached[0].name
     workload, timeout, shares = (merged.get(k, (None, first)) for k in ("workload_type", "timeout_ms", "shares"))
     rows = [Row(labels, ["workload_type", workload[1], workload[0] or "unspecified"]),
-            Row(labels, ["timeout", timeout[1], f"{timeout[0]}ms" if timeout[0] is not None else "null"]),
-            Row(labels, ["shares", shares[1], str(shares[0]) if shares[0] is not None else "default"])]
+            Row(labels, ["timeout", timeout[1], duration_to_string(_timeout(timeout[0])) if timeout[0] is not None
+                         else None]),
+            Row(labels, ["shares", shares[1], str(shares[0]) if shares[0] is not None else None])]
     return ResultSet("rows", columns, rows)

@@ -3,9 +3,9 @@
 A service level is a named set of options a role can be given (``ATTACH SERVICE LEVEL sl TO role``): a
 ``timeout`` (milliseconds), a ``workload_type`` (``interactive`` or ``batch``) and ``shares`` (1 to 1000,
 1000 when not given).  logtide stores, lists and describes them; it schedules nothing by them (one process, no
-scheduling groups), so ``shares`` and ``workload_type`` change nothing, and ``USING TIMEOUT`` is what bounds a
-statement (docs/server.md "Service levels").  A new database has ScyllaDB's ``driver`` service level
-(``SHARES = 200``, ``WORKLOAD_TYPE = 'batch'``), which may be altered or dropped like any other.
+scheduling groups), so none of the three changes how a statement runs (docs/server.md "Service levels").  A new
+database has ScyllaDB's ``driver`` service level (``SHARES = 200``, ``WORKLOAD_TYPE = 'batch'``), which may be
+altered or dropped like any other.
 
 This module holds the values and their text; ``logtide.auth`` keeps them (in the same checksummed document as
 the roles) and runs the statements.
@@ -24,6 +24,9 @@ DEFAULT_SHARES = 1000
 SHARES_MIN, SHARES_MAX = 1, 1000
 WORKLOAD_TYPES = ("interactive", "batch")
 OPTION_NAMES = ("timeout", "workload_type", "shares")
+# ScyllaDB's limit (its scheduling groups, docs/features/workload-prioritization.rst): 8 service levels a user
+# creates besides `driver`, 9 in all
+MAX_SERVICE_LEVELS = 9
 ALL_SERVICE_LEVELS = "<all service levels>"  # the resource every service level statement is checked on
 
 

@@ -48,7 +48,7 @@ _LOGTIDE_TABLES: dict[str, tuple] = {
 }
 
 # Cassandra's role tables, listed so that clients (cqlsh's LIST ROLES) find the keyspace; their
-# rows are not exposed (roles live in logtide.auth; hashes are never readable)
+# rows are not exposed (roles live in logtide.auth; ScyllaDB's system.roles and system.role_permissions show them)
 _AUTH_TABLES: dict[str, tuple] = {
     "roles": (
         "role definitions",

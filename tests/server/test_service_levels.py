@@ -100,11 +100,30 @@ def test_attach_detach_and_a_dropped_level_or_role_takes_its_attachments(db):
     s.execute("GRANT b TO a")  # a gets the smallest timeout, the fewest shares, batch over interactive
     assert listed(s, "LIST EFFECTIVE SERVICE LEVEL OF a") == [
         ("workload_type", "slow", "batch"), ("timeout", "fast", "10ms"), ("shares", "slow", "100")]
+    s.execute("ALTER SERVICE LEVEL fast WITH timeout = 90s")
+    assert listed(s, "LIST EFFECTIVE SERVICE LEVEL OF a")[1] == ("timeout", "slow", "5s")  # a CQL duration's text
+    s.execute("CREATE SERVICE LEVEL bare")
+    s.execute("ATTACH SERVICE LEVEL bare TO c")  # no timeout: no value; no workload type: 'unspecified'
+    assert listed(s, "LIST EFFECTIVE SERVICE LEVEL OF c") == [
+        ("workload_type", "bare", "unspecified"), ("timeout", "bare", None), ("shares", "bare", "1000")]
+    with pytest.raises(SyntaxException, match="Invalid integer value null for 'shares'"):  # shares cannot be unset
+        s.execute("ALTER SERVICE LEVEL bare WITH shares = null")
     s.execute("DETACH SERVICE LEVEL FROM c")
     s.execute("DROP SERVICE LEVEL slow")
     s.execute("DROP ROLE a")
     assert listed(s, "LIST ALL ATTACHED SERVICE LEVELS") == []
     s.execute("DROP SERVICE LEVEL IF EXISTS slow")
+
+
+def test_at_most_eight_service_levels_besides_driver_as_scylladb_schedules_them(db):
+    s = db.session()
+    for i in range(8):
+        s.execute(f"CREATE SERVICE LEVEL sl{i}")
+    with pytest.raises(InvalidRequest, match="Can't create service level - no more scheduling groups exist"):
+        s.execute("CREATE SERVICE LEVEL one_more")
+    s.execute("DROP SERVICE LEVEL driver")  # its slot is free again
+    s.execute("CREATE SERVICE LEVEL one_more")
+    assert len(listed(s, "LIST ALL SERVICE LEVELS")) == 9
 
 
 def test_only_a_superuser_manages_or_lists_service_levels(db):
