@@ -1457,15 +1457,19 @@ class _Parser(ViewGrammar):
             if self._at_kw("hashed") and self._at_kw("password", k=1):
                 self.i += 2
                 self._expect_punct("=")
-                tok = self._peek()
-                if tok.kind != STRING:
-                    self._mismatched("STRING_LITERAL")
-                self.i += 1
-                options.append(("hashed password", tok.value))
+                options.append(("hashed password", self._string_literal()))
             else:
                 options.append(self._property())
             if not self._accept_kw("and"):
                 return tuple(options)
+
+    def _string_literal(self) -> str:
+        """STRING_LITERAL (a password, a hash)."""
+        tok = self._peek()
+        if tok.kind != STRING:
+            self._mismatched("STRING_LITERAL")
+        self.i += 1
+        return tok.value
 
     def _create_user(self) -> ast.CreateRole:
         """CREATE USER [IF NOT EXISTS] u [WITH PASSWORD 'p'] [SUPERUSER | NOSUPERUSER] (a role with LOGIN)."""
@@ -1480,11 +1484,7 @@ class _Parser(ViewGrammar):
         options: list[tuple[str, ast.PropertyValue]] = []
         if self._accept_kw("with"):
             self._expect_kw("password")
-            tok = self._peek()
-            if tok.kind != STRING:
-                self._mismatched("STRING_LITERAL")
-            self.i += 1
-            options.append(("password", tok.value))
+            options.append(("password", self._string_literal()))
         if self._accept_kw("superuser"):
             options.append(("superuser", True))
         elif self._accept_kw("nosuperuser"):

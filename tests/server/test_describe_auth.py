@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import pytest
 from cassandra import Unauthorized as DriverUnauthorized
-from cassandra.auth import PlainTextAuthProvider
 
 import logtide
 from logtide import auth
 from logtide.errors import Unauthorized
 
-from .conftest import KEYSPACE_DDL, cluster
-from .serveproc import Serve
+from .authserve import auth_server, logged_in
+from .conftest import KEYSPACE_DDL
 
 SETUP = [
     KEYSPACE_DDL.format('"myKs"'),
@@ -135,12 +134,7 @@ def test_a_dropped_driver_level_is_described_as_a_drop_before_the_others(tmp_pat
 
 
 def test_describe_auth_cluster_ring_and_scylla_tables_through_the_server(tmp_path):
-    (tmp_path / "pw").write_text("s3cret\n")
-    with Serve("--data-dir", str(tmp_path / "d"), "--synchronous", "OFF", "--auth", "--superuser", "admin",
-               "--superuser-password-file", str(tmp_path / "pw")) as srv:
-        srv.wait_listening()
-        admin = cluster(srv.port, auth_provider=PlainTextAuthProvider("admin", "s3cret"))
-        a = admin.connect()
+    with auth_server(tmp_path) as srv, logged_in(srv) as a:
         a.execute("CREATE ROLE mike WITH PASSWORD = 'm' AND LOGIN = true")
         a.execute(KEYSPACE_DDL.format("ks"))
         a.execute("CREATE TABLE ks.t (k int PRIMARY KEY, v int) WITH cdc = {'enabled': true}")
@@ -150,11 +144,9 @@ def test_describe_auth_cluster_ring_and_scylla_tables_through_the_server(tmp_pat
         assert described[0] == (None, "role", "admin", "CREATE ROLE IF NOT EXISTS admin WITH LOGIN = true AND SUPERUSER = true;")
         assert (None, "grant_permission", "admin", "GRANT ALTER ON ROLE mike TO admin;") in described
         assert (None, "grant_permission", "admin", "GRANT SELECT ON ks.t TO admin;") in described
-        user = cluster(srv.port, auth_provider=PlainTextAuthProvider("mike", "m"))
-        m = user.connect()
-        with pytest.raises(DriverUnauthorized, match="can only be issued by a superuser"):
-            m.execute("DESC SCHEMA WITH INTERNALS AND PASSWORDS")
-        user.shutdown()
+        with logged_in(srv, "mike", "m") as m:
+            with pytest.raises(DriverUnauthorized, match="can only be issued by a superuser"):
+                m.execute("DESC SCHEMA WITH INTERNALS AND PASSWORDS")
 
         assert [tuple(r) for r in a.execute("DESC CLUSTER")] == [
             ("logtide", "org.apache.cassandra.dht.Murmur3Partitioner", "org.apache.cassandra.locator.SimpleSnitch")]
@@ -169,4 +161,3 @@ def test_describe_auth_cluster_ring_and_scylla_tables_through_the_server(tmp_pat
         cdc = a.execute("SELECT cdc, partitioner FROM system_schema.scylla_tables "
                         "WHERE keyspace_name = 'ks' AND table_name = 't'").one()
         assert (cdc.cdc["enabled"], cdc.partitioner) == ("true", None)
-        admin.shutdown()

@@ -8,14 +8,12 @@ from __future__ import annotations
 import pytest
 from cassandra import InvalidRequest as DriverInvalidRequest
 from cassandra import Unauthorized as DriverUnauthorized
-from cassandra.auth import PlainTextAuthProvider
 
 import logtide
 from logtide import auth
 from logtide.errors import InvalidRequest, SyntaxException, Unauthorized
 
-from .conftest import cluster
-from .serveproc import Serve
+from .authserve import auth_server, logged_in
 
 
 @pytest.fixture
@@ -164,12 +162,7 @@ def test_service_levels_and_attachments_survive_a_restart_and_a_dropped_driver_s
 
 
 def test_service_levels_through_the_server_and_driver(tmp_path):
-    (tmp_path / "pw").write_text("s3cret\n")
-    with Serve("--data-dir", str(tmp_path / "d"), "--synchronous", "OFF", "--auth", "--superuser", "admin",
-               "--superuser-password-file", str(tmp_path / "pw")) as srv:
-        srv.wait_listening()
-        admin = cluster(srv.port, auth_provider=PlainTextAuthProvider("admin", "s3cret"))
-        a = admin.connect()
+    with auth_server(tmp_path) as srv, logged_in(srv) as a:
         a.execute("CREATE ROLE mike WITH PASSWORD = 'm' AND LOGIN = true")
         a.execute("CREATE SERVICE LEVEL 'Gold level' WITH TIMEOUT = 1500ms AND WORKLOAD_TYPE = 'interactive'")
         a.execute("ATTACH SERVICE LEVEL 'Gold level' TO mike")
@@ -179,10 +172,6 @@ def test_service_levels_through_the_server_and_driver(tmp_path):
         assert [tuple(r) for r in a.execute("LIST ALL ATTACHED SERVICE LEVELS")] == [("mike", "Gold level")]
         with pytest.raises(DriverInvalidRequest, match="The service level 'Gold level' already exists."):
             a.execute("CREATE SERVICE LEVEL 'Gold level'")
-        user = cluster(srv.port, auth_provider=PlainTextAuthProvider("mike", "m"))
-        m = user.connect()
-        with pytest.raises(DriverUnauthorized, match="User mike has no DESCRIBE permission on <all service levels>"):
-            m.execute("LIST ALL SERVICE LEVELS")
-        user.shutdown()
-        admin.shutdown()
-
+        with logged_in(srv, "mike", "m") as m:
+            with pytest.raises(DriverUnauthorized, match="User mike has no DESCRIBE permission on <all service levels>"):
+                m.execute("LIST ALL SERVICE LEVELS")
