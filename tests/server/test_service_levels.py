@@ -175,3 +175,18 @@ def test_service_levels_through_the_server_and_driver(tmp_path):
         with logged_in(srv, "mike", "m") as m:
             with pytest.raises(DriverUnauthorized, match="User mike has no DESCRIBE permission on <all service levels>"):
                 m.execute("LIST ALL SERVICE LEVELS")
+
+
+def test_service_levels_and_desc_cluster_from_cqlsh(tmp_path):
+    """cqlsh (from PyPI) sends the service level statements and DESCRIBE CLUSTER to the server and prints them."""
+    from .conftest import run_cqlsh
+
+    with auth_server(tmp_path) as srv:
+        home = tmp_path / "home"
+        home.mkdir()
+        code, out, err = run_cqlsh(srv.port, home, "-u", "admin", "-p", "s3cret", "-e",
+                                   "CREATE SERVICE LEVEL gold WITH timeout = 10ms AND shares = 300; "
+                                   "LIST ALL SERVICE LEVELS; DESCRIBE CLUSTER")
+        assert code == 0, err
+        assert "          gold |    10ms |          null |    300 |                                 60.00%" in out
+        assert "Cluster: logtide" in out and "Snitch: org.apache.cassandra.locator.SimpleSnitch" in out
