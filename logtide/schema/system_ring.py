@@ -8,10 +8,9 @@ one-node ScyllaDB cluster answers with vnodes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
-if TYPE_CHECKING:
-    from logtide.schema.catalog import Catalog
+Catalog = Any  # a logtide.schema.catalog.Catalog: the catalog imports system_schema, which imports this module
 
 ALL_TABLES = "<ALL>"  # token_ring's table_name for a vnode keyspace (one ring for all its tables)
 
@@ -46,12 +45,8 @@ def range_ownership(tokens: Iterable[str], endpoint: str) -> dict[str, list[str]
 def scylla_tables_rows(catalog: "Catalog") -> list[dict[str, Any]]:
     """The rows of ``system_schema.scylla_tables`` for the tables (and views and CDC logs) of the user keyspaces:
     the CDC options of a table that has them (``cdc``), no own partitioner (ScyllaDB's null: the default)."""
-    from logtide.schema.describe import SYSTEM_KEYSPACES
-
     out = []
-    for ks in catalog.all_keyspaces():
-        if ks.name in SYSTEM_KEYSPACES:
-            continue
+    for ks in (catalog.keyspaces[n] for n in sorted(catalog.keyspaces)):
         for name in sorted(ks.tables):
             t = ks.tables[name]
             out.append({"keyspace_name": ks.name, "table_name": name, "version": None,
