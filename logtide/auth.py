@@ -337,7 +337,8 @@ class AuthManager:
         creds = role.scram.get(mechanism)
         if creds is None:
             raise ScramError(f"Role {user} has no {mechanism} credentials: its password was set before logtide "
-                             f"kept them; set it again (ALTER ROLE {user} WITH PASSWORD = '...') or use SASL/PLAIN")
+                             f"kept them, or as a hash (HASHED PASSWORD); set it again (ALTER ROLE {user} WITH "
+                             f"PASSWORD = '...') or use SASL/PLAIN")
         return creds
 
     def check_login(self, user: str) -> str:

@@ -11,6 +11,7 @@ from cassandra import Unauthorized as DriverUnauthorized
 import logtide
 from logtide import auth
 from logtide.errors import Unauthorized
+from logtide.scram import ScramError
 
 from .authserve import auth_server, logged_in
 from .conftest import KEYSPACE_DDL
@@ -117,6 +118,8 @@ def test_a_described_schema_restores_into_an_empty_database(tmp_path):
     strip_ids = lambda rows: [r[:3] + (r[3].split(" WITH ID = ")[0],) for r in rows]  # noqa: E731
     assert strip_ids(after) == strip_ids(before)
     assert other.auth.authenticate("r", "secret") == "r"  # the restored hash still checks the password
+    with pytest.raises(ScramError, match=r"Role r has no SCRAM-SHA-256 credentials: .*or as a hash \(HASHED PASSWORD\)"):
+        other.auth.scram_lookup("r")  # the Kafka endpoint's SCRAM needs the password set again
     other.close()
 
 
