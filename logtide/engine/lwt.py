@@ -27,10 +27,6 @@ from ..schema.model import CLUSTERING, PARTITION_KEY, REGULAR, STATIC, Column, T
 from ..storage.keys import clustering_key, partition_token, serialize_partition_key
 
 
-def _statement_word(stmt: Any) -> str:
-    return "UPDATE" if isinstance(stmt, ast.Update) else "DELETE" if isinstance(stmt, ast.Delete) else "INSERT"
-
-
 def _changed_columns(stmt: Any, table: Table) -> list[Column]:
     """The columns an UPDATE sets or a DELETE deletes (its column operations)."""
     if isinstance(stmt, ast.Update):
@@ -47,22 +43,20 @@ def _condition_columns(stmt: Any, table: Table) -> list[Column]:
     return [c for c in (table.column(n) for n in names) if c is not None]
 
 
-def _restricted(stmt: Any, table: Table, kind: str) -> tuple[set[str], bool]:
-    """The names of the ``kind`` key columns a WHERE clause restricts, and whether one is restricted by IN."""
+def _restricted(stmt: Any, table: Table, kind: str) -> set[str]:
+    """The names of the ``kind`` key columns a WHERE clause restricts."""
     names: set[str] = set()
-    has_in = False
     for rel in getattr(stmt, "where", ()):
         lhs = rel.lhs
         cols = lhs.columns if isinstance(lhs, ast.ColumnTuple) else (lhs.name,) if isinstance(lhs, ast.ColumnRef) else ()
-        mine = [n for n in cols if (table.column(n) is not None and table.column(n).kind == kind)]
-        names.update(mine)
-        has_in = has_in or (bool(mine) and rel.op == "IN")
-    return names, has_in
+        names.update(n for n in cols if (table.column(n) is not None and table.column(n).kind == kind))
+    return names
 
 
 def _check_conditional_where(stmt: Any, table: Table) -> None:
     """ScyllaDB's checks of a conditional UPDATE's or DELETE's WHERE clause, in its order
-    (``modification_statement::process_where_clause`` and ``validate_where_clause_for_conditions``)."""
+    (``modification_statement::process_where_clause`` and ``validate_where_clause_for_conditions``), after
+    those of ``mutation.targets`` (``check_static_only_statement``, ``check_conditional_where``: IN)."""
     if isinstance(stmt, ast.Insert):
         return
     changed = _changed_columns(stmt, table)
@@ -70,15 +64,11 @@ def _check_conditional_where(stmt: Any, table: Table) -> None:
     regular_conditions = any(c.kind != STATIC for c in conditioned)
     only_static = (any(c.kind == STATIC for c in changed) and all(c.kind == STATIC for c in changed)
                    and not regular_conditions)
-    ck_names, ck_in = _restricted(stmt, table, CLUSTERING)
+    ck_names = _restricted(stmt, table, CLUSTERING)
     ck_only_eq = all(rel.op == "=" for rel in stmt.where if isinstance(rel.lhs, (ast.ColumnRef, ast.ColumnTuple))
                      and any(table.column(n) is not None and table.column(n).kind == CLUSTERING
                              for n in (rel.lhs.columns if isinstance(rel.lhs, ast.ColumnTuple) else (rel.lhs.name,))))
-    pk_names, pk_in = _restricted(stmt, table, PARTITION_KEY)
-    word = _statement_word(stmt)
-    if only_static and ck_names:
-        raise InvalidRequest(f"Invalid restrictions on clustering columns since the {word} statement modifies only "
-                             "static columns")
+    pk_names = _restricted(stmt, table, PARTITION_KEY)
     missing_ck = [c.name for c in table.clustering_key if c.name not in ck_names]
     if missing_ck and not only_static:
         if isinstance(stmt, ast.Update):
@@ -92,11 +82,6 @@ def _check_conditional_where(stmt: Any, table: Table) -> None:
     missing_pk = [c.name for c in table.partition_key if c.name not in pk_names]
     if missing_pk:
         raise InvalidRequest(f"Missing mandatory PRIMARY KEY part {missing_pk[0]}")
-    what = "updates" if isinstance(stmt, ast.Update) else "deletions"
-    if pk_in:
-        raise InvalidRequest(f"IN on the partition key is not supported with conditional {what}")
-    if ck_in:
-        raise InvalidRequest(f"IN on the clustering key columns is not supported with conditional {what}")
     if isinstance(stmt, ast.Delete) and (missing_ck or not ck_only_eq):
         if not changed or any(c.kind != STATIC for c in changed):
             raise InvalidRequest("DELETE statements must restrict all PRIMARY KEY columns with equality relations "
