@@ -1001,11 +1001,12 @@ class _Parser(ViewGrammar):
             else:
                 name = self._ident()
                 type_expr = self._type()
+                ttl = self._accept_kw("ttl")  # ScyllaDB's per-row TTL column: ident type [TTL] [STATIC]
                 static = self._accept_kw("static")
                 if self._accept_kw("primary"):
                     self._expect_kw("key")
                     keys.append(((name,), ()))
-                columns.append(ast.ColumnDef(name, type_expr, static))
+                columns.append(ast.ColumnDef(name, type_expr, static, ttl))
             if not self._accept_punct(","):
                 break
             while self._accept_punct(","):  # the grammar's ( ',' cfamColumns? )*: empty definitions are allowed
@@ -1195,6 +1196,8 @@ class _Parser(ViewGrammar):
             return ast.AlterTableRename(table, self._renames())
         if self._accept_kw("with"):
             return ast.AlterTableWith(table, self._properties())
+        if self._accept_kw("ttl"):  # ScyllaDB: ALTER TABLE t TTL (column | NULL)
+            return ast.AlterTableTtl(table, None if self._accept_kw("null") else self._ident())
         if self._accept_kw("alter"):
             column = self._ident()
             self._expect_kw("type")

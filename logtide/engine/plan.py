@@ -27,7 +27,7 @@ from .commit import WriteJob, commit_mutation
 from .touched import TxnRowReader
 
 DDL = (ast.CreateKeyspace, ast.AlterKeyspace, ast.DropKeyspace, ast.CreateTable, ast.AlterTableAdd,
-       ast.AlterTableDrop, ast.AlterTableRename, ast.AlterTableWith, ast.AlterTableAlterType, ast.DropTable,
+       ast.AlterTableDrop, ast.AlterTableRename, ast.AlterTableWith, ast.AlterTableTtl, ast.AlterTableAlterType, ast.DropTable,
        ast.CreateType, ast.AlterTypeAdd, ast.AlterTypeRename, ast.DropType, ast.CreateFunction, ast.CreateAggregate,
        ast.DropFunction, *VIEW_STATEMENTS, ast.CreateIndex, ast.DropIndex)
 DML = (ast.Insert, ast.Update, ast.Delete)
