@@ -96,6 +96,9 @@ class Engine:
         from .view_build import ViewBuilds
         self.view_builds = ViewBuilds(self)  # materialized views being built over existing rows
         self.view_builds.ensure_worker()
+        from .row_expiry import RowExpiry
+        self.row_expiry = RowExpiry(self)  # the per-row TTL's expiration scan (schema/row_ttl.py)
+        self.row_expiry.ensure_worker()
 
     def _load_generations(self, topology: Topology | None) -> Generations:
         """The CDC generations; a new one when the configured topology differs from the current one.
@@ -183,6 +186,7 @@ class Engine:
             self._closed = True
             self.feeds.close()
             self.view_builds.close()
+            self.row_expiry.close()
             self.store.close()
 
     def __enter__(self) -> "Engine":

@@ -70,6 +70,7 @@ def execute_ddl(db: Any, user: str | None, keyspace: str | None, stmt: Any,
             db.feeds.notify()
         if builds:
             db.view_builds.started()
+        db.row_expiry.ensure_worker()  # a table got a TTL column: its rows expire
     implied = _log_changes(old, new, change)
     if trace is not None:
         trace.event(committed_event(db.store.synchronous))
