@@ -24,6 +24,7 @@ from ..schema.model import Table
 from ..storage.sqlite import Txn
 from ..tracing import TracingSession
 from .commit import WriteJob, commit_mutation
+from .config_update import virtual_write_job, writes_virtual_table
 from .touched import TxnRowReader
 
 DDL = (ast.CreateKeyspace, ast.AlterKeyspace, ast.DropKeyspace, ast.CreateTable, ast.AlterTableAdd,
@@ -50,6 +51,8 @@ def write_job(session: Any, stmts: Sequence[Any], evs: Sequence[TermEvaluator], 
     stages): write stages 2 and 3.1 (plan: tables, timestamp), 3.3 (conditions) and 3.4 (build), then
     ``commit_mutation``."""
     db = session.db
+    if len(stmts) == 1 and batch is None and writes_virtual_table(stmts[0], session.keyspace):
+        return virtual_write_job(db, stmts[0], evs[0])  # system.config's live update; other virtual tables refuse
     catalog = db.catalog
     tables = statement_tables(session, stmts)
     if conditional is None:

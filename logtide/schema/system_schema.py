@@ -279,6 +279,12 @@ _SYSTEM_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]
          ("ssl_protocol", "text"), ("username", "text"), ("scheduling_group", "text"),
          ("client_options", "frozen<map<text, text>>")],
     ),
+    "config": (  # ScyllaDB's db_config_table (db/virtual_tables.cc)
+        "ScyllaDB's virtual table of the server's configuration (logtide.live_config fills the rows)",
+        [("name", "text")],
+        [],
+        [("source", "text"), ("type", "text"), ("value", "text")],
+    ),
     "role_permissions": (
         "permissions granted to roles (ScyllaDB's auth tables live in system; logtide.auth fills the rows)",
         [("role", "text")],
@@ -364,6 +370,7 @@ class NodeInfo:
     traces: Any = None  # logtide.tracing.TraceStore, for system_traces
     role_permissions: Any = None  # () -> the rows of system.role_permissions (logtide.auth)
     clients: Any = None  # () -> the rows of system.clients (the CQL server's connections)
+    config: Any = None  # () -> the rows of system.config (logtide.live_config.LiveConfig.rows)
 
 
 def system_table_id(keyspace: str, table: str) -> uuid.UUID:
@@ -683,6 +690,7 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM, "one_row"): lambda catalog, node: [{"system$dummy": ""}],
     (SYSTEM, "role_permissions"): lambda catalog, node: node.role_permissions() if node.role_permissions else [],
     (SYSTEM, "clients"): lambda catalog, node: node.clients() if node.clients else [],
+    (SYSTEM, "config"): lambda catalog, node: node.config() if node.config else [],
     (SYSTEM_LOGTIDE, "changefeeds"): lambda catalog, node: _changefeed_rows(catalog),
     (SYSTEM, "peers_v2"): _no_rows,
     (SYSTEM_TRACES, "sessions"): lambda catalog, node: node.traces.sessions_rows() if node.traces else [],
