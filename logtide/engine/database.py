@@ -89,6 +89,9 @@ class Engine:
         self.config = database_settings(self.generations.current.topology.vnodes)  # system.config (live_config)
         self._same_name_same_variable = True  # the dialect switch parse() follows (its cache keys on it)
         self.config.watch(DUPLICATE_BIND_NAMES, self._dialect_changed)
+        from .table_defaults import SETTING, SpeculativeRetryDefault
+        self.speculative_retry = SpeculativeRetryDefault()  # what new tables get (engine.table_defaults)
+        self.config.watch(SETTING, self.speculative_retry.changed)
         self._closed = False
         from ..changefeed.feeds import Feeds
         from ..changefeed.reader import DatabaseTopicReader

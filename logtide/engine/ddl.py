@@ -47,6 +47,7 @@ def execute_ddl(db: Any, user: str | None, keyspace: str | None, stmt: Any,
             return ResultSet("void")
         log_schema.validate(new)
         new = log_schema.sync_log_tables(old, new, now)
+        new = db.speculative_retry.apply(old, new, stmt)  # speculative_retry_user_table_default (system.config)
         if trace is not None:
             trace.event(f"Schema change: {change.change_type} {change.target} {change.keyspace}"
                         + (f".{change.name}" if change.name else "")

@@ -16,6 +16,7 @@ from .row_expiry import DEFAULT_PERIOD
 TTL_PERIOD = "alternator_ttl_period_in_seconds"
 DUPLICATE_BIND_NAMES = "cql_duplicate_bind_variable_names_refer_to_same_variable"
 IN_UPPERCASE = "cql_in_bind_variable_name_uses_uppercase_operator"
+SPECULATIVE_RETRY_DEFAULT = "speculative_retry_user_table_default"
 
 
 def _positive(value: Any) -> None:
@@ -39,6 +40,10 @@ def database_settings(vnodes: int) -> LiveConfig:
     config.define(Setting(IN_UPPERCASE, "bool", True,
                           "The bind variable of an IN restriction is named IN(column) (false: in(column), as in "
                           "Cassandra)."), True)
+    config.define(Setting(SPECULATIVE_RETRY_DEFAULT, "string", True,
+                          "The speculative_retry of a table, view, index or CDC log created without one (tables "
+                          "created before a change keep theirs; an invalid value is ignored)."),
+                  "99.0PERCENTILE")
     config.define(Setting("experimental_features", "string list", False,
                           "The experimental ScyllaDB features that are on: user-defined functions (in Lua)."),
                   ["udf"])
