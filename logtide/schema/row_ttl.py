@@ -5,7 +5,8 @@ A table may name one regular column of type ``timestamp``, ``bigint`` or ``int``
 A row whose TTL column holds a time in the past is deleted by the server's expiration scan
 (``engine.row_expiry``), as ScyllaDB's Alternator TTL scanner does (``alternator/ttl.cc``).  The checks and their
 messages follow ScyllaDB's ``create_table_statement.cc`` and ``alter_table_statement.cc``; DROP of the column
-clears the setting, RENAME never reaches it (only primary-key columns can be renamed).
+clears the setting, RENAME never reaches it (only primary-key columns can be renamed).  Decision: a CDC log table
+cannot have one (its rows expire with the CDC TTL); ScyllaDB does not say.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ def created_ttl_column(stmt: ast.CreateTable, resolved: Mapping[str, Any]) -> st
 def altered_ttl_column(table: Table, column: str | None) -> Table:
     """``ALTER TABLE t TTL column`` (``column`` set) or ``ALTER TABLE t TTL NULL`` (None), with ScyllaDB's checks."""
     qualified = f"{table.keyspace}.{table.name}"
+    if table.cdc_base is not None:
+        raise InvalidRequest(f"Cannot set or unset a TTL column of the CDC log table {qualified}: its rows expire "
+                             "with the log's own TTL (cdc = {'ttl': ...} on the base table)")
     if column is None:
         if table.ttl_column is None:
             raise InvalidRequest(f"Cannot unset TTL column, table {qualified} does not have a TTL column set")

@@ -78,6 +78,13 @@ def test_alter_table_sets_and_unsets_the_ttl_column_with_scylladb_messages(s):
     assert ttl_column(s, "t") == "e2"
 
 
+def test_a_cdc_log_table_cannot_get_a_ttl_column(s):
+    s.execute("CREATE TABLE t (p int PRIMARY KEY, v int) WITH cdc = {'enabled': true}")
+    with pytest.raises(InvalidRequest, match="Cannot set or unset a TTL column of the CDC log table "
+                                             "ks.t_scylla_cdc_log"):
+        s.execute('ALTER TABLE t_scylla_cdc_log TTL "cdc$time"')
+
+
 def test_dropping_the_ttl_column_turns_row_ttl_off_and_renaming_is_refused(s):
     s.execute("CREATE TABLE t (p int PRIMARY KEY, e timestamp TTL, x int)")
     s.execute("ALTER TABLE t DROP x")
