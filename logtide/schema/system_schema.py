@@ -285,6 +285,24 @@ _SYSTEM_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]
         [],
         [("source", "text"), ("type", "text"), ("value", "text")],
     ),
+    "protocol_servers": (  # ScyllaDB's protocol_servers_table (db/virtual_tables.cc)
+        "ScyllaDB's virtual table of the protocol servers this node runs",
+        [("name", "text")],
+        [],
+        [("listen_addresses", "frozen<list<text>>"), ("protocol", "text"), ("protocol_version", "text")],
+    ),
+    "versions": (  # ScyllaDB's versions_table
+        "ScyllaDB's virtual table of the node's version",
+        [("key", "text")],
+        [],
+        [("build_id", "text"), ("build_mode", "text"), ("version", "text")],
+    ),
+    "token_ring": (  # ScyllaDB's token_ring_table
+        "ScyllaDB's virtual table of each keyspace's token ranges and the node owning them",
+        [("keyspace_name", "text")],
+        [("table_name", "text"), ("start_token", "text"), ("endpoint", "inet")],
+        [("dc", "text"), ("end_token", "text"), ("rack", "text")],
+    ),
     "role_permissions": (
         "permissions granted to roles (ScyllaDB's auth tables live in system; logtide.auth fills the rows)",
         [("role", "text")],
@@ -639,6 +657,28 @@ def node_tokens(node: NodeInfo) -> frozenset[str]:
     return frozenset(str(t) for t in gens.current.range_ends)
 
 
+def _protocol_servers_rows(node: NodeInfo) -> list[dict[str, Any]]:
+    """``system.protocol_servers``: the CQL server, where it listens and the CQL version it speaks."""
+    return [{"name": "native transport", "listen_addresses": [f"{node.rpc_address}:{node.native_port}"],
+             "protocol": "cql", "protocol_version": node.cql_version}]
+
+
+def _versions_rows() -> list[dict[str, Any]]:
+    """``system.versions``: logtide's version (it has no build id; ``build_mode`` release)."""
+    from logtide.version import package_version
+    return [{"key": "local", "build_id": "", "build_mode": "release", "version": package_version()}]
+
+
+def _token_ring_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
+    """``system.token_ring``: for each user keyspace (all use vnodes), each range of this node's tokens,
+    ``(previous token, token]`` (the first from the last, round the ring), owned by this node, table ``<ALL>``."""
+    tokens = sorted(int(t) for t in node_tokens(node))
+    ranges = [(str(tokens[i - 1]), str(t)) for i, t in enumerate(tokens)]
+    return [{"keyspace_name": ks, "table_name": "<ALL>", "start_token": start, "endpoint": node.rpc_address,
+             "dc": node.data_center, "end_token": end, "rack": node.rack}
+            for ks in sorted(catalog.keyspaces) for start, end in ranges]
+
+
 def _generation_time(micros: int) -> datetime.datetime:
     """A generation timestamp as the ``timestamp`` CQL type holds it (milliseconds)."""
     return _micros_to_datetime(micros - micros % 1000)
@@ -691,6 +731,9 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM, "role_permissions"): lambda catalog, node: node.role_permissions() if node.role_permissions else [],
     (SYSTEM, "clients"): lambda catalog, node: node.clients() if node.clients else [],
     (SYSTEM, "config"): lambda catalog, node: node.config() if node.config else [],
+    (SYSTEM, "protocol_servers"): lambda catalog, node: _protocol_servers_rows(node),
+    (SYSTEM, "versions"): lambda catalog, node: _versions_rows(),
+    (SYSTEM, "token_ring"): lambda catalog, node: _token_ring_rows(catalog, node),
     (SYSTEM_LOGTIDE, "changefeeds"): lambda catalog, node: _changefeed_rows(catalog),
     (SYSTEM, "peers_v2"): _no_rows,
     (SYSTEM_TRACES, "sessions"): lambda catalog, node: node.traces.sessions_rows() if node.traces else [],

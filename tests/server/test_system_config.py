@@ -1,7 +1,8 @@
 """``system.config``, ScyllaDB's table of the server's configuration (docs/server.md, "system.config"), against the
 real ``logtide serve``: what it was started with, the live updates ScyllaDB allows and its refusals on the wire,
 the settings that act (the row TTL's scan period, the CQL dialect switches, the default ``speculative_retry``),
-and the per-row TTL's expiry seen by a driver."""
+and the per-row TTL's expiry seen by a driver; and ScyllaDB's other small virtual tables of the node
+(``protocol_servers``, ``versions``, ``token_ring``)."""
 
 from __future__ import annotations
 
@@ -156,3 +157,21 @@ def test_expired_rows_disappear_within_the_period_and_the_cdc_log_and_metrics_sa
     assert float(metrics["logtide_expiration_items_deleted_total"]) >= 1
     assert float(metrics["logtide_expiration_scan_passes_total"]) >= 1
     assert float(metrics["logtide_expiration_scan_table_total"]) >= 1
+
+
+def test_protocol_servers_versions_and_token_ring_describe_the_served_node(served):
+    srv, s = served
+    from logtide.version import package_version
+
+    cql = s.execute("SELECT * FROM system.protocol_servers").one()
+    assert (cql.name, cql.protocol, cql.protocol_version, cql.listen_addresses) == (
+        "native transport", "cql", "3.4.5", [f"127.0.0.1:{srv.port}"])
+    version = s.execute("SELECT key, version, build_mode FROM system.versions").one()
+    assert tuple(version) == ("local", package_version(), "release")
+    ring = list(s.execute("SELECT * FROM system.token_ring WHERE keyspace_name = 'ks'"))
+    tokens = sorted(int(t) for t in s.execute("SELECT tokens FROM system.local").one().tokens)
+    num_tokens = int(s.execute("SELECT value FROM system.config WHERE name = 'num_tokens'").one().value)
+    assert len(ring) == len(tokens) == num_tokens
+    assert {r.table_name for r in ring} == {"<ALL>"} and {r.endpoint for r in ring} == {"127.0.0.1"}
+    assert sorted(int(r.end_token) for r in ring) == tokens
+    assert sorted(int(r.start_token) for r in ring) == tokens  # each range starts where the one before ends
