@@ -191,3 +191,22 @@ def test_the_background_scan_runs_with_its_period(tmp_path):
             time.sleep(0.05)
         assert rows(s.execute("SELECT p FROM ks.t")) == []
         assert db.row_expiry.stats.items_deleted == 1
+
+
+def test_rows_expired_while_the_database_was_closed_go_at_the_first_pass_after_a_restart(tmp_path, clock):
+    import time
+
+    with logtide.open(tmp_path / "d", clock=clock, synchronous="OFF") as db:
+        db.row_expiry.pause()
+        s = db.session()
+        s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+        s.execute("CREATE TABLE ks.t (p int PRIMARY KEY, e bigint TTL)")
+        s.execute(f"INSERT INTO ks.t (p, e) VALUES (1, {NOW + 60})")
+        s.execute("INSERT INTO ks.t (p) VALUES (2)")
+    clock.advance(seconds=61)
+    with logtide.open(tmp_path / "d", clock=clock, synchronous="OFF") as db:  # the scan starts with the database
+        s = db.session()
+        deadline = time.monotonic() + 30
+        while len(rows(s.execute("SELECT p FROM ks.t"))) == 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert rows(s.execute("SELECT p FROM ks.t")) == [(2,)]
