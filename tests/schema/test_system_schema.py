@@ -38,7 +38,8 @@ def test_system_table_definitions():
         "scylla_aggregates", "scylla_keyspaces",
     }
     assert set(ks["system"].tables) == {"IndexInfo", "local", "one_row", "peers", "peers_v2", "built_views",
-                                        "views_builds_in_progress", "clients", "role_permissions"}
+                                        "views_builds_in_progress", "clients", "role_permissions", "config",
+                                        "protocol_servers", "versions", "token_ring"}
     columns = ks["system_schema"].tables["columns"]
     assert [c.name for c in columns.primary_key] == ["keyspace_name", "table_name", "column_name"]
     assert {c.name: c.type.cql() for c in columns.columns}["position"] == "int"
