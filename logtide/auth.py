@@ -37,15 +37,18 @@ from .auth_resources import (FUNCTION_PERMISSIONS, DataResource, FunctionResourc
                              find_function, function_arg_type, key_order, raw_function, resource_from_key,
                              udf_signature)
 from .cql import ast
+from .cql.service_level_ast import SERVICE_LEVEL_STATEMENTS
 from .cql.view_ast import VIEW_STATEMENTS, CreateView
 from .errors import AuthenticationError, InvalidRequest, SyntaxException, Unauthorized
 from .result import ColumnSpec, ResultSet, Row
 from .schema import types as T
 from .scram import HASHES, SHA256, ScramCredentials, ScramError, scram_credentials
+from .service_levels import DRIVER, ServiceLevel
 
 Database = Any  # a logtide.session.Database (auth sits below the engine: it gets the database, not its class)
 
 META_KEY = "roles"
+DEFAULT_SUPERUSER = "cassandra"  # ScyllaDB's auth_superuser_name default, when logtide has no bootstrap superuser
 CDC_LOG_SUFFIX = "_scylla_cdc_log"
 
 # system tables every role may read (ScyllaDB's client_state readable_system_resources); the rest of the
@@ -54,7 +57,7 @@ READABLE_SYSTEM_TABLES = frozenset({("system", "local"), ("system", "peers"), ("
                                     ("system", "one_row")})
 READABLE_SYSTEM_KEYSPACES = frozenset({"system_schema", "system_virtual_schema"})
 PERMISSION_ORDER = ("CREATE", "ALTER", "DROP", "SELECT", "MODIFY", "AUTHORIZE", "DESCRIBE", "EXECUTE")
-ROLE_OPTIONS = frozenset({"password", "login", "superuser", "options"})
+ROLE_OPTIONS = frozenset({"password", "hashed password", "login", "superuser", "options"})
 
 SCRYPT_N, SCRYPT_R, SCRYPT_P, SCRYPT_LEN = 2 ** 14, 8, 1, 32
 
@@ -81,6 +84,7 @@ class Role:
     options: dict[str, str] = field(default_factory=dict)
     scram: dict[str, ScramCredentials] = field(default_factory=dict)
     member_of: set[str] = field(default_factory=set)  # the roles granted to this one (GRANT r TO this)
+    service_level: str | None = None  # the service level attached to this role (ATTACH SERVICE LEVEL)
 
     def set_password(self, password: str) -> None:
         """Keep the scrypt hash and the SCRAM credentials of ``password`` for every mechanism (never the
@@ -93,6 +97,8 @@ class Role:
                "options": self.options}
         if self.member_of:
             doc["member_of"] = sorted(self.member_of)
+        if self.service_level is not None:
+            doc["service_level"] = self.service_level
         for mechanism, creds in sorted(self.scram.items()):
             doc[_scram_key(mechanism)] = creds.to_json()
         return doc
@@ -101,7 +107,7 @@ class Role:
     def from_json(cls, name: str, doc: dict[str, Any]) -> "Role":
         scram = {m: ScramCredentials.from_json(doc[_scram_key(m)], m) for m in HASHES if doc.get(_scram_key(m))}
         return cls(name, bool(doc.get("superuser")), bool(doc.get("login")), doc.get("password"),
-                   dict(doc.get("options") or {}), scram, set(doc.get("member_of") or ()))
+                   dict(doc.get("options") or {}), scram, set(doc.get("member_of") or ()), doc.get("service_level"))
 
 
 def _scram_key(mechanism: str) -> str:
@@ -135,20 +141,26 @@ class AuthManager:
     def __init__(self, db: "Database", enabled: bool) -> None:
         self.db = db
         self.enabled = enabled
+        self.default_superuser = DEFAULT_SUPERUSER  # the bootstrap superuser's name once attached with one
         self._lock = threading.RLock()
         self.roles: dict[str, Role] = {}
         self.grants: dict[str, dict[str, set[str]]] = {}  # role -> resource key -> permissions
+        # a database whose document has no service levels yet has ScyllaDB's automatic `driver` level
+        self.service_levels: dict[str, ServiceLevel] = {DRIVER.name: DRIVER}
         with db.store.snapshot() as txn:
             raw = txn.get_meta(META_KEY)
         if raw:
             doc = json.loads(raw.decode("utf-8"))
             self.roles = {n: Role.from_json(n, d) for n, d in doc.get("roles", {}).items()}
             self.grants = {r: {k: set(v) for k, v in g.items()} for r, g in doc.get("grants", {}).items()}
+            if "service_levels" in doc:
+                self.service_levels = {n: ServiceLevel.from_json(n, d) for n, d in doc["service_levels"].items()}
 
     # -- persistence ------------------------------------------------------
     def _save(self) -> None:
         doc = {"roles": {n: r.to_json() for n, r in sorted(self.roles.items())},
-               "grants": {r: {k: sorted(v) for k, v in g.items() if v} for r, g in sorted(self.grants.items())}}
+               "grants": {r: {k: sorted(v) for k, v in g.items() if v} for r, g in sorted(self.grants.items())},
+               "service_levels": {n: sl.to_json() for n, sl in sorted(self.service_levels.items())}}
         data = json.dumps(doc, sort_keys=True).encode("utf-8")
         with self.db.write_lock:
             with self.db.store.write() as txn:
@@ -221,6 +233,72 @@ class AuthManager:
                 out.extend(sorted(rows, key=lambda r: r["resource"]))
             return out
 
+    # -- DESC SCHEMA WITH INTERNALS ---------------------------------------
+    def describe_rows(self, user: str | None, with_passwords: bool) -> list[tuple[None, str, str, str]]:
+        """The rows ``DESC SCHEMA WITH INTERNALS`` adds after the keyspaces, in ScyllaDB's order (its
+        ``auth::service::describe_auth`` then ``describe_service_levels``): the roles by name (the default
+        superuser as ``CREATE ROLE IF NOT EXISTS``), the role grants, the permissions by role and statement, then
+        the service levels and their attachments.  ``AND PASSWORDS`` adds each role's stored hash (``HASHED
+        PASSWORD``) and needs a superuser."""
+        from .schema.types import maybe_quote
+        from .service_levels import describe_rows as service_level_rows
+
+        with self._lock:
+            if with_passwords and not self.is_superuser(user):
+                raise Unauthorized("DESCRIBE SCHEMA WITH INTERNALS AND PASSWORDS can only be issued by a superuser")
+            out: list[tuple[str, str, str]] = []
+            for name in sorted(self.roles):
+                role = self.roles[name]
+                who = f"IF NOT EXISTS {maybe_quote(name)}" if name == self.default_superuser else maybe_quote(name)
+                hashed = f"WITH HASHED PASSWORD = '{role.password.replace(chr(39), chr(39) * 2)}' AND" \
+                    if with_passwords and role.password else "WITH"
+                flags = f"LOGIN = {str(role.login).lower()} AND SUPERUSER = {str(role.superuser).lower()}"
+                out.append(("role", name, f"CREATE ROLE {who} {hashed} {flags};"))
+            grants = [("grant_role", granted, f"GRANT {maybe_quote(granted)} TO {maybe_quote(grantee)};")
+                      for grantee, role in self.roles.items() for granted in role.member_of]
+            out += sorted(grants, key=lambda r: (r[1], r[2]))
+            permissions = [("grant_permission", role, f"GRANT {p} ON {self._described_resource(key)} TO "
+                                                      f"{maybe_quote(role)};")
+                           for role, held in self.grants.items() for key, perms in held.items() for p in perms]
+            out += sorted(permissions, key=lambda r: (r[1], r[2]))
+            attached = {n: r.service_level for n, r in self.roles.items() if r.service_level is not None}
+            out += service_level_rows(self.service_levels, attached)
+            return [(None, kind, maybe_quote(name), text) for kind, name, text in out]
+
+    def _described_resource(self, key: str) -> str:
+        """A stored resource as a GRANT names it (ScyllaDB's ``describe_resource_kind``): ``ALL KEYSPACES``,
+        ``KEYSPACE ks``, ``ks.t``, ``ALL ROLES``, ``ROLE r``, ``ALL FUNCTIONS [IN KEYSPACE ks]``, ``FUNCTION
+        ks.f(int, t)`` (argument types without ``frozen``)."""
+        from .schema.types import maybe_quote
+
+        resource = resource_from_key(key)
+        if isinstance(resource, RoleResource):
+            return "ALL ROLES" if resource.role is None else f"ROLE {maybe_quote(resource.role)}"
+        if isinstance(resource, DataResource):
+            if resource.keyspace is None:
+                return "ALL KEYSPACES"
+            if resource.table is None:
+                return f"KEYSPACE {maybe_quote(resource.keyspace)}"
+            return f"{maybe_quote(resource.keyspace)}.{maybe_quote(resource.table)}"
+        if resource.keyspace is None:
+            return "ALL FUNCTIONS"
+        if resource.signature is None:
+            return f"ALL FUNCTIONS IN KEYSPACE {maybe_quote(resource.keyspace)}"
+        fn = find_function(self.db.catalog, resource.keyspace, resource.signature)
+        if fn is None:  # a grant whose function is gone (never kept: a drop revokes it)
+            return f"FUNCTION {maybe_quote(resource.keyspace)}.{resource.signature}"
+        types = ", ".join(t.unfreeze().cql() for t in fn.arg_types)
+        return f"FUNCTION {maybe_quote(fn.keyspace)}.{maybe_quote(fn.name)}({types})"
+
+    def role_rows(self) -> list[dict[str, Any]]:
+        """The rows of ``system.roles`` (ScyllaDB's auth table): role, can_login, is_superuser, member_of and
+        salted_hash (the stored hash: logtide's ``scrypt$...`` or one given with ``HASHED PASSWORD``).  Reading it
+        needs a superuser or a grant, as every system table but ScyllaDB's readable few."""
+        with self._lock:
+            return [{"role": n, "can_login": r.login, "is_superuser": r.superuser,
+                     "member_of": set(r.member_of) or None, "salted_hash": r.password}
+                    for n, r in sorted(self.roles.items())]
+
     def can_anyone_log_in(self) -> bool:
         return any(r.login and r.password for r in self.roles.values())
 
@@ -259,7 +337,8 @@ class AuthManager:
         creds = role.scram.get(mechanism)
         if creds is None:
             raise ScramError(f"Role {user} has no {mechanism} credentials: its password was set before logtide "
-                             f"kept them; set it again (ALTER ROLE {user} WITH PASSWORD = '...') or use SASL/PLAIN")
+                             f"kept them, or as a hash (HASHED PASSWORD); set it again (ALTER ROLE {user} WITH "
+                             f"PASSWORD = '...') or use SASL/PLAIN")
         return creds
 
     def check_login(self, user: str) -> str:
@@ -415,6 +494,9 @@ class AuthManager:
                 return self._list_permissions(stmt, user, session)
             if isinstance(stmt, (ast.GrantRole, ast.RevokeRole)):
                 return self._grant_or_revoke_role(stmt, user)
+            if isinstance(stmt, SERVICE_LEVEL_STATEMENTS):
+                from .service_level_statements import execute
+                return execute(self, stmt, user)
         raise InvalidRequest(f"{type(stmt).__name__} is not a role statement")
 
     def _create_role(self, stmt: ast.CreateRole, user: str | None) -> ResultSet:
@@ -422,6 +504,8 @@ class AuthManager:
         if not stmt.name:
             raise InvalidRequest("Role name can't be an empty string")
         self.ensure(user, "CREATE", RoleResource())
+        if "hashed password" in opts and not self.is_superuser(user):
+            raise Unauthorized("Only superusers can create a role with a hashed password.")
         if opts.get("superuser") and not self.is_superuser(user):
             raise Unauthorized("Only superusers can create a role with superuser status.")
         if stmt.name in self.roles:
@@ -440,6 +524,8 @@ class AuthManager:
         role = self.roles.get(stmt.name)
         if role is None:
             raise InvalidRequest(f"{stmt.name} doesn't exist")
+        if "hashed password" in opts and not self.is_superuser(user):
+            raise Unauthorized("Only superusers can set a hashed password.")
         if "superuser" in opts:
             if not self.is_superuser(user):
                 raise Unauthorized("Only superusers are allowed to alter superuser status.")
@@ -448,7 +534,7 @@ class AuthManager:
                                    "granted to you.")
         if user is not None and stmt.name != user:
             self.ensure(user, "ALTER", RoleResource(stmt.name))
-        elif not self.is_superuser(user) and set(opts) - {"password", "superuser"}:
+        elif not self.is_superuser(user) and set(opts) - {"password", "superuser", "hashed password"}:
             raise Unauthorized(f"You aren't allowed to alter the {sorted(set(opts) - {'password', 'superuser'})[0]} option.")
         if "superuser" in opts:
             role.superuser = bool(opts["superuser"])
@@ -630,6 +716,11 @@ class AuthManager:
             if not isinstance(opts["password"], str):
                 raise InvalidRequest("Invalid value for property 'password'. It must be a string")
             role.set_password(opts["password"])
+        if "hashed password" in opts:  # ScyllaDB's: the hash as given (a restore of DESC ... AND PASSWORDS)
+            if not isinstance(opts["hashed password"], str):
+                raise InvalidRequest("Invalid value for property 'hashed password'. It must be a string")
+            role.password = opts["hashed password"]
+            role.scram = {}
         if "options" in opts:
             if not isinstance(opts["options"], dict):
                 raise InvalidRequest("Invalid value for property 'options'. It must be a map")
@@ -649,6 +740,8 @@ def _role_options(options: Iterable[tuple[str, Any]]) -> dict[str, Any]:
             raise SyntaxException(f"Invalid property '{name}'")
         if key in out:
             raise SyntaxException(f"Multiple definition for property '{key}'")
+        if {key, *out} >= {"password", "hashed password"}:
+            raise SyntaxException("Only one of the options: PASSWORD, HASHED PASSWORD can be provided")
         if key in ("login", "superuser"):
             value = _boolean(key, value)
         out[key] = value
@@ -770,6 +863,7 @@ def attach(db: "Database", enabled: bool, superuser: str | None = None, password
         raise AuthSetupError("the bootstrap superuser's password is empty")
     manager = AuthManager(db, enabled)
     if superuser is not None and password is not None:
+        manager.default_superuser = superuser
         manager.bootstrap(superuser, password)
     if enabled and not manager.can_anyone_log_in():
         raise AuthSetupError("authentication is enabled but no role can log in: give a bootstrap superuser "

@@ -21,7 +21,7 @@ from .cdc.streams import Topology
 from .engine.commit import (STATEMENT_FAILURES, WriteJob, check_params, committed_event,  # noqa: F401 - re-exported
                             engine_error, statement_error)
 from .engine.database import Engine
-from .engine.ddl import describe, drop_time_bound, execute_ddl, truncate
+from .engine.ddl import describe, describe_cluster, drop_time_bound, execute_ddl, truncate
 from .engine.prepare import PreparedStatement, check_timeouts, prepare, result_columns_of, shortened  # noqa: F401 - PreparedStatement re-exported
 from .engine.plan import DDL, DML, ROLE_STATEMENTS, WRITES, check_batch, is_write, write_job  # noqa: F401
 from .schema.system_schema import is_system_keyspace
@@ -218,8 +218,15 @@ class Session:
             return changefeed_ddl(self, stmt)
         if isinstance(stmt, ast.Truncate):
             return truncate(self.db, self._table(stmt.table))
+        if isinstance(stmt, ast.Describe) and stmt.kind == "cluster":
+            from .engine.select import _node_info
+            return describe_cluster(self.db.catalog, self.keyspace, _node_info(self))
         if isinstance(stmt, ast.Describe):
-            return describe(self.db.catalog, self.keyspace, stmt)
+            auth_rows = None
+            if stmt.internals and stmt.kind in ("schema", "full schema"):
+                from . import auth
+                auth_rows = auth.of(self.db).describe_rows(self.user, stmt.passwords)
+            return describe(self.db.catalog, self.keyspace, stmt, auth_rows)
         # -- role and permission statements: delegated to logtide.auth (server engineer) --
         if isinstance(stmt, ROLE_STATEMENTS):
             from . import auth

@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("query", ("query/",)),
     ("mutation", ("mutation/", "query/bind.py")),
     ("logs", ("cdc/", "changefeed/")),
-    ("auth", ("auth.py", "auth_resources.py")),
+    ("auth", ("auth.py", "auth_resources.py", "service_levels.py", "service_level_statements.py")),
     ("engine", ("engine/", "tracing.py")),
     ("session", ("session.py", "__init__.py")),
     ("front ends", ("server/", "kafka/", "console/", "shell.py", "observe.py", "metrics.py")),

@@ -11,6 +11,7 @@ from typing import NoReturn
 
 from logtide.cql import ast
 from logtide.cql.view_grammar import ViewGrammar
+from logtide.cql import service_level_grammar
 from logtide.cql.tokens import (
     DURATION,
     EOF,
@@ -952,6 +953,8 @@ class _Parser(ViewGrammar):
             return self._create_role()
         if self._at_kw("user"):
             return self._create_user()
+        if service_level_grammar.at_service_level(self):
+            return service_level_grammar.create(self)
         if self._at_kw("function") or self._at_kw("or") and self._at_kw("replace", k=1) and self._at_kw("function", k=2):
             return self._create_function()
         if self._at_kw("aggregate") or self._at_kw("or") and self._at_kw("replace", k=1) and self._at_kw("aggregate", k=2):
@@ -1155,7 +1158,9 @@ class _Parser(ViewGrammar):
             self.i += 1
             name = self._role_name()
             self._expect_kw("with")
-            return ast.AlterRole(name, self._properties())
+            return ast.AlterRole(name, self._role_options())
+        if service_level_grammar.at_service_level(self):
+            return service_level_grammar.alter(self)
         if self._at_kw("user"):
             self.i += 1
             name = self._role_name()
@@ -1363,6 +1368,8 @@ class _Parser(ViewGrammar):
             self.i += 1
             if_exists = self._if_exists()
             return ast.DropRole(self._role_name(), if_exists)
+        if service_level_grammar.at_service_level(self):
+            return service_level_grammar.drop(self)
         if self._at_kw("materialized") and self._at_kw("view", k=1):
             return self._drop_materialized_view()
         if self._at_kw("index"):
@@ -1446,8 +1453,30 @@ class _Parser(ViewGrammar):
         self.i += 1
         if_not_exists = self._if_not_exists()
         name = self._role_name()
-        options = self._properties() if self._accept_kw("with") else ()
+        options = self._role_options() if self._accept_kw("with") else ()
         return ast.CreateRole(name, options, if_not_exists)
+
+    def _role_options(self) -> tuple[tuple[str, ast.PropertyValue], ...]:
+        """roleOptions: roleOption (AND roleOption)*, where ScyllaDB's ``HASHED PASSWORD = 'hash'`` is one option
+        (``hashed password``) and every other is a property."""
+        options = []
+        while True:
+            if self._at_kw("hashed") and self._at_kw("password", k=1):
+                self.i += 2
+                self._expect_punct("=")
+                options.append(("hashed password", self._string_literal()))
+            else:
+                options.append(self._property())
+            if not self._accept_kw("and"):
+                return tuple(options)
+
+    def _string_literal(self) -> str:
+        """STRING_LITERAL (a password, a hash)."""
+        tok = self._peek()
+        if tok.kind != STRING:
+            self._mismatched("STRING_LITERAL")
+        self.i += 1
+        return tok.value
 
     def _create_user(self) -> ast.CreateRole:
         """CREATE USER [IF NOT EXISTS] u [WITH PASSWORD 'p'] [SUPERUSER | NOSUPERUSER] (a role with LOGIN)."""
@@ -1462,11 +1491,7 @@ class _Parser(ViewGrammar):
         options: list[tuple[str, ast.PropertyValue]] = []
         if self._accept_kw("with"):
             self._expect_kw("password")
-            tok = self._peek()
-            if tok.kind != STRING:
-                self._mismatched("STRING_LITERAL")
-            self.i += 1
-            options.append(("password", tok.value))
+            options.append(("password", self._string_literal()))
         if self._accept_kw("superuser"):
             options.append(("superuser", True))
         elif self._accept_kw("nosuperuser"):
@@ -1521,7 +1546,7 @@ class _Parser(ViewGrammar):
             return False
         if self._at_kw("all"):
             return False
-        return tok.kind in (IDENT, STRING) and self._at_kw("to", "from", k=1)
+        return tok.kind in (IDENT, QIDENT, STRING) and self._at_kw("to", "from", k=1)
 
     def _grant(self) -> ast.Grant | ast.GrantRole:
         """GRANT permission ON resource TO role | GRANT role TO grantee."""
@@ -1552,6 +1577,8 @@ class _Parser(ViewGrammar):
     def _list(self) -> ast.ListRoles | ast.ListPermissions:
         """LIST ROLES [OF r] [NORECURSIVE] | LIST USERS | LIST permission [ON resource] [OF role] [NORECURSIVE]."""
         self._expect_kw("list")
+        if service_level_grammar.at_list(self):
+            return service_level_grammar.listing(self)
         if self._accept_kw("roles"):
             of = self._role_name() if self._accept_kw("of") else None
             return ast.ListRoles(of, not self._accept_kw("norecursive"))
@@ -1597,4 +1624,6 @@ _STATEMENTS = {
     "grant": _Parser._grant,
     "revoke": _Parser._revoke,
     "list": _Parser._list,
+    "attach": service_level_grammar.attach,
+    "detach": service_level_grammar.detach,
 }

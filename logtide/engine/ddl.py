@@ -80,16 +80,39 @@ def execute_ddl(db: Any, user: str | None, keyspace: str | None, stmt: Any,
         _grants_follow_schema(auth, user, [change, *implied])
     return ResultSet("schema_change", schema_change=change, implied_changes=implied)
 
-def describe(catalog: Catalog, keyspace: str | None, stmt: ast.Describe) -> ResultSet:
-    """``DESCRIBE ...``: ScyllaDB's rows (``schema.describe``)."""
+SNITCH = "org.apache.cassandra.locator.SimpleSnitch"  # one node, one data center and rack
+
+
+def describe(catalog: Catalog, keyspace: str | None, stmt: ast.Describe,
+             auth_rows: list[Any] | None = None) -> ResultSet:
+    """``DESCRIBE ...``: ScyllaDB's rows (``schema.describe``); ``auth_rows`` (roles, grants, service levels of
+    ``DESC SCHEMA WITH INTERNALS``, ``logtide.auth``) follow the keyspaces'."""
     from ..schema.describe import describe_rows
-    rows = describe_rows(stmt, catalog, keyspace)
+    rows = describe_rows(stmt, catalog, keyspace) + list(auth_rows or ())
     names: tuple[str, ...] = ("keyspace_name", "type", "name", "create_statement")
     if stmt.kind in ("keyspaces", "tables", "types", "functions", "aggregates"):
         names = names[:3]  # a listing has no statements (ScyllaDB's get_listing_column_specifications)
     cols = tuple(ColumnSpec("system", "describe", n, T.TEXT) for n in names)
     return ResultSet("rows", cols, [Row(names, list(r[:len(names)])) for r in rows], describe=True)
 
+
+def describe_cluster(catalog: Catalog, keyspace: str | None, node: Any) -> ResultSet:
+    """``DESCRIBE CLUSTER`` as ScyllaDB answers it (``cluster_describe_statement``): the cluster's name, partitioner
+    and snitch, and with a current keyspace that is not a system one, its ``range_ownership`` (each range's end
+    token and its endpoints: this node; ``schema.system_ring``)."""
+    from ..schema.describe import SYSTEM_KEYSPACES
+    from ..schema.system_ring import range_ownership
+    from ..schema.system_schema import node_tokens
+
+    names = ["cluster", "partitioner", "snitch"]
+    types: list[Any] = [T.TEXT, T.TEXT, T.TEXT]
+    values: list[Any] = [node.cluster_name, node.partitioner, SNITCH]
+    if keyspace is not None and keyspace not in SYSTEM_KEYSPACES and catalog.find_keyspace(keyspace) is not None:
+        names.append("range_ownership")
+        types.append(T.MapType(T.TEXT, T.ListType(T.TEXT)))
+        values.append(range_ownership(node_tokens(node), node.broadcast_address))
+    cols = tuple(ColumnSpec("system", "describe", n, t) for n, t in zip(names, types))
+    return ResultSet("rows", cols, [Row(tuple(names), values)], describe=True)
 
 
 def _grants_follow_schema(auth: Any, user: str | None, changes: list[SchemaChange]) -> None:

@@ -12,11 +12,13 @@ from typing import Any, Sequence
 
 from ..cql import ast
 from ..cql.view_ast import VIEW_STATEMENTS
+from ..cql.service_level_ast import SERVICE_LEVEL_STATEMENTS
 from ..errors import InvalidRequest
 from ..mutation.assignments import is_conditional
 from ..mutation.builder import build, check_batch_size
 from ..mutation.context import WriteContext
 from ..mutation.model import Mutation
+from ..mutation.targets import check_conditional_where, check_static_only_statement
 from ..query.evaluate import TermEvaluator
 from ..result import ResultSet
 from ..schema import types as T
@@ -34,7 +36,7 @@ DDL = (ast.CreateKeyspace, ast.AlterKeyspace, ast.DropKeyspace, ast.CreateTable,
 DML = (ast.Insert, ast.Update, ast.Delete)
 WRITES = (*DML, ast.Batch)
 ROLE_STATEMENTS = (ast.CreateRole, ast.AlterRole, ast.DropRole, ast.ListRoles, ast.Grant, ast.Revoke,
-                   ast.ListPermissions, ast.GrantRole, ast.RevokeRole)
+                   ast.ListPermissions, ast.GrantRole, ast.RevokeRole, *SERVICE_LEVEL_STATEMENTS)
 
 
 
@@ -57,6 +59,10 @@ def write_job(session: Any, stmts: Sequence[Any], evs: Sequence[TermEvaluator], 
     tables = statement_tables(session, stmts)
     if conditional is None:
         conditional = [s for s in stmts if is_conditional(s)]
+    for s, t in zip(stmts, tables):
+        if not isinstance(s, ast.Insert) and is_conditional(s):
+            check_static_only_statement(s, t)  # checked before the conditions, which may not hold
+            check_conditional_where(s, t)
     for s in conditional:
         if s.using.timestamp is not None:
             raise InvalidRequest("Cannot provide custom timestamp for conditional updates")
@@ -105,7 +111,8 @@ def write_job(session: Any, stmts: Sequence[Any], evs: Sequence[TermEvaluator], 
 
 
 def check_batch(session: Any, stmt: ast.Batch) -> None:
-    """Cassandra's batch rules: timestamps, counter batches, conditions."""
+    """Cassandra's and ScyllaDB's batch rules (``batch_statement::validate``): timestamps, counter
+    batches (an UNLOGGED batch of counter updates only is allowed), conditions."""
     tables = statement_tables(session, stmt.statements)
     if stmt.using.timestamp is not None and any(s.using.timestamp is not None for s in stmt.statements):
         raise InvalidRequest("Timestamp must be set either on BATCH or individual statements")
@@ -114,13 +121,14 @@ def check_batch(session: Any, stmt: ast.Batch) -> None:
     for s in stmt.statements:
         if s.using.ttl is not None and stmt.kind == "COUNTER":
             raise InvalidRequest("Cannot provide custom TTL for counter updates")
-    for t in tables:
-        if stmt.kind == "COUNTER" and not t.is_counter_table:
-            raise InvalidRequest("Cannot include non-counter statement in a counter batch")
-        if stmt.kind != "COUNTER" and t.is_counter_table:
-            raise InvalidRequest("Cannot include a counter statement in a logged batch"
-                                 if stmt.kind == "LOGGED" else
-                                 "Counter and non-counter mutations cannot exist in the same batch")
+    has_counters = any(t.is_counter_table for t in tables)
+    has_non_counters = not all(t.is_counter_table for t in tables)
+    if stmt.kind == "COUNTER" and has_non_counters:
+        raise InvalidRequest("Cannot include non-counter statement in a counter batch")
+    if stmt.kind == "LOGGED" and has_counters:
+        raise InvalidRequest("Cannot include a counter statement in a logged batch")
+    if has_counters and has_non_counters:  # an UNLOGGED batch may hold counter updates alone
+        raise InvalidRequest("Counter and non-counter mutations cannot exist in the same batch")
     if any(is_conditional(s) for s in stmt.statements):
         if len({(t.keyspace, t.name) for t in tables}) > 1:
             raise InvalidRequest("Batch with conditions cannot span multiple tables")

@@ -15,13 +15,14 @@ from .cells import NO_TTL, Cell, Deletion, reconcile_deletion
 from .collections import list_key_at
 from .context import Attributes, WriteContext, resolve_attributes
 from .model import Mutation, RangeDeletion
-from .targets import Target, addressed_rows, check_no_filters, non_key_column, partition_targets, row_for
+from .targets import Target, addressed_rows, check_no_filters, check_static_only_statement, non_key_column, partition_targets, row_for
 from .writer import RowWriter, field_key
 
 
 def build_delete(stmt: ast.Delete, table: Table, ctx: WriteContext, mutation: Mutation) -> list[Target]:
     """Add a DELETE to the mutation: cells, elements, rows, ranges or partitions."""
     attrs = resolve_attributes(stmt.using, table, ctx, allow_ttl=False)
+    check_static_only_statement(stmt, table)
     shape = ctx.key_shape(stmt, table)
     if shape is not None:  # every key column once by ``=``: the clause's shape analysed once (``targets.KeyShape``)
         return _delete_row(stmt, table, ctx, mutation, attrs, shape.targets(ctx.ev))

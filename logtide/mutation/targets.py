@@ -6,13 +6,13 @@ partition update that a target writes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from ..cql import ast
 from ..errors import InvalidRequest
 from ..query.restrictions import Evaluator, KeyRestrictions
 from ..schema import types as T
-from ..schema.model import CLUSTERING, PARTITION_KEY, Column, Table, check_key_length, check_partition_key
+from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table, check_key_length, check_partition_key
 from ..storage.keys import clustering_key, partition_token, serialize_partition_key
 from .cells import RowData
 from .model import PartitionUpdate
@@ -96,6 +96,62 @@ def key_bytes(col: Column, value: Any) -> bytes:
     return data
 
 
+
+
+def _named_column(ref: Any) -> str:
+    return ref.name if isinstance(ref, ast.ColumnRef) else ref.column
+
+
+def check_static_only_statement(stmt: ast.Update | ast.Delete, table: Table) -> None:
+    """An UPDATE or a DELETE that modifies static columns only (no ``IF`` condition on another column) may not
+    restrict a clustering column: ScyllaDB refuses it when the statement is prepared
+    (``statement_restrictions``: "... since the DELETE statement modifies only static columns")."""
+    if not table.clustering_key:
+        return
+    names = ([a.column for a in stmt.assignments] if isinstance(stmt, ast.Update)
+             else [_named_column(t) for t in stmt.targets])
+    if not names:  # a DELETE of whole rows or partitions
+        return
+    names += [_named_column(c.lhs) for c in stmt.conditions]
+    cols = [table.column(n) for n in names]
+    if any(c is None or c.kind != STATIC for c in cols):
+        return
+    for rel in stmt.where:
+        if any((c := table.column(n)) is not None and c.kind == CLUSTERING for n in _restricted_names(rel)):
+            kind = "UPDATE" if isinstance(stmt, ast.Update) else "DELETE"
+            raise InvalidRequest(f"Invalid restrictions on clustering columns since the {kind} statement modifies "
+                                 "only static columns")
+
+
+def _restricted_names(rel: ast.Relation) -> tuple[str, ...]:
+    lhs = rel.lhs
+    if isinstance(lhs, ast.ColumnTuple):
+        return lhs.columns
+    return () if isinstance(lhs, ast.TokenOf) else (_named_column(lhs),)
+
+
+def check_clustering_named(where: Sequence[ast.Relation], table: Table) -> None:
+    """An UPDATE of regular columns names every clustering column in its WHERE clause, even when an empty
+    ``IN`` leaves it no row to write (ScyllaDB checks it when the statement is prepared)."""
+    named = {n for rel in where for n in _restricted_names(rel)}
+    missing = [c.name for c in table.clustering_key if c.name not in named]
+    if missing:
+        raise InvalidRequest("Some clustering keys are missing: " + ", ".join(missing))
+
+
+def check_conditional_where(stmt: ast.Update | ast.Delete, table: Table) -> None:
+    """A lightweight transaction addresses one row: ``IN`` on a key column is refused whatever its values, even
+    none or one (ScyllaDB's ``validate_where_clause_for_conditions``, checked when the statement is prepared)."""
+    kinds = set()
+    for rel in stmt.where:
+        if rel.op != "IN":
+            continue
+        kinds.update(c.kind for n in _restricted_names(rel) if (c := table.column(n)) is not None)
+    done = "updates" if isinstance(stmt, ast.Update) else "deletions"
+    if PARTITION_KEY in kinds:
+        raise InvalidRequest(f"IN on the partition key is not supported with conditional {done}")
+    if CLUSTERING in kinds:
+        raise InvalidRequest(f"IN on the clustering key columns is not supported with conditional {done}")
 
 
 def addressed_rows(table: Table, kr: KeyRestrictions, static_only: bool) -> list[Target]:

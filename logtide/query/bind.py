@@ -14,6 +14,7 @@ from typing import Any, Callable
 from ..cql import ast
 from ..errors import InvalidRequest
 from ..mutation.assignments import check_assignments
+from ..mutation.targets import check_conditional_where, check_static_only_statement
 from ..result import ColumnSpec
 from ..schema import types as T
 from ..schema.model import Column, Table
@@ -211,6 +212,10 @@ class BindCollector:
             self.relation(table, rel)
             check_relation(table, rel)
         check_restrictions(table, stmt.where, isinstance(stmt, ast.Select) and stmt.allow_filtering)
+        if isinstance(stmt, (ast.Update, ast.Delete)):
+            check_static_only_statement(stmt, table)
+            if stmt.conditions or stmt.if_exists:
+                check_conditional_where(stmt, table)
         if isinstance(stmt, (ast.Update, ast.Delete)):
             for cond in stmt.conditions:
                 self.condition(table, cond)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from logtide.cql import ast
 from logtide.errors import InvalidRequest
+from logtide.schema import types as T
 from logtide.schema.model import Keyspace, Table, UserTypeDef
 from logtide.schema.udf import UserAggregate, UserFunction, type_name
 
@@ -306,19 +307,25 @@ def function_descriptions(ks: Keyspace, kind: str | None = None, name: str | Non
     return items
 
 
+def _described_type(t: Any) -> str:
+    """A function's type as DESCRIBE writes it: without ``frozen``, a user type's name quoted where CQL needs it
+    (ScyllaDB's ``cql3_type_name_without_frozen``), so the statement runs again."""
+    return quote_identifier(t.name) if isinstance(t, T.UserType) else type_name(t)
+
+
 def describe_function(f: UserFunction) -> str:
     """ScyllaDB's DESCRIBE text of a function (``user_function::describe``)."""
-    args = ", ".join(f"{quote_identifier(n)} {type_name(t)}" for n, t in zip(f.arg_names, f.arg_types))
+    args = ", ".join(f"{quote_identifier(n)} {_described_type(t)}" for n, t in zip(f.arg_names, f.arg_types))
     return (f"CREATE FUNCTION {quote_identifier(f.keyspace)}.{quote_identifier(f.name)}({args})\n"
             f"{'CALLED' if f.called_on_null_input else 'RETURNS NULL'} ON NULL INPUT\n"
-            f"RETURNS {type_name(f.return_type)}\nLANGUAGE {f.language}\nAS $${f.body}$$;")
+            f"RETURNS {_described_type(f.return_type)}\nLANGUAGE {f.language}\nAS $${f.body}$$;")
 
 
 def describe_aggregate(a: UserAggregate, ks: Any) -> str:
     """ScyllaDB's DESCRIBE text of an aggregate (``user_aggregate::describe``)."""
     lines = [f"CREATE AGGREGATE {quote_identifier(a.keyspace)}.{quote_identifier(a.name)}"
-             f"({', '.join(type_name(t) for t in a.arg_types)})",
-             f"SFUNC {quote_identifier(a.state_function.split('(', 1)[0])}", f"STYPE {type_name(a.state_type)}"]
+             f"({', '.join(_described_type(t) for t in a.arg_types)})",
+             f"SFUNC {quote_identifier(a.state_function.split('(', 1)[0])}", f"STYPE {_described_type(a.state_type)}"]
     if a.reduce_function:
         lines.append(f"REDUCEFUNC {quote_identifier(a.reduce_function.split('(', 1)[0])}")
     if a.final_function:

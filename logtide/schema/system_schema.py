@@ -21,6 +21,7 @@ from cassandra.util import SortedSet
 from logtide.schema.cdc_options import extension_blob
 from logtide.schema import properties, types
 from logtide.schema.model import CLUSTERING, PARTITION_KEY, REGULAR, Column, Keyspace, Table
+from logtide.schema.system_ring import scylla_tables_rows, token_ring_rows
 
 Catalog = Any  # a logtide.schema.catalog.Catalog: the catalog imports this module (system keyspaces), not back
 
@@ -47,7 +48,7 @@ _LOGTIDE_TABLES: dict[str, tuple] = {
 }
 
 # Cassandra's role tables, listed so that clients (cqlsh's LIST ROLES) find the keyspace; their
-# rows are not exposed (roles live in logtide.auth; hashes are never readable)
+# rows are not exposed (roles live in logtide.auth; ScyllaDB's system.roles and system.role_permissions show them)
 _AUTH_TABLES: dict[str, tuple] = {
     "roles": (
         "role definitions",
@@ -188,6 +189,14 @@ _SCHEMA_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]
         [("aggregate_name", "text"), ("argument_types", "frozen<list<text>>")],
         [("reduce_func", "text"), ("state_type", "text")],
     ),
+    "scylla_tables": (  # ScyllaDB's per-table extras (schema.system_ring)
+        "ScyllaDB-specific information about tables",
+        [("keyspace_name", "text")],
+        [("table_name", "text")],
+        [("version", "uuid"), ("cdc", "map<text, text>"), ("partitioner", "text"), ("in_memory", "boolean"),
+         ("committed_by_group0", "boolean"), ("tablets", "map<text, text>"), ("storage_engine", "text"),
+         ("large_data_guardrails_enabled", "boolean")],
+    ),
     # ScyllaDB's: consumers (scylla-cdc-go, -rust) ask it whether a keyspace uses tablets; no rows = vnodes
     "scylla_keyspaces": (
         "ScyllaDB-specific information about keyspaces",
@@ -297,11 +306,17 @@ _SYSTEM_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]
         [],
         [("build_id", "text"), ("build_mode", "text"), ("version", "text")],
     ),
-    "token_ring": (  # ScyllaDB's token_ring_table
-        "ScyllaDB's virtual table of each keyspace's token ranges and the node owning them",
+    "roles": (
+        "roles (ScyllaDB's auth table; logtide.auth fills the rows: salted_hash is the stored hash)",
+        [("role", "text")],
+        [],
+        [("can_login", "boolean"), ("is_superuser", "boolean"), ("member_of", "set<text>"), ("salted_hash", "text")],
+    ),
+    "token_ring": (  # ScyllaDB's virtual table (schema.system_ring)
+        "the ring's token ranges and their endpoints, per keyspace",
         [("keyspace_name", "text")],
         [("table_name", "text"), ("start_token", "text"), ("endpoint", "inet")],
-        [("dc", "text"), ("end_token", "text"), ("rack", "text")],
+        [("end_token", "text"), ("dc", "text"), ("rack", "text")],
     ),
     "role_permissions": (
         "permissions granted to roles (ScyllaDB's auth tables live in system; logtide.auth fills the rows)",
@@ -387,6 +402,7 @@ class NodeInfo:
     cdc_generations: Any = None  # logtide.cdc.streams.Generations, for system_distributed
     traces: Any = None  # logtide.tracing.TraceStore, for system_traces
     role_permissions: Any = None  # () -> the rows of system.role_permissions (logtide.auth)
+    roles: Any = None  # () -> the rows of system.roles (logtide.auth)
     clients: Any = None  # () -> the rows of system.clients (the CQL server's connections)
     config: Any = None  # () -> the rows of system.config (logtide.live_config.LiveConfig.rows)
 
@@ -669,16 +685,6 @@ def _versions_rows() -> list[dict[str, Any]]:
     return [{"key": "local", "build_id": "", "build_mode": "release", "version": package_version()}]
 
 
-def _token_ring_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
-    """``system.token_ring``: for each user keyspace (all use vnodes), each range of this node's tokens,
-    ``(previous token, token]`` (the first from the last, round the ring), owned by this node, table ``<ALL>``."""
-    tokens = sorted(int(t) for t in node_tokens(node))
-    ranges = [(str(tokens[i - 1]), str(t)) for i, t in enumerate(tokens)]
-    return [{"keyspace_name": ks, "table_name": "<ALL>", "start_token": start, "endpoint": node.rpc_address,
-             "dc": node.data_center, "end_token": end, "rack": node.rack}
-            for ks in sorted(catalog.keyspaces) for start, end in ranges]
-
-
 def _generation_time(micros: int) -> datetime.datetime:
     """A generation timestamp as the ``timestamp`` CQL type holds it (milliseconds)."""
     return _micros_to_datetime(micros - micros % 1000)
@@ -729,11 +735,14 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM, "peers"): _no_rows,
     (SYSTEM, "one_row"): lambda catalog, node: [{"system$dummy": ""}],
     (SYSTEM, "role_permissions"): lambda catalog, node: node.role_permissions() if node.role_permissions else [],
+    (SYSTEM, "roles"): lambda catalog, node: node.roles() if node.roles else [],
+    (SYSTEM, "token_ring"): lambda catalog, node: token_ring_rows(catalog, node_tokens(node), node.broadcast_address,
+                                                                  node.data_center, node.rack),
+    (SYSTEM_SCHEMA, "scylla_tables"): lambda catalog, node: scylla_tables_rows(catalog),
     (SYSTEM, "clients"): lambda catalog, node: node.clients() if node.clients else [],
     (SYSTEM, "config"): lambda catalog, node: node.config() if node.config else [],
     (SYSTEM, "protocol_servers"): lambda catalog, node: _protocol_servers_rows(node),
     (SYSTEM, "versions"): lambda catalog, node: _versions_rows(),
-    (SYSTEM, "token_ring"): lambda catalog, node: _token_ring_rows(catalog, node),
     (SYSTEM_LOGTIDE, "changefeeds"): lambda catalog, node: _changefeed_rows(catalog),
     (SYSTEM, "peers_v2"): _no_rows,
     (SYSTEM_TRACES, "sessions"): lambda catalog, node: node.traces.sessions_rows() if node.traces else [],

@@ -424,7 +424,7 @@ def value_from_string(ctype, text: str) -> Any:
     if name == "decimal":
         if text == "":
             return EMPTY
-        if not _DECIMAL_RE.match(text):
+        if not _DECIMAL_RE.match(text) or not decimal_scale_fits(Decimal(text)):
             raise InvalidRequest(f"unable to make BigDecimal from '{text}'")
         return Decimal(text)
     if name in ("double", "float"):
@@ -739,6 +739,13 @@ def _validate_udt(term, ctype, receiver, ctx):
             raise InvalidRequest(
                 f"Invalid user type literal for {receiver}: field {maybe_quote(fname)} is not of type {ftype.cql()}"
             )
+
+
+def decimal_scale_fits(d: Decimal) -> bool:
+    """A decimal's scale (the negated exponent) is a signed 32-bit integer, as Java's BigDecimal's and
+    ScyllaDB's ``big_decimal``: ``1e2147483649`` has none."""
+    exponent = d.as_tuple().exponent
+    return isinstance(exponent, int) and -2**31 <= -exponent <= 2**31 - 1
 
 
 def _constant_value(term, ctype, receiver):
@@ -1178,6 +1185,8 @@ def _native_python(ctype, obj, receiver):
             raise _bad(ctype, obj, receiver) from None
         if not d.is_finite():
             raise _bad(ctype, obj, receiver, "not a finite number")
+        if not decimal_scale_fits(d):
+            raise _bad(ctype, obj, receiver, "its scale does not fit in 32 bits")
         return d
     if name in ("float", "double"):
         if isinstance(obj, bool) or not isinstance(obj, (int, float, Decimal)):

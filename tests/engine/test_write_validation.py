@@ -125,3 +125,87 @@ def test_an_empty_in_on_a_clustering_column_writes_nothing(session):
         session.execute(statement)
     assert rows(session.execute("SELECT b, c, s FROM ein WHERE a = 1")) == [(1, 1, 1), (2, 2, 1)]
     assert len(rows(session.execute("SELECT * FROM ein_scylla_cdc_log"))) == logged  # nothing logged either
+
+
+def test_an_unlogged_batch_of_counter_updates_adds_every_increment(session):
+    session.execute("CREATE TABLE hits (u int, url text, total counter, other counter, PRIMARY KEY (u, url))")
+    session.execute("CREATE TABLE plain (k int PRIMARY KEY, v int)")
+    bump = "UPDATE hits SET total = total + 1 WHERE u = 1 AND url = 'a'; "
+    session.execute("BEGIN UNLOGGED BATCH " + bump * 3 + "UPDATE hits SET other = other - 2, total = total + 1 "
+                    "WHERE u = 1 AND url = 'b'; UPDATE hits SET other = other + 1 WHERE u = 2 AND url = 'a'; APPLY BATCH")
+    assert sorted(rows(session.execute("SELECT u, url, total, other FROM hits"))) == [
+        (1, "a", 3, None), (1, "b", 1, -2), (2, "a", None, 1)]
+    with pytest.raises(InvalidRequest, match="Counter and non-counter mutations cannot exist in the same batch"):
+        session.execute("BEGIN UNLOGGED BATCH " + bump + "INSERT INTO plain (k, v) VALUES (1, 1); APPLY BATCH")
+    with pytest.raises(InvalidRequest, match="Cannot include a counter statement in a logged batch"):
+        session.execute("BEGIN BATCH " + bump + "APPLY BATCH")
+    assert rows(session.execute("SELECT total FROM hits WHERE u = 1 AND url = 'a'")) == [(3,)]
+    assert rows(session.execute("SELECT * FROM plain")) == []
+
+
+@pytest.fixture
+def st(session):
+    session.execute("CREATE TABLE st (k int, c1 int, c2 int, v int, s text static, PRIMARY KEY (k, c1, c2))")
+    session.execute("INSERT INTO st (k, c1, c2, v, s) VALUES (0, 0, 0, 0, 'A')")
+    return session
+
+
+@pytest.mark.parametrize("statement", [
+    "DELETE s FROM st WHERE k = 0 AND c1 = 0 AND c2 = 0",
+    "DELETE s FROM st WHERE k = 0 AND c1 = 0",
+    "DELETE s FROM st WHERE k = 0 AND (c1, c2) >= (0, 0)",
+    "DELETE s FROM st WHERE k = 0 AND c1 IN ()",
+    "DELETE s FROM st WHERE k = 0 AND c1 = 0 AND c2 = 0 IF s = 'A'",
+    "DELETE s FROM st WHERE k = 0 AND c1 = 0 AND c2 = 0 IF EXISTS",
+    "UPDATE st SET s = 'B' WHERE k = 0 AND c1 = 0 AND c2 = 0",
+])
+def test_a_write_of_static_columns_only_may_not_restrict_clustering_columns(st, statement):
+    kind = statement.split()[0]
+    message = f"Invalid restrictions on clustering columns since the {kind} statement modifies only static columns"
+    with pytest.raises(InvalidRequest, match=message):
+        st.prepare(statement)
+    with pytest.raises(InvalidRequest, match=message):
+        st.execute(statement)
+    assert rows(st.execute("SELECT k, c1, c2, v, s FROM st")) == [(0, 0, 0, 0, "A")]
+
+
+def test_a_write_of_static_columns_names_a_row_when_a_condition_reads_one(st):
+    st.execute("DELETE s FROM st WHERE k = 0 AND c1 = 0 AND c2 = 0 IF v = 0")
+    assert rows(st.execute("SELECT s FROM st")) == [(None,)]
+    st.execute(st.prepare("UPDATE st SET s = ? WHERE k = 0 AND c1 = 0 AND c2 = 0 IF v = 0"), ["C"])
+    st.execute("DELETE s FROM st WHERE k = 0")  # the whole partition's static row: no clustering restriction
+    st.execute("INSERT INTO st (k, c1, c2, s) VALUES (0, 1, 1, 'D')")  # an INSERT may name the row
+    assert rows(st.execute("SELECT c1, c2, s FROM st")) == [(0, 0, "D"), (1, 1, "D")]
+
+
+@pytest.mark.parametrize("statement, message", [
+    ("UPDATE st SET v = 1 WHERE k = 0 AND c1 = 0 AND c2 IN () IF v = 0",
+     "IN on the clustering key columns is not supported with conditional updates"),
+    ("UPDATE st SET v = 1 WHERE k = 0 AND c1 IN (0) AND c2 = 0 IF v = 0",
+     "IN on the clustering key columns is not supported with conditional updates"),
+    ("DELETE FROM st WHERE k = 0 AND (c1, c2) IN ((0, 0), (1, 1)) IF v = 0",
+     "IN on the clustering key columns is not supported with conditional deletions"),
+    ("DELETE FROM st WHERE k IN () AND c1 = 0 AND c2 = 0 IF EXISTS",
+     "IN on the partition key is not supported with conditional deletions"),
+    ("UPDATE st SET v = 1 WHERE k IN (0, 1) AND c1 = 0 AND c2 IN (0) IF v = 0",
+     "IN on the partition key is not supported with conditional updates"),
+])
+def test_a_conditional_write_refuses_in_on_key_columns_whatever_its_values(st, statement, message):
+    with pytest.raises(InvalidRequest, match=message):
+        st.prepare(statement)
+    with pytest.raises(InvalidRequest, match=message):
+        st.execute(statement)
+    with pytest.raises(InvalidRequest, match=message):
+        st.execute("BEGIN BATCH UPDATE st SET v = 5 WHERE k = 0 AND c1 = 0 AND c2 = 0 IF v = 0; "
+                   + statement + "; APPLY BATCH")
+    assert rows(st.execute("SELECT k, c1, c2, v, s FROM st")) == [(0, 0, 0, 0, "A")]
+
+
+def test_an_update_with_an_empty_in_still_names_every_clustering_column(st):
+    with pytest.raises(InvalidRequest, match="Some clustering keys are missing: c1, c2"):
+        st.execute("UPDATE st SET v = 1 WHERE k IN ()")
+    with pytest.raises(InvalidRequest, match="Some clustering keys are missing: c2"):
+        st.execute("UPDATE st SET v = 1 WHERE k IN () AND c1 = 0")
+    st.execute("UPDATE st SET v = 1 WHERE k IN () AND c1 = 0 AND c2 IN ()")
+    st.execute("UPDATE st SET s = 'B' WHERE k IN ()")  # static columns alone need no clustering key
+    assert rows(st.execute("SELECT k, c1, c2, v, s FROM st")) == [(0, 0, 0, 0, "A")]

@@ -352,3 +352,17 @@ def test_a_timestamp_with_more_than_millisecond_digits_is_refused():
 def test_a_timestamp_zone_may_have_blanks_around_it():
     from logtide.schema.types_literal import timestamp_millis_from_string
     assert timestamp_millis_from_string("2011-02-03  Z ") == timestamp_millis_from_string("2011-02-03Z")
+
+
+@pytest.mark.parametrize("text", ["1e2147483649", "-1e2147483649", "1e-2147483648", "-1.5e-2147483647"])
+def test_a_decimal_literal_whose_scale_needs_more_than_32_bits_is_refused(text):
+    with pytest.raises(InvalidRequest, match=f"^unable to make BigDecimal from '{text}'$"):
+        T.term_to_value(F(text), T.DECIMAL, "v")
+    with pytest.raises(InvalidRequest, match="scale does not fit in 32 bits"):
+        T.python_to_value(T.DECIMAL, Decimal(text), "v")
+
+
+@pytest.mark.parametrize("text", ["1e2147483648", "1e-2147483647", "12.5e-2147483646"])
+def test_a_decimal_literal_at_the_limits_of_its_scale_is_a_value(text):
+    assert T.term_to_value(F(text), T.DECIMAL, "v") == Decimal(text)
+    assert T.DECIMAL.deserialize(T.DECIMAL.serialize(Decimal(text))) == Decimal(text)

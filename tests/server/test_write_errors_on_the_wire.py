@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from cassandra import FunctionFailure, InvalidRequest
-from cassandra.query import UNSET_VALUE
+from cassandra.query import UNSET_VALUE, BatchStatement, BatchType
 
 from .conftest import KEYSPACE_DDL, cluster
 
@@ -65,3 +65,32 @@ def test_a_batch_over_the_warn_threshold_warns_the_client(session):
     future = session.execute_async(f"BEGIN UNLOGGED BATCH\n{inserts}\nAPPLY BATCH")
     future.result()
     assert future.warnings and "exceeding specified WARN threshold" in future.warnings[0]
+
+
+def test_a_static_only_delete_naming_a_row_is_refused_at_prepare(session):
+    session.execute("CREATE TABLE IF NOT EXISTS st (k int, c int, v int, s int static, PRIMARY KEY (k, c))")
+    session.execute("INSERT INTO st (k, c, v, s) VALUES (0, 0, 0, 7)")
+    with pytest.raises(InvalidRequest, match="Invalid restrictions on clustering columns since the DELETE statement "
+                                             "modifies only static columns"):
+        session.prepare("DELETE s FROM st WHERE k = ? AND c = ?")
+    with pytest.raises(InvalidRequest, match="IN on the clustering key columns is not supported with conditional "
+                                             "deletions"):
+        session.prepare("DELETE FROM st WHERE k = ? AND c IN ? IF v = 0")
+    assert session.execute("SELECT s FROM st WHERE k = 0").one().s == 7
+
+
+def test_an_unlogged_batch_of_counter_updates_is_applied(session):
+    session.execute("CREATE TABLE IF NOT EXISTS hits (k int PRIMARY KEY, n counter)")
+    bump = session.prepare("UPDATE hits SET n = n + ? WHERE k = ?")
+    batch = BatchStatement(batch_type=BatchType.UNLOGGED)
+    for delta in (1, 2, 3):
+        batch.add(bump, (delta, 5))
+    session.execute(batch)
+    assert session.execute("SELECT n FROM hits WHERE k = 5").one().n == 6
+
+
+def test_a_decimal_literal_whose_scale_overflows_is_an_invalid_request(session):
+    session.execute("CREATE TABLE IF NOT EXISTS dec (k int, d decimal, PRIMARY KEY (k, d))")
+    with pytest.raises(InvalidRequest, match="unable to make BigDecimal from '1e2147483649'"):
+        session.execute("INSERT INTO dec (k, d) VALUES (0, 1e2147483649)")
+    assert session.execute("SELECT * FROM dec").all() == []
