@@ -821,7 +821,7 @@ def required_permissions(stmt: Any, keyspace: str | None) -> list[tuple[str, Dat
         out.append(("DROP", DataResource(stmt.name)))
     elif isinstance(stmt, ast.CreateTable):
         out.append(("CREATE", _keyspace_resource(stmt.table.keyspace, keyspace)))
-    elif isinstance(stmt, (ast.AlterTableAdd, ast.AlterTableDrop, ast.AlterTableRename, ast.AlterTableWith,
+    elif isinstance(stmt, (ast.AlterTableAdd, ast.AlterTableDrop, ast.AlterTableRename, ast.AlterTableWith, ast.AlterTableTtl,
                            ast.AlterTableAlterType, ast.AlterTableAddChangefeed, ast.AlterTableDropChangefeed,
                            ast.AlterTableAlterChangefeed)):
         out.append(("ALTER", _table_resource(stmt.table, keyspace)))

@@ -29,6 +29,7 @@ SETTINGS: dict[str, type] = {
     "max_connections": int, "auth_timeout": float, "idle_timeout": float, "kafka_host": str, "kafka_port": Port,
     "kafka_advertised_host": str,
     "kafka_max_request_bytes": int, "kafka_idle_timeout": float, "console": bool,
+    "alternator_ttl_period_in_seconds": float,
 }
 TYPE_NAMES = {int: "an integer", str: "a string", bool: "true or false", float: "a number",
               Port: 'a port number (0 to 65535; 0 picks a free one), "auto" (the same as 0) or "off"'}
@@ -136,9 +137,12 @@ class ConfigAction(argparse.Action):
             settings = load_config(path)
         except ConfigError as e:
             parser.error(str(e))
+        from_file = set(getattr(namespace, "config_keys", ()))
         for key, value in settings.items():
             if hasattr(namespace, key) and getattr(namespace, key) == parser.get_default(key):
                 setattr(namespace, key, value)
+                from_file.add(key)
+        namespace.config_keys = frozenset(from_file)  # what the file set (system.config's source "config")
 
 
 def add_config_option(parser: argparse.ArgumentParser, keys: Sequence[str] = ("data_dir", "vnodes", "shards")) -> None:

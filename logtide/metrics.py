@@ -127,6 +127,15 @@ class _ScrapeCollector(Collector):
                                       value=counters.mutations)
             yield CounterMetricFamily("logtide_cdc_log_rows_written", "CDC log rows written",
                                       value=counters.cdc_log_rows)
+        expiry = getattr(db, "row_expiry", None)
+        if expiry is not None:  # ScyllaDB's scylla_expiration_* (the per-row TTL's scan, engine/row_expiry.py)
+            stats = expiry.stats
+            yield CounterMetricFamily("logtide_expiration_scan_passes", "Passes of the row TTL expiration scan "
+                                      "over the database", value=stats.scan_passes)
+            yield CounterMetricFamily("logtide_expiration_scan_table", "Scans of a table with a TTL column",
+                                      value=stats.scan_table)
+            yield CounterMetricFamily("logtide_expiration_items_deleted", "Rows deleted after their TTL column's "
+                                      "expiration time", value=stats.items_deleted)
         yield GaugeMetricFamily("logtide_storage_bytes", "Bytes of the data directory's database files",
                                 value=observe.data_dir_bytes(db.path))
         gens = getattr(db, "generations", None)

@@ -26,7 +26,7 @@ PACKAGE = ROOT / "logtide"
 # beside the code it drives.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("errors.py", "failures.py", "result.py", "version.py", "clock.py", "counters.py", "progress.py",
-                    "config.py", "ratelog.py", "scram.py", "compiled.py", "worker.py")),
+                    "config.py", "live_config.py", "ratelog.py", "scram.py", "compiled.py", "worker.py")),
     ("cql", ("cql/",)),
     ("schema", ("schema/",)),
     ("values", ("format/", "mutation/cells.py", "mutation/model.py")),

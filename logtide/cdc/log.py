@@ -27,6 +27,8 @@ document:
   a table without clustering columns deletes its only row and gets a
   preimage (current ScyllaDB).
 * ScyllaDB: ``cdc$end_of_batch`` is true on the last row of each group.
+* ScyllaDB (``cdc/log.hh``): a deletion the server makes itself (``PartitionUpdate.service``: the per-row
+  TTL's expiry) is operation -3 (row) or -4 (partition), the negative of a user's.
 * ScyllaDB (``cdc/split.cc``): the order of delta rows inside a group, and an
   INSERT's collection cells without a tombstone as an update of their own
   (``split_order``).
@@ -49,8 +51,8 @@ from ..schema.model import Column, Table
 from . import log_schema as L
 from . import split_order as SO
 from .log_rows import (INSERT, OPERATION_BYTES, PARTITION_DELETE, POSTIMAGE, PREIMAGE, RANGE_LEFT_EXCLUSIVE,
-                       RANGE_LEFT_INCLUSIVE, RANGE_RIGHT_EXCLUSIVE, RANGE_RIGHT_INCLUSIVE, ROW_DELETE, TRUE, UPDATE,
-                       LogRow)
+                       RANGE_LEFT_INCLUSIVE, RANGE_RIGHT_EXCLUSIVE, RANGE_RIGHT_INCLUSIVE, ROW_DELETE, SERVICE_OPERATION_BYTES,
+                       SERVICE_PARTITION_DELETE, SERVICE_ROW_DELETE, TRUE, UPDATE, LogRow)
 from .log_values import frozen_elements, frozen_keys
 from .row_state import PreState, RowState, applied
 from .split import Change, RowDelta, split
@@ -65,7 +67,7 @@ class _Group:
         self.rows: list[LogRow] = []
 
     def add(self, op: int, values: dict[str, bytes]) -> None:
-        values[L.OPERATION] = OPERATION_BYTES[op]
+        values[L.OPERATION] = OPERATION_BYTES[op] if op >= 0 else SERVICE_OPERATION_BYTES[op]
         self.rows.append(LogRow(self.ts, len(self.rows), values))
 
 
@@ -314,8 +316,10 @@ class Derivation:
             vals.update(ttl_value)
             add(kind, ck, op, vals)
 
+        service = self.pu.service  # the server's own deletion (row TTL expiry): ScyllaDB's negative operations
         if ch.partition_deleted:
-            add(SO.PARTITION_DELETION, b"", PARTITION_DELETE, self.key_values(None))
+            add(SO.PARTITION_DELETION, b"", SERVICE_PARTITION_DELETE if service else PARTITION_DELETE,
+                self.key_values(None))
         for rd in ch.ranges:
             for op, vals in self._range_rows(rd):
                 add(SO.RANGE_DELETIONS, b"", op, vals)
@@ -324,7 +328,8 @@ class Derivation:
         for ck in sorted(ch.rows):
             d = ch.rows[ck]
             if d.deleted:
-                add(SO.ROW_DELETIONS if split_mode else SO.ROWS, ck, ROW_DELETE, self.key_values(d.clustering))
+                add(SO.ROW_DELETIONS if split_mode else SO.ROWS, ck, SERVICE_ROW_DELETE if service else ROW_DELETE,
+                    self.key_values(d.clustering))
             if not d.has_cells():
                 continue
             if not d.marker:

@@ -17,9 +17,13 @@ from ..storage.records import encode_uniform_rows
 PREIMAGE, UPDATE, INSERT, ROW_DELETE, PARTITION_DELETE = 0, 1, 2, 3, 4
 RANGE_LEFT_INCLUSIVE, RANGE_LEFT_EXCLUSIVE, RANGE_RIGHT_INCLUSIVE, RANGE_RIGHT_EXCLUSIVE = 5, 6, 7, 8
 POSTIMAGE = 9
+# ScyllaDB's deletions the server itself makes (cdc/log.hh ``service_row_delete``, ``service_partition_delete``):
+# the per-row TTL's expiry (``engine.row_expiry``), the negative of a user's row or partition delete
+SERVICE_ROW_DELETE, SERVICE_PARTITION_DELETE = -3, -4
 
 TRUE = b"\x01"
 OPERATION_BYTES = tuple(struct.pack(">b", op) for op in range(10))  # cdc$operation values, serialized
+SERVICE_OPERATION_BYTES = {op: struct.pack(">b", op) for op in (SERVICE_ROW_DELETE, SERVICE_PARTITION_DELETE)}
 
 
 class LogRow(NamedTuple):

@@ -31,7 +31,7 @@ from ..storage.damage import row_record
 from . import log_schema as L
 from .verify import Difference, compare_tables
 from .log_rows import (INSERT, PARTITION_DELETE, RANGE_LEFT_EXCLUSIVE, RANGE_LEFT_INCLUSIVE, RANGE_RIGHT_EXCLUSIVE,
-                  RANGE_RIGHT_INCLUSIVE, ROW_DELETE, UPDATE)
+                  RANGE_RIGHT_INCLUSIVE, ROW_DELETE, SERVICE_PARTITION_DELETE, SERVICE_ROW_DELETE, UPDATE)
 
 GREGORIAN_OFFSET = 0x01B21DD213814000
 
@@ -112,11 +112,11 @@ class _Builder:
         secs = ts // 1_000_000
         if op in (UPDATE, INSERT):
             self._cells(e, ts, secs, op == INSERT)
-        elif op == ROW_DELETE:
+        elif op in (ROW_DELETE, SERVICE_ROW_DELETE):
             pu = self.partition(e)
             r = self.row(pu, e)
             r.deletion = Deletion(ts, secs)
-        elif op == PARTITION_DELETE:
+        elif op in (PARTITION_DELETE, SERVICE_PARTITION_DELETE):
             self.partition(e).deletion = Deletion(ts, secs)
         elif op in (RANGE_LEFT_INCLUSIVE, RANGE_LEFT_EXCLUSIVE):
             self.pending_left = e

@@ -423,6 +423,7 @@ class ColumnDef:
     name: str
     type: TypeExpr
     static: bool = False
+    ttl: bool = False  # ScyllaDB's per-row TTL column marker: ``expiration timestamp TTL`` (CREATE TABLE only)
 
 
 @dataclass(frozen=True)
@@ -504,6 +505,15 @@ class AlterTableRename:
 
     table: QualifiedName
     renames: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class AlterTableTtl:
+    """ScyllaDB's ``ALTER TABLE t TTL c`` (``c`` becomes the per-row TTL column) or ``ALTER TABLE t TTL NULL``
+    (``column`` None: the table has none any more)."""
+
+    table: QualifiedName
+    column: str | None
 
 
 @dataclass(frozen=True)

@@ -50,9 +50,11 @@ MAX_RELATIONS = 100
 _TOO_DEEP = "statement nested too deeply to parse (collection literals, parentheses or function calls)"
 
 
-def parse(text: str) -> ast.Parsed:
-    """Parse exactly one CQL statement (a trailing ``;`` is allowed)."""
-    parser = _Parser(text, tokenize(text))
+def parse(text: str, same_name_same_variable: bool = True) -> ast.Parsed:
+    """Parse exactly one CQL statement (a trailing ``;`` is allowed).  ``same_name_same_variable`` False: a bind
+    marker name used twice makes two variables, as in Cassandra (ScyllaDB's
+    ``cql_duplicate_bind_variable_names_refer_to_same_variable`` set to false)."""
+    parser = _Parser(text, tokenize(text), same_name_same_variable)
     try:
         if parser._peek().kind == EOF or parser._at_punct(";"):
             parser._empty_statement()
@@ -84,13 +86,14 @@ def parse_many(text: str) -> list[ast.Parsed]:
 class _Parser(ViewGrammar):
     """Parser state over one token list; a fresh instance per call."""
 
-    __slots__ = ("text", "tokens", "i", "markers")
+    __slots__ = ("text", "tokens", "i", "markers", "same_name_same_variable")
 
-    def __init__(self, text: str, tokens: list[Token]) -> None:
+    def __init__(self, text: str, tokens: list[Token], same_name_same_variable: bool = True) -> None:
         self.text = text
         self.tokens = tokens
         self.i = 0
         self.markers: list[ast.BindMarker] = []
+        self.same_name_same_variable = same_name_same_variable
 
     # ------------------------------------------------------------------
     # Token helpers
@@ -632,13 +635,14 @@ class _Parser(ViewGrammar):
 
     def _bind_marker(self) -> ast.BindMarker:
         """bindMarker: '?' | ':' ident.  A name used again is the same variable (ScyllaDB's
-        ``duplicate_bind_variable_names_refer_to_same_variable``): one value binds every use."""
+        ``duplicate_bind_variable_names_refer_to_same_variable``): one value binds every use; unless the parser
+        was asked for Cassandra's rule (each use a variable of its own)."""
         if self._accept_punct("?"):
             marker = ast.BindMarker(len(self.markers))
         else:
             self._expect_punct(":")
             name = self._ident()
-            for earlier in self.markers:
+            for earlier in self.markers if self.same_name_same_variable else ():
                 if earlier.name == name:
                     return earlier
             marker = ast.BindMarker(len(self.markers), name)
@@ -1006,11 +1010,12 @@ class _Parser(ViewGrammar):
             else:
                 name = self._ident()
                 type_expr = self._type()
+                ttl = self._accept_kw("ttl")  # ScyllaDB's per-row TTL column: ident type [TTL] [STATIC]
                 static = self._accept_kw("static")
                 if self._accept_kw("primary"):
                     self._expect_kw("key")
                     keys.append(((name,), ()))
-                columns.append(ast.ColumnDef(name, type_expr, static))
+                columns.append(ast.ColumnDef(name, type_expr, static, ttl))
             if not self._accept_punct(","):
                 break
             while self._accept_punct(","):  # the grammar's ( ',' cfamColumns? )*: empty definitions are allowed
@@ -1202,6 +1207,8 @@ class _Parser(ViewGrammar):
             return ast.AlterTableRename(table, self._renames())
         if self._accept_kw("with"):
             return ast.AlterTableWith(table, self._properties())
+        if self._accept_kw("ttl"):  # ScyllaDB: ALTER TABLE t TTL (column | NULL)
+            return ast.AlterTableTtl(table, None if self._accept_kw("null") else self._ident())
         if self._accept_kw("alter"):
             column = self._ident()
             self._expect_kw("type")

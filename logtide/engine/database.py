@@ -66,7 +66,7 @@ class Engine:
         self.committer = GroupCommitter(self.store, self.write_lock)
         self.counters = WriteCounters()  # read by the server's metrics
         self.traces = TraceStore(self.clock.now_micros)  # system_traces (logtide.tracing): the server's traced requests
-        self._parse_cache: OrderedDict[str, ast.Parsed] = OrderedDict()
+        self._parse_cache: OrderedDict[Any, ast.Parsed] = OrderedDict()
         self._parse_lock = threading.Lock()
         self._plain_writes: dict[int, tuple[Any, bool]] = {}  # plain_write by statement identity
         with self.store.snapshot() as txn:
@@ -85,6 +85,13 @@ class Engine:
         self.indexes = SecondaryIndexes()  # secondary index maintenance (engine.indexes)
         self._captured_in: tuple[Catalog, frozenset[int]] | None = None  # captured_tables of one catalog
         self.generations = self._load_generations(topology)
+        from .settings import DUPLICATE_BIND_NAMES, TTL_PERIOD, database_settings
+        self.config = database_settings(self.generations.current.topology.vnodes)  # system.config (live_config)
+        self._same_name_same_variable = True  # the dialect switch parse() follows (its cache keys on it)
+        self.config.watch(DUPLICATE_BIND_NAMES, self._dialect_changed)
+        from .table_defaults import SETTING, SpeculativeRetryDefault
+        self.speculative_retry = SpeculativeRetryDefault()  # what new tables get (engine.table_defaults)
+        self.config.watch(SETTING, self.speculative_retry.changed)
         self._closed = False
         from ..changefeed.feeds import Feeds
         from ..changefeed.reader import DatabaseTopicReader
@@ -96,6 +103,10 @@ class Engine:
         from .view_build import ViewBuilds
         self.view_builds = ViewBuilds(self)  # materialized views being built over existing rows
         self.view_builds.ensure_worker()
+        from .row_expiry import RowExpiry
+        self.row_expiry = RowExpiry(self, self.config.get(TTL_PERIOD))  # the per-row TTL's expiration scan
+        self.config.watch(TTL_PERIOD, self.row_expiry.set_period)
+        self.row_expiry.ensure_worker()
 
     def _load_generations(self, topology: Topology | None) -> Generations:
         """The CDC generations; a new one when the configured topology differs from the current one.
@@ -129,16 +140,22 @@ class Engine:
         return gens
 
     # ------------------------------------------------------------------
+    def _dialect_changed(self, same_name_same_variable: bool) -> None:
+        self._same_name_same_variable = bool(same_name_same_variable)
+
     def parse(self, text: str) -> ast.Parsed:
-        """Parse with a small cache of recent statements."""
+        """Parse with a small cache of recent statements (a statement parsed under Cassandra's rule for bind
+        variable names, ``cql_duplicate_bind_variable_names_refer_to_same_variable`` false, is cached apart)."""
+        same = self._same_name_same_variable
+        key: Any = text if same else ("cassandra bind names", text)
         with self._parse_lock:
-            p = self._parse_cache.get(text)
+            p = self._parse_cache.get(key)
             if p is not None:
-                self._parse_cache.move_to_end(text)
+                self._parse_cache.move_to_end(key)
                 return p
-        p = parse(text)
+        p = parse(text, same)
         with self._parse_lock:
-            self._parse_cache[text] = p
+            self._parse_cache[key] = p
             if len(self._parse_cache) > 512:
                 self._parse_cache.popitem(last=False)
         return p
@@ -183,6 +200,7 @@ class Engine:
             self._closed = True
             self.feeds.close()
             self.view_builds.close()
+            self.row_expiry.close()
             self.store.close()
 
     def __enter__(self) -> "Engine":

@@ -48,6 +48,7 @@ def execute_ddl(db: Any, user: str | None, keyspace: str | None, stmt: Any,
             return ResultSet("void")
         log_schema.validate(new)
         new = log_schema.sync_log_tables(old, new, now)
+        new = db.speculative_retry.apply(old, new, stmt)  # speculative_retry_user_table_default (system.config)
         if trace is not None:
             trace.event(f"Schema change: {change.change_type} {change.target} {change.keyspace}"
                         + (f".{change.name}" if change.name else "")
@@ -71,6 +72,7 @@ def execute_ddl(db: Any, user: str | None, keyspace: str | None, stmt: Any,
             db.feeds.notify()
         if builds:
             db.view_builds.started()
+        db.row_expiry.ensure_worker()  # a table got a TTL column: its rows expire
     implied = _log_changes(old, new, change)
     if trace is not None:
         trace.event(committed_event(db.store.synchronous))

@@ -27,10 +27,11 @@ from ..schema.model import Table
 from ..storage.sqlite import Txn
 from ..tracing import TracingSession
 from .commit import WriteJob, commit_mutation
+from .config_update import virtual_write_job, writes_virtual_table
 from .touched import TxnRowReader
 
 DDL = (ast.CreateKeyspace, ast.AlterKeyspace, ast.DropKeyspace, ast.CreateTable, ast.AlterTableAdd,
-       ast.AlterTableDrop, ast.AlterTableRename, ast.AlterTableWith, ast.AlterTableAlterType, ast.DropTable,
+       ast.AlterTableDrop, ast.AlterTableRename, ast.AlterTableWith, ast.AlterTableTtl, ast.AlterTableAlterType, ast.DropTable,
        ast.CreateType, ast.AlterTypeAdd, ast.AlterTypeRename, ast.DropType, ast.CreateFunction, ast.CreateAggregate,
        ast.DropFunction, *VIEW_STATEMENTS, ast.CreateIndex, ast.DropIndex)
 DML = (ast.Insert, ast.Update, ast.Delete)
@@ -57,6 +58,8 @@ def write_job(session: Any, stmts: Sequence[Any], evs: Sequence[TermEvaluator], 
     (or conditional batch) runs without one, as ScyllaDB runs it under its configured timeouts
     (``modification_statement::execute_with_condition``)."""
     db = session.db
+    if len(stmts) == 1 and batch is None and writes_virtual_table(stmts[0], session.keyspace):
+        return virtual_write_job(db, stmts[0], evs[0])  # system.config's live update; other virtual tables refuse
     catalog = db.catalog
     tables = statement_tables(session, stmts)
     if conditional is None:

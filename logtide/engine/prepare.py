@@ -16,6 +16,7 @@ from ..query.select import SelectContext, VirtualSource, ordering_column
 from ..query.timeout import Deadline, check_timeout
 from ..result import ColumnSpec
 from ..schema.model import Table
+from .settings import DUPLICATE_BIND_NAMES, IN_UPPERCASE
 
 
 @dataclass
@@ -54,7 +55,9 @@ def prepare(session: Any, query: str) -> PreparedStatement:
         written = session.db.catalog.find_table(ks, stmt.table.name) if ks is not None else None
         if written is not None and written.view is not None:  # refused at PREPARE, as ScyllaDB does
             raise InvalidRequest("Cannot directly modify a materialized view")
-    collector = BindCollector(session._table, lambda fc: _infer_call(session, fc))
+    config = session.db.config
+    dialect = (config.get(DUPLICATE_BIND_NAMES), config.get(IN_UPPERCASE))  # ScyllaDB's switches (engine.settings)
+    collector = BindCollector(session._table, lambda fc: _infer_call(session, fc), dialect[1])
     table = session._table(stmt.table) if isinstance(stmt, (ast.Insert, ast.Update, ast.Delete, ast.Select)) else None
     result_columns = None
     markers: dict[int, tuple[str, Any]] = {}  # the markers the selectors type (f(?), m[?])
@@ -69,7 +72,10 @@ def prepare(session: Any, query: str) -> PreparedStatement:
             if index not in collector.specs and table is not None:
                 collector.specs[index] = ColumnSpec(table.keyspace, table.name, name, ctype)
     specs, pk_indexes = collector.result(len(parsed.bind_markers), table)
-    digest = hashlib.md5(((session.keyspace or "") + "\x00" + query).encode()).digest()
+    # the dialect switches are part of the statement's id, as in ScyllaDB: preparing again after one changed gets
+    # a statement of its own, whose metadata follows it
+    suffix = "" if dialect == (True, True) else f"\x00dialect:{int(dialect[0])}{int(dialect[1])}"
+    digest = hashlib.md5(((session.keyspace or "") + "\x00" + query + suffix).encode()).digest()
     return PreparedStatement(query, parsed, session.keyspace, digest, specs, pk_indexes, result_columns)
 
 

@@ -82,7 +82,8 @@ def _node_info(session: Any) -> Any:
     return dataclasses.replace(served, cdc_generations=session.db.generations, traces=session.db.traces,
                                view_builds=session.db.view_builds.progress(),
                                role_permissions=auth.role_permission_rows if auth is not None else None,
-                               roles=auth.role_rows if auth is not None else None)
+                               roles=auth.role_rows if auth is not None else None,
+                               config=session.db.config.rows)
 
 
 

@@ -44,6 +44,7 @@ class PartitionUpdate:
     range_deletions: list[RangeDeletion] = field(default_factory=list)
     static: RowData | None = None
     rows: dict[bytes, RowData] = field(default_factory=dict)
+    service: bool = False  # a deletion the server makes itself (row TTL expiry): CDC operations -3 and -4
 
     def is_empty(self) -> bool:
         return (self.deletion is None and not self.range_deletions

@@ -28,9 +28,11 @@ TEXT = T.TEXT
 class BindCollector:
     """Walks a statement and records, per marker index, its receiver name and type."""
 
-    def __init__(self, table_of: Callable[[ast.QualifiedName], Table], infer: Callable[[Any], Any]) -> None:
+    def __init__(self, table_of: Callable[[ast.QualifiedName], Table], infer: Callable[[Any], Any],
+                 in_uppercase: bool = True) -> None:
         self.table_of = table_of
         self.infer = infer
+        self.in_uppercase = in_uppercase  # IN(c) / NOT IN(c); False: in(c) / not in(c), Cassandra's spelling
         self.specs: dict[int, ColumnSpec] = {}
         self.pk_markers: dict[str, int] = {}
         self._table: Table | None = None
@@ -158,8 +160,8 @@ class BindCollector:
         elif isinstance(rhs, ast.InValues):
             for item in rhs.items:
                 self.term(item, ctype, name)
-        else:  # ScyllaDB's name for the marker of a whole list: IN(c), NOT IN(c)
-            self.term(rhs, T.ListType(ctype, False), f"{op}({name})")
+        else:  # ScyllaDB's name for the marker of a whole list: IN(c), NOT IN(c) (in(c) in Cassandra's spelling)
+            self.term(rhs, T.ListType(ctype, False), f"{op if self.in_uppercase else op.lower()}({name})")
 
     # -- statements ----------------------------------------------------------
     def statement(self, stmt: Any) -> None:

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Mapping
 from logtide.cql import ast
 from logtide.errors import AlreadyExists, ConfigurationException, InvalidRequest
 from logtide.result import SchemaChange
-from logtide.schema import properties, types, views
+from logtide.schema import properties, row_ttl, types, views
 from logtide.schema.model import (
     CLUSTERING,
     PARTITION_KEY,
@@ -347,7 +347,8 @@ def _create_table(cat: Catalog, stmt: ast.CreateTable, current: str | None, now:
         tid = uuid.UUID(table_id) if table_id is not None else uuid.uuid1()
     except ValueError:
         raise ConfigurationException("Invalid table id") from None
-    table = Table(ks_name, table_name, tid, cat.next_store_id, columns, options, cdc)
+    table = Table(ks_name, table_name, tid, cat.next_store_id, columns, options, cdc,
+                  ttl_column=row_ttl.created_ttl_column(stmt, {c.name: c.type for c in columns}))
     new_ks = replace(ks, tables={**ks.tables, table_name: table})
     return cat._with_keyspace(new_ks), SchemaChange("CREATED", "TABLE", ks_name, table_name), cat.next_store_id + 1
 
@@ -518,7 +519,8 @@ def _alter_table_drop(cat: Catalog, stmt: ast.AlterTableDrop, current: str | Non
         _indexes().check_drop_column(table, name)
         columns.remove(column)
         dropped[name] = (column.type.cql(), int(stmt.timestamp.text) if stmt.timestamp is not None else now)
-    return _table_updated(cat, ks, replace(table, columns=tuple(columns), dropped_columns=dropped))
+    return _table_updated(cat, ks, row_ttl.after_drop(replace(table, columns=tuple(columns), dropped_columns=dropped),
+                                                     stmt.columns))
 
 
 def _alter_table_rename(cat: Catalog, stmt: ast.AlterTableRename, current: str | None, now: int) -> Outcome:
@@ -546,6 +548,11 @@ def _alter_table_with(cat: Catalog, stmt: ast.AlterTableWith, current: str | Non
     if table.is_counter_table and options.get("default_time_to_live", 0) > 0:
         raise ire("Cannot set default_time_to_live on a table with counters")
     return _table_updated(cat, ks, replace(table, options=options, cdc=cdc))
+
+
+def _alter_table_ttl(cat: Catalog, stmt: ast.AlterTableTtl, current: str | None, now: int) -> Outcome:
+    ks, table = _altered_table(cat, stmt.table, current)
+    return _table_updated(cat, ks, row_ttl.altered_ttl_column(table, stmt.column))
 
 
 def _alter_table_alter_type(cat: Catalog, stmt: ast.AlterTableAlterType, current: str | None, now: int) -> Outcome:
@@ -844,6 +851,7 @@ _HANDLERS: dict[type, Callable[..., Outcome]] = {
     ast.AlterTableDrop: _alter_table_drop,
     ast.AlterTableRename: _alter_table_rename,
     ast.AlterTableWith: _alter_table_with,
+    ast.AlterTableTtl: _alter_table_ttl,
     ast.AlterTableAlterType: _alter_table_alter_type,
     ast.DropTable: _drop_table,
     ast.CreateType: _create_type,
@@ -896,6 +904,7 @@ def _table_to_doc(t: Table) -> dict[str, Any]:
         **({"changefeeds": [f.to_doc() for f in t.changefeeds]} if t.changefeeds else {}),
         **({"view": t.view.to_doc()} if t.view is not None else {}),
         **({"indexes": [ix.to_doc() for ix in t.indexes]} if t.indexes else {}),
+        **({"ttl_column": t.ttl_column} if t.ttl_column is not None else {}),
     }
 
 
@@ -932,6 +941,7 @@ def _table_from_doc(ks: str, d: Mapping[str, Any], lookup: Lookup) -> Table:
         _changefeeds_from_doc(d.get("changefeeds", ())),
         _view_from_doc(d.get("view")),
         tuple(_indexes().SecondaryIndex.from_doc(ix) for ix in d.get("indexes", ())),
+        d.get("ttl_column"),
     )
 
 

@@ -156,7 +156,8 @@ def create_table_statement(table: Table, with_internals: bool = False) -> str:
     lines = [f"CREATE TABLE {head} ("]
     for c in table.columns:
         if c.name not in dropped:
-            lines.append(f"    {_column(c.name, c.type.cql(), c.is_static)},")
+            ttl = " TTL" if c.name == table.ttl_column else ""  # ScyllaDB's per-row TTL column (schema/row_ttl.py)
+            lines.append(f"    {_column(c.name, c.type.cql(), c.is_static)}{ttl},")
     for name in dropped_names:
         lines.append(f"    {_column(name, dropped[name][0])},")
     lines.append(f"    {_primary_key_clause(table)}")

@@ -80,6 +80,9 @@ class Table:
     view: Any = None
     # secondary indexes on this table (logtide.schema.indexes.SecondaryIndex), in creation order
     indexes: tuple[Any, ...] = ()
+    # ScyllaDB's per-row TTL column (``logtide.schema.row_ttl``): a regular timestamp, bigint or int column whose
+    # value is the time its row expires at; None when the table has none
+    ttl_column: str | None = None
 
     # Derived views are computed once per (immutable) table.
     @cached_property

@@ -288,6 +288,24 @@ _SYSTEM_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]
          ("ssl_protocol", "text"), ("username", "text"), ("scheduling_group", "text"),
          ("client_options", "frozen<map<text, text>>")],
     ),
+    "config": (  # ScyllaDB's db_config_table (db/virtual_tables.cc)
+        "ScyllaDB's virtual table of the server's configuration (logtide.live_config fills the rows)",
+        [("name", "text")],
+        [],
+        [("source", "text"), ("type", "text"), ("value", "text")],
+    ),
+    "protocol_servers": (  # ScyllaDB's protocol_servers_table (db/virtual_tables.cc)
+        "ScyllaDB's virtual table of the protocol servers this node runs",
+        [("name", "text")],
+        [],
+        [("listen_addresses", "frozen<list<text>>"), ("protocol", "text"), ("protocol_version", "text")],
+    ),
+    "versions": (  # ScyllaDB's versions_table
+        "ScyllaDB's virtual table of the node's version",
+        [("key", "text")],
+        [],
+        [("build_id", "text"), ("build_mode", "text"), ("version", "text")],
+    ),
     "roles": (
         "roles (ScyllaDB's auth table; logtide.auth fills the rows: salted_hash is the stored hash)",
         [("role", "text")],
@@ -386,6 +404,7 @@ class NodeInfo:
     role_permissions: Any = None  # () -> the rows of system.role_permissions (logtide.auth)
     roles: Any = None  # () -> the rows of system.roles (logtide.auth)
     clients: Any = None  # () -> the rows of system.clients (the CQL server's connections)
+    config: Any = None  # () -> the rows of system.config (logtide.live_config.LiveConfig.rows)
 
 
 def system_table_id(keyspace: str, table: str) -> uuid.UUID:
@@ -654,6 +673,18 @@ def node_tokens(node: NodeInfo) -> frozenset[str]:
     return frozenset(str(t) for t in gens.current.range_ends)
 
 
+def _protocol_servers_rows(node: NodeInfo) -> list[dict[str, Any]]:
+    """``system.protocol_servers``: the CQL server, where it listens and the CQL version it speaks."""
+    return [{"name": "native transport", "listen_addresses": [f"{node.rpc_address}:{node.native_port}"],
+             "protocol": "cql", "protocol_version": node.cql_version}]
+
+
+def _versions_rows() -> list[dict[str, Any]]:
+    """``system.versions``: logtide's version (it has no build id; ``build_mode`` release)."""
+    from logtide.version import package_version
+    return [{"key": "local", "build_id": "", "build_mode": "release", "version": package_version()}]
+
+
 def _generation_time(micros: int) -> datetime.datetime:
     """A generation timestamp as the ``timestamp`` CQL type holds it (milliseconds)."""
     return _micros_to_datetime(micros - micros % 1000)
@@ -709,6 +740,9 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
                                                                   node.data_center, node.rack),
     (SYSTEM_SCHEMA, "scylla_tables"): lambda catalog, node: scylla_tables_rows(catalog),
     (SYSTEM, "clients"): lambda catalog, node: node.clients() if node.clients else [],
+    (SYSTEM, "config"): lambda catalog, node: node.config() if node.config else [],
+    (SYSTEM, "protocol_servers"): lambda catalog, node: _protocol_servers_rows(node),
+    (SYSTEM, "versions"): lambda catalog, node: _versions_rows(),
     (SYSTEM_LOGTIDE, "changefeeds"): lambda catalog, node: _changefeed_rows(catalog),
     (SYSTEM, "peers_v2"): _no_rows,
     (SYSTEM_TRACES, "sessions"): lambda catalog, node: node.traces.sessions_rows() if node.traces else [],

@@ -20,11 +20,13 @@ log = logging.getLogger("logtide.server")
 
 SERVE_KEYS = ("host", "port", "auth", "superuser", "superuser_password_file", "tls_cert", "tls_key", "workers",
               "synchronous", "metrics_port", "max_connections", "auth_timeout", "idle_timeout", "kafka_host",
-              "kafka_port", "kafka_advertised_host", "kafka_max_request_bytes", "kafka_idle_timeout", "console")
+              "kafka_port", "kafka_advertised_host", "kafka_max_request_bytes", "kafka_idle_timeout", "console",
+              "alternator_ttl_period_in_seconds")
 DEFAULTS: dict[str, Any] = {"host": "127.0.0.1", "port": 9042, "auth": False, "workers": 8, "synchronous": "FULL",
                             "metrics_port": 9180, "max_connections": None, "auth_timeout": 10.0, "idle_timeout": 0.0,
                             "kafka_host": "127.0.0.1", "kafka_port": 9092, "kafka_advertised_host": None,
-                            "kafka_max_request_bytes": 2 << 20, "kafka_idle_timeout": 600.0, "console": True}
+                            "kafka_max_request_bytes": 2 << 20, "kafka_idle_timeout": 600.0, "console": True,
+                            "alternator_ttl_period_in_seconds": 86400.0}
 SYNCHRONOUS = ("FULL", "NORMAL", "OFF")
 MIN_KAFKA_REQUEST_BYTES = 128 << 10  # never below what a client may send before login
 MAX_KAFKA_REQUEST_BYTES = 1 << 30
@@ -55,6 +57,8 @@ class ServeSettings:
     kafka_max_request_bytes: int = 2 << 20  # largest Kafka request after login (socket.request.max.bytes)
     kafka_idle_timeout: float = 600.0  # close a Kafka connection with no request this long (connections.max.idle.ms)
     console: bool = True  # serve the web console beside /metrics (docs/console.md)
+    alternator_ttl_period_in_seconds: float = 86400.0  # the per-row TTL's expiration scan period (ScyllaDB's name)
+    sources: dict[str, str] | None = None  # setting -> "cli" or "config": where a value given came from
 
 
 def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -106,6 +110,9 @@ def add_serve(subparsers: "argparse._SubParsersAction", parent: argparse.Argumen
     p.add_argument("--kafka-idle-timeout", type=number, metavar="SECONDS",
                    help="close a Kafka connection that sent no request for this long (default 600, Kafka's "
                         "connections.max.idle.ms; 0: never)")
+    p.add_argument("--alternator-ttl-period-in-seconds", type=number, metavar="SECONDS",
+                   help="scan every table with a per-row TTL column for expired rows once in this period "
+                        "(default 86400, ScyllaDB's; system.config alternator_ttl_period_in_seconds)")
     p.set_defaults(run=run_serve)
     return p
 
@@ -188,6 +195,9 @@ def settings_from(ns: argparse.Namespace) -> ServeSettings:
     for key in ("metrics_port", "kafka_port"):
         if merged[key] == OFF:
             merged[key] = None
+    from_file = getattr(ns, "config_keys", frozenset())
+    sources = {key: ("config" if key in from_file else "cli") for key in SERVE_KEYS
+               if getattr(ns, key, None) is not None}
     return ServeSettings(
         data_dir=ns.data_dir, host=merged["host"], port=merged["port"], auth=bool(merged["auth"]),
         superuser=merged.get("superuser"), superuser_password_file=merged.get("superuser_password_file"),
@@ -198,6 +208,7 @@ def settings_from(ns: argparse.Namespace) -> ServeSettings:
         kafka_advertised_host=merged["kafka_advertised_host"],
         kafka_max_request_bytes=merged["kafka_max_request_bytes"],
         kafka_idle_timeout=float(merged["kafka_idle_timeout"]), console=console_setting(merged["console"]),
+        alternator_ttl_period_in_seconds=float(merged["alternator_ttl_period_in_seconds"]), sources=sources,
     )
 
 
@@ -219,6 +230,9 @@ def check_settings(s: ServeSettings) -> None:
         raise StartupError(f"workers must be at least 1, not {s.workers}")
     if s.max_connections is not None and s.max_connections < 1:
         raise StartupError(f"max_connections must be at least 1, not {s.max_connections}")
+    period = s.alternator_ttl_period_in_seconds
+    if not 0 < period < float("inf"):
+        raise StartupError(f"alternator_ttl_period_in_seconds must be a positive number of seconds, not {period}")
     for name in ("auth_timeout", "idle_timeout", "kafka_idle_timeout"):
         value = getattr(s, name)
         if not value >= 0 or value == float("inf"):
@@ -341,6 +355,7 @@ def serve(settings: ServeSettings) -> int:
         raise StartupError(str(e)) from None
     except CqlError as e:
         raise StartupError(f"cannot open data directory {settings.data_dir}: {e}") from None
+    configure(db, settings)
     try:
         auth_mod.attach(db, settings.auth, settings.superuser, password)
     except auth_mod.AuthSetupError as e:
@@ -382,6 +397,26 @@ def serve(settings: ServeSettings) -> int:
     finally:
         runtime.remove()
     return 0
+
+
+def configure(db: Any, settings: ServeSettings) -> None:
+    """What ``system.config`` shows of this server's settings (``engine.settings``), each with its source: the
+    row TTL's scan period (which the scan follows), the address and port, authentication."""
+    sources = settings.sources or {}
+
+    def put(name: str, value: Any, *keys: str) -> None:
+        given = [sources[k] for k in keys if k in sources]
+        db.config.set(name, value, "cli" if "cli" in given else given[0] if given else "default")
+
+    put("alternator_ttl_period_in_seconds", settings.alternator_ttl_period_in_seconds,
+        "alternator_ttl_period_in_seconds")
+    put("listen_address", settings.host, "host")
+    put("rpc_address", settings.host, "host")
+    put("native_transport_port", settings.port, "port")
+    put("authenticator", "PasswordAuthenticator" if settings.auth else "AllowAllAuthenticator", "auth")
+    put("authorizer", "CassandraAuthorizer" if settings.auth else "AllowAllAuthorizer", "auth")
+    if settings.topology is not None:  # --vnodes or --shards given (the value is the data directory's)
+        db.config.set("num_tokens", db.generations.current.topology.vnodes, "cli")
 
 
 def start_metrics(server: Any, settings: ServeSettings) -> int:

@@ -133,6 +133,8 @@ class Server:
             host = _primary_address()
         self.db.node_info = NodeInfo(host_id=self.db.host_id, broadcast_address=host, listen_address=host,
                                      rpc_address=host, native_port=port, clients=self._client_rows)
+        config = self.db.config  # system.config shows the port bound (--port 0 picks one)
+        config.set("native_transport_port", port, config.source("native_transport_port"))
 
     def _client_rows(self) -> list[dict[str, Any]]:
         """``system.clients``: this server's CQL connections, by address and port."""

@@ -38,6 +38,7 @@ DEFAULT_SPLITS = 16  # at most this many input partitions per generation (the ta
 CHANGE_COLUMNS = "`_change_type` string, `_commit_version` bigint, `_commit_timestamp` timestamp"
 # cdc$operation values (docs/cdc.md "Log rows")
 PREIMAGE, UPDATE, INSERT, ROW_DELETE, PARTITION_DELETE, POSTIMAGE = 0, 1, 2, 3, 4, 9
+DELETES = (ROW_DELETE, PARTITION_DELETE, -3, -4)  # -3, -4: the server's own deletions (row TTL expiry)
 LEFT_BOUNDS = (5, 6)
 
 
@@ -272,13 +273,13 @@ def change_types(rows: list, op_i: int, key_i: list[int]) -> list[tuple]:
         op = r[op_i]
         if op in LEFT_BOUNDS:
             labels[i] = "delete"
-        elif op in (PREIMAGE, UPDATE, INSERT, ROW_DELETE, PARTITION_DELETE, POSTIMAGE):
+        elif op in (PREIMAGE, UPDATE, INSERT, POSTIMAGE, *DELETES):
             changes.setdefault(repr(tuple(r[k] for k in key_i)), []).append(i)
     for members in changes.values():
         ops = [rows[i][op_i] for i in members]
         pre = [i for i, op in zip(members, ops) if op == PREIMAGE]
         post = [i for i, op in zip(members, ops) if op == POSTIMAGE]
-        deletes = [i for i, op in zip(members, ops) if op in (ROW_DELETE, PARTITION_DELETE)]
+        deletes = [i for i, op in zip(members, ops) if op in DELETES]
         upserts = [i for i, op in zip(members, ops) if op in (UPDATE, INSERT)]
         if deletes:
             labels[pre[0] if pre else deletes[0]] = "delete"

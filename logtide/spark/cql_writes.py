@@ -109,7 +109,7 @@ class TargetWriter:
             ts = row["_commit_version"]
             if op in (UPDATE, INSERT):
                 out.extend(self._cells(row, ts, op == INSERT))
-            elif op in (ROW_DELETE, PARTITION_DELETE):
+            elif op in (ROW_DELETE, PARTITION_DELETE, -3, -4):  # -3, -4: the server's row TTL expiry
                 where, params = self._key(row)
                 out.append((f"DELETE FROM {self.target} USING TIMESTAMP {ts} WHERE {' AND '.join(where)}",
                             tuple(params)))

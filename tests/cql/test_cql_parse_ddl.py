@@ -137,6 +137,25 @@ def test_alter_table_add_single_static_and_parenthesised_columns():
     assert stmt("ALTER TABLE t ADD IF NOT EXISTS a int").if_not_exists
 
 
+def test_scylladb_per_row_ttl_column_marker_and_alter_table_ttl():
+    created = stmt('CREATE TABLE t (p int, c int, e timestamp TTL, "S" int TTL STATIC, PRIMARY KEY (p, c))')
+    assert created.columns[2] == ast.ColumnDef("e", T("timestamp"), False, True)
+    assert created.columns[3] == ast.ColumnDef("S", T("int"), True, True)
+    assert stmt("CREATE TABLE t (e timestamp TTL PRIMARY KEY)").partition_key == ("e",)
+    assert stmt("ALTER TABLE ks.t TTL Expiration") == ast.AlterTableTtl(Q("ks", "t"), "expiration")
+    assert stmt('ALTER TABLE t TTL "null"') == ast.AlterTableTtl(Q(None, "t"), "null")
+    assert stmt("ALTER TABLE t TTL NULL") == ast.AlterTableTtl(Q(None, "t"), None)
+    with pytest.raises(SyntaxException):
+        stmt("ALTER TABLE t ADD e timestamp TTL")  # only CREATE TABLE marks a column (ScyllaDB's grammar)
+
+
+def test_parse_cassandra_rule_makes_each_use_of_a_bind_name_a_variable():
+    same = parse("SELECT * FROM t WHERE p = :x AND c = :x")
+    assert len(same.bind_markers) == 1
+    separate = parse("SELECT * FROM t WHERE p = :x AND c = :x", same_name_same_variable=False)
+    assert [(m.index, m.name) for m in separate.bind_markers] == [(0, "x"), (1, "x")]
+
+
 def test_alter_table_drop_columns():
     assert stmt("ALTER TABLE t DROP v") == ast.AlterTableDrop(Q(None, "t"), ("v",))
     assert stmt("ALTER TABLE t DROP (a, b)").columns == ("a", "b")

@@ -39,7 +39,7 @@ def test_system_table_definitions():
     }
     assert set(ks["system"].tables) == {"IndexInfo", "local", "one_row", "peers", "peers_v2", "built_views",
                                         "views_builds_in_progress", "clients", "role_permissions", "roles",
-                                        "token_ring"}
+                                        "token_ring", "config", "protocol_servers", "versions"}
     columns = ks["system_schema"].tables["columns"]
     assert [c.name for c in columns.primary_key] == ["keyspace_name", "table_name", "column_name"]
     assert {c.name: c.type.cql() for c in columns.columns}["position"] == "int"
