@@ -11,7 +11,8 @@ done once by the controlling process before the workers start, and
 :func:`pytest_xdist_make_scheduler` hands out whole test files, and every
 test file of ``tests/spark`` that uses the shared Spark session to one worker,
 first, so the run starts one Spark session (tests/spark/conftest.py) while the
-other workers share the rest (the jobs run as commands among them).
+other workers share the rest (the jobs run as commands among them), the files
+marked ``long_running`` before the others so that none of them is the run's tail.
 """
 
 from __future__ import annotations
@@ -72,18 +73,64 @@ def scheduling_scope(root: Path) -> Callable[[str], str]:
     return scope
 
 
+def long_running_seconds(root: Path) -> Callable[[str], int]:
+    """How long a test file runs, in seconds on a quiet 2-core machine, when its module says so with
+    ``pytestmark = pytest.mark.long_running(seconds=N)`` (read from the file's ``ast``, as the workers have not
+    imported it when the run is scheduled); 0 for the others."""
+    seconds: dict[str, int] = {}
+
+    def mark_seconds(node: ast.AST) -> int:
+        for call in ast.walk(node):
+            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and call.func.attr == "long_running"):
+                return next((int(k.value.value) for k in call.keywords
+                             if k.arg == "seconds" and isinstance(k.value, ast.Constant)), 1)
+        return 0
+
+    def of(path: str) -> int:
+        if path not in seconds:
+            tree = ast.parse((root / path).read_text())
+            seconds[path] = max([mark_seconds(s.value) for s in tree.body if isinstance(s, ast.Assign)
+                                 and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in s.targets)],
+                                default=0)
+        return seconds[path]
+
+    return of
+
+
+def hand_out_order(scopes: dict[str, dict[str, bool]], long_running: Callable[[str], int]) -> list[str]:
+    """The order in which scopes are handed out: the shared Spark scope first, then the long-running files,
+    longest first (a file of a few tests that runs for minutes would otherwise come last, among the small
+    files, and be the run's tail), then the other files, the ones with the most tests first."""
+    def key(scope: str) -> tuple[int, int, int]:
+        return (scope != "tests/spark", -long_running(scope) if scope != "tests/spark" else 0, -len(scopes[scope]))
+
+    return sorted(scopes, key=key)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """pytest-xdist's scheduling by scope (:func:`scheduling_scope`): a file's module fixtures and the order of its
-    tests hold, as in a run without workers, and one worker holds the Spark session; the largest scope is handed
-    out first."""
+    tests hold, as in a run without workers, and one worker holds the Spark session; scopes are handed out in
+    :func:`hand_out_order`."""
     from xdist.scheduler import LoadScopeScheduling
 
     scope = scheduling_scope(config.rootpath)
+    long_running = long_running_seconds(config.rootpath)
 
     class SparkOnOneWorker(LoadScopeScheduling):
+        ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
             return scope(nodeid)
+
+        def _assign_work_unit(self, node: object) -> None:
+            if not self.ordered:  # the queue is complete when the first unit is handed out
+                self.ordered = True
+                queue = dict(self.workqueue)
+                self.workqueue.clear()
+                self.workqueue.update((name, queue[name]) for name in hand_out_order(queue, long_running))
+            super()._assign_work_unit(node)
 
     return SparkOnOneWorker(config, log)
 

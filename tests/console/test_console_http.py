@@ -8,10 +8,13 @@ import json
 import socket
 import time
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from ..ops.serving import ServeProcess, free_port
 from .conftest import start_console
+
+pytestmark = pytest.mark.long_running(seconds=100)  # servers with feeds and consumers, polled over HTTP: handed out first (tests/conftest.py)
 
 
 def metric(c, name: str, **labels: str) -> float:

@@ -18,6 +18,8 @@ from logtide.spark.options import OptionError
 from .test_pipeline_logins import job_env, reached_spark, run, write_credentials
 from .test_secured_sources import PASSWORD, USER, tls_login_server
 
+pytestmark = pytest.mark.long_running(seconds=90)  # Spark jobs run as commands: handed out first (tests/conftest.py)
+
 PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
 

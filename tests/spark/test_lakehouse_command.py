@@ -11,12 +11,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .conftest import KEYSPACE_DDL, cluster, serve
 from .test_changefeed_source import kafka_port
 from .test_lakehouse import base_rows, delta_rows
 from .test_replicate import BackgroundWriter
 from .test_replicate import Job as ReplicateJob
 from .test_replicate import mid_batch
+
+pytestmark = pytest.mark.long_running(seconds=270)  # a job killed and restarted three times: handed out first (tests/conftest.py)
 
 
 def random_statement(rng: random.Random) -> tuple[str, tuple]:

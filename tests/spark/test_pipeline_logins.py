@@ -23,6 +23,8 @@ from .conftest import KEYSPACE_DDL, cluster, serve
 from .test_before_spark import STAND_IN
 from .test_changefeed_source import kafka_port
 
+pytestmark = pytest.mark.long_running(seconds=50)  # Spark jobs run as commands: handed out first (tests/conftest.py)
+
 USER, PASSWORD = "etl", "s3cret pw"
 REACHED_SPARK = "pyspark was imported"
 

@@ -12,10 +12,14 @@ import threading
 import time
 from typing import Callable
 
+import pytest
+
 import logtide
 from logtide.cdc.replay import compare_tables
 
 from .conftest import KEYSPACE_DDL, cluster, serve
+
+pytestmark = pytest.mark.long_running(seconds=140)  # a replication job killed and restarted: handed out first (tests/conftest.py)
 
 SCHEMA = [
     KEYSPACE_DDL.format("src"),
