@@ -194,10 +194,15 @@ class Server:
         self.workers.post(owner, fn, done)
 
     def supported_options(self) -> dict[str, list[str]]:
+        """SUPPORTED's options (native protocol spec, section 4.2.4): the CQL version, the compressions there
+        are, the protocol versions, and ScyllaDB's ``SCYLLA_HOST_ID`` (the node's ``system.local`` host id, so a
+        driver knows the node without a query); none of ScyllaDB's sharding keys, so ScyllaDB's drivers stay
+        out of shard-aware mode (docs/server.md)."""
         return {
             "CQL_VERSION": [CQL_VERSION],
             "COMPRESSION": list(self.compressions),
             "PROTOCOL_VERSIONS": ["3/v3", "4/v4", "5/v5"],
+            "SCYLLA_HOST_ID": [str(self.db.host_id)],
         }
 
     def register(self, conn: Connection) -> None:

@@ -72,13 +72,16 @@ def test_older_versions_get_an_error_in_their_own_header(port, version):
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_options_lists_cql_version_and_compression_and_no_scylla_keys(port, version):
+def test_options_lists_cql_version_compression_and_the_host_id_but_no_sharding_keys(port, version):
     with RawClient(port, version=version) as c:
         reply = c.request(OptionsMessage())
         assert isinstance(reply, SupportedMessage)
         assert reply.cql_versions == ["3.4.5"]
         assert "COMPRESSION" in reply.options
-        assert not [k for k in reply.options if k.startswith("SCYLLA")]
+        assert [k for k in reply.options if k.startswith("SCYLLA")] == ["SCYLLA_HOST_ID"]
+        c.startup()
+        local = c.request(q("SELECT host_id FROM system.local WHERE key = 'local'"))
+        assert reply.options["SCYLLA_HOST_ID"] == [str(local.parsed_rows[0][0])]
 
 
 @pytest.mark.parametrize("version", VERSIONS)
