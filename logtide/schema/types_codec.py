@@ -465,16 +465,22 @@ def make_deserializer(t) -> Callable[[bytes], Any]:
 
     if not contains_set_or_map(t):
         drv = t.driver_type.deserialize
+        is_list = t.kind == "list"
+        keeps_empty = is_list and not t.frozen and t.element.kind == "native"  # written element by element
 
         def des_driver(data):
             if not data:
-                if t.kind == "list":  # an empty value is no list (ScyllaDB)
+                if is_list:  # an empty value is no list (ScyllaDB)
                     raise InvalidRequest("Not enough bytes to read a list (0 bytes)")
                 return EMPTY
             try:
-                if t.kind == "list" and _int32_unpack_from(data, 0)[0] < 0:
+                if is_list and _int32_unpack_from(data, 0)[0] < 0:
                     raise struct.error("negative count")
-                return drv(data, PROTO)
+                value = drv(data, PROTO)
+                if keeps_empty and None in value:  # the driver reads an empty element as null: keep it empty
+                    d = t.element._deserializer
+                    value = [None if b is None else d(b) for b in split_collection(data)]
+                return value
             except struct.error:  # a value shorter than it announces
                 raise InvalidRequest(f"Not enough bytes to read a {t.cql()} value ({len(data)} bytes)") from None
         return des_driver

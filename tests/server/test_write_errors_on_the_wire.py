@@ -4,8 +4,11 @@ types")."""
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 from cassandra import FunctionFailure, InvalidRequest
+from cassandra.cqltypes import EMPTY, Int32Type
 from cassandra.query import UNSET_VALUE, BatchStatement, BatchType
 
 from .conftest import KEYSPACE_DDL, cluster
@@ -94,3 +97,18 @@ def test_a_decimal_literal_whose_scale_overflows_is_an_invalid_request(session):
     with pytest.raises(InvalidRequest, match="unable to make BigDecimal from '1e2147483649'"):
         session.execute("INSERT INTO dec (k, d) VALUES (0, 1e2147483649)")
     assert session.execute("SELECT * FROM dec").all() == []
+
+
+def test_an_empty_int_bound_inside_a_list_is_stored_empty_and_a_null_one_is_refused(session):
+    insert = session.prepare("INSERT INTO t (p, c, l) VALUES ('empty-element', 'c', ?)")
+    bound = insert.bind([UNSET_VALUE])
+    bound.values[0] = struct.pack(">iiii", 2, 4, 1, 0)  # [1, <empty int>]: the driver cannot serialize it
+    session.execute(bound)
+    bound.values[0] = struct.pack(">iiii", 2, 4, 1, -1)  # [1, null]
+    with pytest.raises(InvalidRequest, match="null is not supported inside collections"):
+        session.execute(bound)
+    Int32Type.support_empty_values = True
+    try:
+        assert session.execute("SELECT l FROM t WHERE p = 'empty-element'").one().l == [1, EMPTY]
+    finally:
+        Int32Type.support_empty_values = False
