@@ -116,7 +116,7 @@ class FeedWork:
         """One pass of the worker (``worker.Worker``): a chunk of an initial scan unless paused, then the barriers
         due and, once every ``retention_every`` seconds, retention; whether a scan chunk ran."""
         import time
-        busy = not self._paused and self.scan_step()
+        busy = self.scan_step(unless_paused=True)
         self.tick(retention=time.monotonic() - self._last_retention >= self.retention_every)
         return busy
 
@@ -205,11 +205,14 @@ class FeedWork:
         return False
 
     # -- initial scan ------------------------------------------------------------------------
-    def scan_step(self, partitions: int | None = None) -> bool:
+    def scan_step(self, partitions: int | None = None, unless_paused: bool = False) -> bool:
         """Export up to ``partitions`` (default ``scan_chunk``) more partitions of one scanning changefeed in one
-        transaction; False if none is scanning."""
+        transaction; False if none is scanning (or, with ``unless_paused``, as the worker calls it, if the scans
+        are paused: checked under the lock, so a pause made before a scan began is never overtaken)."""
         partitions = partitions or self.scan_chunk
         with self.db.write_lock:  # chosen under the lock: another thread may finish or drop a scan meanwhile
+            if unless_paused and self._paused:
+                return False
             todo = [(t, f) for t, f in self.all() if self.state(f) == INITIAL_SCAN]
             if not todo:
                 return False

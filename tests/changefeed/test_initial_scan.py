@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import logtide
@@ -54,6 +55,22 @@ def test_interleaving_follows_the_spec_exactly(session):
     assert ["erase" in v for v in by_key[unscanned[1]]] == [False, True]
     assert [v["ts"] == snapshot for v in by_key[50]] == [False]
     assert len(got) == 6 + 1 + 2 + 1 + 1
+
+
+def test_a_paused_worker_steps_no_scan_even_when_it_waited_for_the_lock_meanwhile(session):
+    _fill(session, 4)
+    db = session.db
+    with db.write_lock:  # the worker's pass has begun and waits for the lock while the scans are paused
+        stepped: list[bool] = []
+        worker = threading.Thread(target=lambda: stepped.append(db.feeds.scan_step(unless_paused=True)))
+        db.feeds.pause()
+        path = add_feed(session, "t", "f", extra="INITIAL_SCAN = TRUE")
+        worker.start()
+    worker.join(60)
+    assert stepped == [False]
+    assert db.changefeeds.describe(path).state == "INITIAL_SCAN" and values(db.changefeeds, path) == []
+    assert db.feeds.scan_step(partitions=4)  # a paused scan is still stepped by hand
+    assert len(values(db.changefeeds, path)) == 4
 
 
 def test_debezium_marks_scan_records_as_snapshot_reads(session):

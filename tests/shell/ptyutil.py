@@ -55,6 +55,24 @@ class PtyProcess:
     def send(self, text: str) -> None:
         os.write(self.fd, text.encode("utf-8"))
 
+    def interrupt(self, prompt: str, tries: int = 4) -> str:
+        """Ctrl-C until ``prompt`` comes back: a Ctrl-C typed while readline sets the terminal up for the line
+        is flushed with the pending input, unseen (a loaded machine widens that moment), so it is typed again;
+        any prompt a late first one printed is read and dropped.  Returns the output up to the prompt."""
+        for attempt in range(tries):
+            self.send("\x03")
+            try:
+                seen = self.expect(prompt, timeout=5.0 if attempt < tries - 1 else 20.0)
+                break
+            except AssertionError:
+                if attempt == tries - 1:
+                    raise
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end:
+            self._read(0.1)
+        self.buffer = ""
+        return seen
+
     def wait(self, timeout: float = 20.0) -> int:
         """Waits for the child to exit (reading its output meanwhile); returns its exit status."""
         deadline = time.monotonic() + timeout

@@ -42,8 +42,7 @@ def test_session_prompts_multiline_and_history(tmp_path: Path, history: Path) ->
         proc.send("SELECT\r")
         proc.expect("      ... ")  # len('ks') spaces, then cqlsh's continuation
         time.sleep(0.5)  # let readline take the terminal before the interrupt arrives
-        proc.send("\x03")  # Ctrl-C drops the pending statement
-        proc.expect("logtide:ks> ")
+        proc.interrupt("logtide:ks> ")  # Ctrl-C drops the pending statement
         proc.send("SELECT * FROM ks.missing;\r")
         seen = proc.expect("logtide:ks> ")
         assert 'InvalidRequest: Error from server: code=2200 [Invalid query] message="unconfigured table missing"' in seen
