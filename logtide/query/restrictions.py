@@ -218,7 +218,7 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator, *, selec
     if not prefixes:
         kr.empty = True
         prefixes = [()]
-    kr.clustering_prefixes = sorted(set(prefixes), key=lambda p: clustering_key(ck_cols, p)) if prefixes != [()] else [()]
+    kr.clustering_prefixes = _distinct_prefixes(ck_cols, prefixes) if prefixes != [()] else [()]
     if select:  # a write checks its whole keys where it makes them
         _check_clustering_lengths(kr)
     kr.clustering_restricted = bool(ck_eq or ck_slices)
@@ -243,6 +243,16 @@ def analyse(table: Table, where: Sequence[ast.Relation], ev: Evaluator, *, selec
             kr.clustering_gap_error = (f"Clustering column \"{later[0].name}\" cannot be restricted (preceding column "
                                        f"\"{ck_cols[sl.first].name}\" is restricted by a non-EQ relation)")
     return kr
+
+
+def _distinct_prefixes(ck_cols: Sequence[Column], prefixes: list[tuple[bytes, ...]]) -> list[tuple[bytes, ...]]:
+    """The clustering prefixes ``=``/``IN`` name, each value once and in clustering order: values are told apart
+    by the clustering comparator, so ``c IN (1, ?)`` with 1 bound as a padded varint (``0x0001``) is one row, as
+    ScyllaDB compares clustering keys by value (the first of equal prefixes is kept)."""
+    distinct: dict[bytes, tuple[bytes, ...]] = {}
+    for p in prefixes:
+        distinct.setdefault(clustering_key(ck_cols, p), p)
+    return [distinct[k] for k in sorted(distinct)]
 
 
 def _check_clustering_lengths(kr: KeyRestrictions) -> None:
@@ -631,10 +641,11 @@ def matches(f: Filter, t: Any, b: bytes | None) -> bool:
         value = t.deserialize(b)
         needle = values[0]
         if op == "CONTAINS KEY":
-            return any(t.key.serialize(k) == needle for k in value.keys())
+            kt = t.key
+            return any(_equal(kt, kt.serialize(k), needle) for k in value.keys())
         items = value.values() if isinstance(t, T.MapType) else value
         et = t.value if isinstance(t, T.MapType) else t.element
-        return any(et.serialize(x) == needle for x in items)
+        return any(_equal(et, et.serialize(x), needle) for x in items)
     if op == "LIKE":
         return values[0].fullmatch(t.deserialize(b)) is not None
     if op == "ELEMENT":

@@ -109,6 +109,36 @@ def pack_components(items) -> bytes:
     return b"".join(parts)
 
 
+class PaddedVarint(int):
+    """A varint value whose bytes carry redundant leading sign bytes (``0x00 0x01`` for 1), kept as sent.
+
+    ScyllaDB keys a partition by the bytes of its key as the client sent them, so a varint key bound
+    with a redundant sign byte is another partition than the canonical one (its token differs), while
+    comparisons by value (clustering order, conditions, ``=`` on regular columns) see the number.  The
+    value is the number (arithmetic gives plain ints); ``encoded`` is the bytes it was read from, which
+    the varint serializer gives back, so that a key, a stored cell or a log value keeps them.
+    """
+
+    encoded: bytes
+
+    def __new__(cls, value: int, encoded: bytes) -> "PaddedVarint":
+        self = super().__new__(cls, value)
+        self.encoded = encoded
+        return self
+
+    def __reduce__(self):
+        return (PaddedVarint, (int(self), self.encoded))
+
+
+def varint_value(data: bytes) -> int:
+    """The number a varint's bytes hold: a plain int for the canonical (shortest) form, else a
+    :class:`PaddedVarint` remembering the bytes."""
+    v = int.from_bytes(data, "big", signed=True)
+    if len(data) > 1 and ((data[0] == 0 and data[1] < 0x80) or (data[0] == 0xFF and data[1] >= 0x80)):
+        return PaddedVarint(v, bytes(data))
+    return v
+
+
 def make_sorted_set(items) -> _cutil.SortedSet:
     """A driver SortedSet holding ``items`` in the given (Cassandra comparator) order."""
     s = _cutil.SortedSet.__new__(_cutil.SortedSet)
@@ -269,9 +299,13 @@ def make_serializer(t) -> Callable[[Any], bytes]:
                     raise _err(t, v, e)
             return ser_blob
 
+        padded = t.name == "varint"
+
         def ser_native(v):
             if v is EMPTY:
                 return b""
+            if padded and type(v) is PaddedVarint:
+                return v.encoded
             try:
                 return drv(v, PROTO)
             except InvalidRequest:
@@ -448,6 +482,12 @@ def make_deserializer(t) -> Callable[[bytes], Any]:
                 except OverflowError:
                     return ms
             return des_ts
+        if name == "varint":
+            def des_varint(data):
+                if not data:
+                    return EMPTY
+                return varint_value(data)
+            return des_varint
 
         def des_native(data):
             if not data:

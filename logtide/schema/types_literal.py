@@ -24,7 +24,7 @@ from cassandra.cqltypes import EMPTY
 
 from logtide.cql import ast
 from logtide.errors import InvalidRequest
-from logtide.schema.types_codec import make_map, make_sorted_set, udt_field_values
+from logtide.schema.types_codec import PaddedVarint, make_map, make_sorted_set, udt_field_values
 from logtide.schema.types_convert import convert, widenable
 
 NOT_ASSIGNABLE, WEAKLY_ASSIGNABLE, EXACT_MATCH = 0, 1, 2
@@ -1146,7 +1146,7 @@ def _native_python(ctype, obj, receiver):
         raise _bad(ctype, obj, receiver)
     if name == "varint":
         if isinstance(obj, int):
-            return int(obj)
+            return obj if type(obj) is PaddedVarint else int(obj)  # a key's bytes as sent stay (ScyllaDB)
         raise _bad(ctype, obj, receiver)
     if name in ("text", "ascii"):
         if isinstance(obj, str):

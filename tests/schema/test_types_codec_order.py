@@ -497,3 +497,43 @@ def test_vectors_order_element_by_element():
     assert sorted(ordered[::-1], key=lambda v: t.comparable(t.serialize(v))) == ordered
     texts = T.parse_type_string("vector<text, 2>")
     assert texts.compare(texts.serialize(["a", "z"]), texts.serialize(["ab", "a"])) < 0
+
+
+# ---------------------------------------------------------------------------
+# varints keep the bytes they were read from (ScyllaDB keys a partition by its key's bytes as sent)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value, data", [
+    (0, b"\x00"), (1, b"\x01"), (-1, b"\xff"), (127, b"\x7f"), (128, b"\x00\x80"), (-128, b"\x80"),
+    (-129, b"\xff\x7f"), (255, b"\x00\xff"), (2**63, b"\x00\x80" + bytes(7)), (-(2**64), b"\xff" + bytes(8)),
+])
+def test_a_canonical_varint_reads_as_a_plain_int_and_serializes_to_the_same_bytes(value, data):
+    # the stored form of every varint written before padded varints were kept: unchanged
+    v = T.VARINT.deserialize(data)
+    assert type(v) is int and v == value
+    assert T.VARINT.serialize(v) == data == T.VARINT.serialize(value)
+
+
+@pytest.mark.parametrize("value, data", [
+    (1, b"\x00\x01"), (1, b"\x00\x00\x01"), (-1, b"\xff\xff"), (-2, b"\xff\xfe"), (0, b"\x00\x00"),
+    (128, b"\x00\x00\x80"), (-129, b"\xff\xff\x7f"),
+])
+def test_a_padded_varint_keeps_its_bytes_and_compares_by_value(value, data):
+    v = T.VARINT.deserialize(data)
+    assert v == value and hash(v) == hash(value)
+    assert T.VARINT.serialize(v) == data  # a key, a cell, a log value keep the bytes as sent
+    assert T.VARINT.compare(data, T.VARINT.serialize(value)) == 0  # clustering order sees the number
+    assert T.VARINT.comparable(data) == T.VARINT.comparable(T.VARINT.serialize(value))
+    assert type(v + 1) is int and T.VARINT.serialize(v + 1) == T.VARINT.serialize(value + 1)
+    assert T.python_to_value(T.VARINT, v, "p") is v  # binding keeps it
+    assert T.python_to_value(T.BIGINT, v, "p") == value and T.BIGINT.serialize(v) == T.BIGINT.serialize(value)
+
+
+def test_a_padded_varint_survives_pickling_and_copying():
+    import copy
+    import pickle
+
+    v = T.VARINT.deserialize(b"\x00\x07")
+    for w in (pickle.loads(pickle.dumps(v)), copy.deepcopy(v)):
+        assert w == 7 and T.VARINT.serialize(w) == b"\x00\x07"
