@@ -38,6 +38,10 @@ def main(port: int, protocol: int | None) -> dict:
     session.execute(batch)
     select = session.prepare(f"SELECT ck, v, tags FROM {ks}.t WHERE pk = ?")
     row = session.execute(f"SELECT v, tags FROM {ks}.t WHERE pk = 1 AND ck = 4").one()
+    session.execute(insert, (9, 3, None, None))
+    in_list = session.prepare(f"UPDATE {ks}.t SET v = 'in' WHERE pk = 9 AND ck = 3 IF v IN ?")
+    lwt_in_null = session.execute(in_list, ([None],)).one()[0]  # scylla-driver sends the None as a null element
+    session.execute(f"DELETE FROM {ks}.t WHERE pk = 9 AND ck = 3")
     paged = session.execute(SimpleStatement(f"SELECT pk, ck FROM {ks}.t", fetch_size=50))
     all_rows = [(r.pk, r.ck) for r in paged]
     out = {
@@ -48,6 +52,7 @@ def main(port: int, protocol: int | None) -> dict:
         "pk0": len(list(session.execute(select, (0,)))),
         "batch": [(r.ck, r.v) for r in session.execute(select, (9,))],
         "paged_rows": len(all_rows),
+        "lwt_in_null": lwt_in_null,
         "distinct": len(set(all_rows)),
         "release_version": session.execute("SELECT release_version FROM system.local").one().release_version,
     }

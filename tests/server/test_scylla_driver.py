@@ -66,4 +66,5 @@ def test_scylla_driver_smoke(scylla_python, port, protocol):
     assert out["pk0"] == 334
     assert out["batch"] == [[1, "batched"], [2, "simple"]]
     assert out["paged_rows"] == out["distinct"] == 1002
+    assert out["lwt_in_null"] is True  # a null column is IN a bound list holding None (a null element)
     assert out["release_version"] == "5.0.0"
