@@ -212,14 +212,17 @@ def _after(r: CqlRow, pk: bytes, st: PagingState, reverse: bool) -> bool:
 def partition_order(table: Table, kr: KeyRestrictions) -> Callable[[int, bytes], Any]:
     """The order a query reads partitions in, as a key of (token, partition key bytes): token order, or
     for partition keys given by ``=``/``IN`` the order of their values (each component by its type's
-    comparator, as Cassandra and ScyllaDB sort the IN values)."""
+    comparator, as Cassandra and ScyllaDB sort the IN values), then of their bytes: keys of equal values are
+    still distinct partitions (a varint key with a redundant sign byte, a decimal 1.0 beside 1.00), and paging
+    must not take one for the other."""
     if kr.partition_keys is None:
         return lambda token, pk: (token, pk)
     cols = table.partition_key
     if len(cols) == 1:
         t = cols[0].type
-        return lambda token, pk: (t.comparable(pk),)
-    return lambda token, pk: tuple(c.type.comparable(v) for c, v in zip(cols, split_partition_key(pk, len(cols))))
+        return lambda token, pk: (t.comparable(pk), pk)
+    return lambda token, pk: (tuple(c.type.comparable(v) for c, v in zip(cols, split_partition_key(pk, len(cols)))),
+                              pk)
 
 
 def cql_rows(table: Table, source: PartitionSource, kr: KeyRestrictions, reverse: bool, distinct: bool,

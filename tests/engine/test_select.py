@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import uuid
+from decimal import Decimal
 
 import pytest
 from cassandra.metadata import Murmur3Token
@@ -179,3 +180,23 @@ def test_static_only_partition_row(session):
     session.execute("UPDATE st SET s = 0 WHERE pk = 0")
     assert rows(session.execute("SELECT * FROM st")) == [(0, None, 0, None)]
     assert rows(session.execute("SELECT * FROM st WHERE pk = 0 AND ck = 1")) == []
+
+
+def test_partitions_of_equal_keys_in_other_bytes_are_paged_apart(session):
+    # 1.0 and 1.00 are one value but two partitions (a key is its bytes): IN names both, and a page that ends in
+    # one of them resumes without taking the other for it
+    session.execute("CREATE TABLE d (p decimal, c int, PRIMARY KEY (p, c))")
+    insert = session.prepare("INSERT INTO d (p, c) VALUES (?, ?)")
+    for c in range(3):
+        session.execute(insert, [Decimal("1.0"), 2 * c])
+        session.execute(insert, [Decimal("1.00"), 2 * c + 1])
+    query = session.prepare("SELECT p, c FROM d WHERE p IN (?, ?)")
+    for size in (1, 2, 4):
+        got, state = [], None
+        while True:
+            page = session.execute(query, [Decimal("1.00"), Decimal("1.0")], page_size=size, paging_state=state)
+            got += [(str(r.p), r.c) for r in page]
+            state = page.paging_state
+            if state is None:
+                break
+        assert sorted(got) == [("1.0", 0), ("1.0", 2), ("1.0", 4), ("1.00", 1), ("1.00", 3), ("1.00", 5)]

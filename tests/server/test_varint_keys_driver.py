@@ -143,3 +143,20 @@ def test_the_cdc_log_keeps_the_padded_key_in_its_partitions_stream(session):
     for key, token in tokens.items():  # each change in a stream of the vnode that owns its partition's token
         owner = next((streams for end, streams in vnodes if token <= end), vnodes[0][1])
         assert log[key] in owner
+
+
+def test_in_names_the_canonical_and_the_padded_partition_and_pages_through_both(session):
+    session.execute("CREATE TABLE both_pages (p varint, c int, PRIMARY KEY (p, c))")
+    insert = session.prepare("INSERT INTO both_pages (p, c) VALUES (?, ?)")
+    for c in range(3):  # interleaved clustering values: a page's position in one says nothing of the other
+        session.execute(insert, (1, 2 * c))
+        session.execute(bound(insert, (1, 2 * c + 1), {0: PADDED_ONE}))
+    by_in = session.prepare("SELECT varintAsBlob(p) AS b, c FROM both_pages WHERE p IN (?, ?)")
+    everything = sorted([(ONE, 2 * c) for c in range(3)] + [(PADDED_ONE, 2 * c + 1) for c in range(3)])
+    for fetch_size in (1, 2, 100):
+        by_in.fetch_size = fetch_size
+        rows = [(r.b, r.c) for r in session.execute(bound(by_in, (1, 1), {1: PADDED_ONE}))]
+        assert sorted(rows) == everything and len(rows) == 6
+    one_column = session.prepare("SELECT c FROM both_pages WHERE p IN (?, ?)")  # the plain-column read path
+    one_column.fetch_size = 1
+    assert sorted(r.c for r in session.execute(bound(one_column, (1, 1), {1: PADDED_ONE}))) == list(range(6))
