@@ -57,7 +57,7 @@ def prepare(session: Any, query: str) -> PreparedStatement:
             raise InvalidRequest("Cannot directly modify a materialized view")
     config = session.db.config
     dialect = (config.get(DUPLICATE_BIND_NAMES), config.get(IN_UPPERCASE))  # ScyllaDB's switches (engine.settings)
-    collector = BindCollector(session._table, lambda fc: _infer_call(session, fc), dialect[1])
+    collector = BindCollector(session._table, lambda fc, t: _infer_call(session, fc, t), dialect[1])
     table = session._table(stmt.table) if isinstance(stmt, (ast.Insert, ast.Update, ast.Delete, ast.Select)) else None
     result_columns = None
     markers: dict[int, tuple[str, Any]] = {}  # the markers the selectors type (f(?), m[?])
@@ -79,8 +79,13 @@ def prepare(session: Any, query: str) -> PreparedStatement:
     return PreparedStatement(query, parsed, session.keyspace, digest, specs, pk_indexes, result_columns)
 
 
-def _infer_call(session: Any, fc: ast.FunctionCall) -> Any:
-    ev = session._evaluator(None)
+def _infer_call(session: Any, fc: ast.FunctionCall, table: Table | None) -> Any:
+    """The function a call in a statement's term names: a user-defined one of the call's keyspace (else the
+    session's, else the table's), or a native one, found by the types its arguments have by themselves."""
+    ev = TermEvaluator(session.db.functions, None, keyspace=session.keyspace, table=table)
+    user = ev.user_function(fc)
+    if user is not None:
+        return user
     return session.db.functions.resolve(fc.name, [ev.infer_type(a) for a in fc.args], fc.args)
 
 

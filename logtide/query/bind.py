@@ -18,6 +18,7 @@ from ..mutation.targets import check_conditional_where, check_static_only_statem
 from ..result import ColumnSpec
 from ..schema import types as T
 from ..schema.model import Column, Table
+from .functions import argument_name
 from .where_rules import check_operator, check_relation, check_restrictions, where_column
 
 BIGINT = T.BIGINT
@@ -28,7 +29,7 @@ TEXT = T.TEXT
 class BindCollector:
     """Walks a statement and records, per marker index, its receiver name and type."""
 
-    def __init__(self, table_of: Callable[[ast.QualifiedName], Table], infer: Callable[[Any], Any],
+    def __init__(self, table_of: Callable[[ast.QualifiedName], Table], infer: Callable[[Any, Table | None], Any],
                  in_uppercase: bool = True) -> None:
         self.table_of = table_of
         self.infer = infer
@@ -84,18 +85,19 @@ class BindCollector:
                 self.term(a, TEXT, "fromjson")
             return
         if fc.name == "token" and self._table is not None and fc.keyspace in (None, "system"):
-            for i, (a, c) in enumerate(zip(fc.args, self._table.partition_key)):  # the partition key's types,
-                self.term(a, c.type, f"arg{i}(system.token)")  # ScyllaDB's name for a function's argument
+            for i, (a, c) in enumerate(zip(fc.args, self._table.partition_key)):  # the partition key's types
+                self.term(a, c.type, argument_name("system", "token", i))
             return
         try:
-            f = self.infer(fc)
+            f = self.infer(fc, self._table)  # the function called: native, or user-defined
         except InvalidRequest:
             if any(isinstance(a, ast.BindMarker) for a in fc.args):
                 raise  # a marker typed only by this call: the call's own error (ambiguous, wrong arguments)
             f = None
+        keyspace, name = (f.keyspace, f.name) if f is not None else (fc.keyspace or "system", fc.name)
         for i, a in enumerate(fc.args):
             ptype = f.arg_types[i] if f is not None and i < len(f.arg_types) else None
-            self.term(a, ptype, f"{fc.name}.arg{i}")
+            self.term(a, ptype, argument_name(keyspace, name, i))
 
     def using(self, using: ast.Using) -> None:
         self.term(using.timestamp, BIGINT, "[timestamp]")

@@ -10,7 +10,7 @@ from ..errors import FunctionFailure, InvalidRequest
 from ..schema import types as T
 from ..schema.types_convert import NOT_ASSIGNABLE, assignment, convert, widenable
 from ..schema.types_literal import term_text
-from .functions import AGGREGATES, FunctionRegistry, constant_default_type
+from .functions import AGGREGATES, FunctionRegistry, argument_name, constant_default_type
 
 
 def call_text(fc: ast.FunctionCall) -> str:
@@ -196,16 +196,18 @@ class TermEvaluator:
         if expected is not None and assignment(f.return_type, expected) == NOT_ASSIGNABLE:
             raise InvalidRequest(f"Type error: cannot assign result of function {call_text(fc)} "
                                  f"(type {f.return_type.cql()}) to {receiver} (type {expected.cql()})")
-        args = [self.value(a, p, f"{name}.arg{i}") for i, (a, p) in enumerate(zip(fc.args, f.arg_types))]
+        args = [self.value(a, p, argument_name("system", name, i))
+                for i, (a, p) in enumerate(zip(fc.args, f.arg_types))]
         _check_set(args, name)
         if any(a is None for a in args):
             return None
         result = f.impl(*args)
         return result if expected is None else convert(result, f.return_type, expected)
 
-    def _user_call(self, fc: ast.FunctionCall, expected: Any, receiver: str) -> tuple[Any] | None:
-        """A user-defined function's value in a term (``m[f(1)]``, ``SELECT ks.f(1)``), as a 1-tuple; None when
-        ``fc`` names none.  Unqualified, it is looked up in the statement's keyspace after the native functions."""
+    def user_function(self, fc: ast.FunctionCall) -> Any | None:
+        """The user-defined function a call in a term names (found by its arguments' types, errors as ScyllaDB's),
+        or None when it names none.  Unqualified, it is looked up in the statement's keyspace after the native
+        functions."""
         if fc.keyspace == "system" or (fc.keyspace is None and (fc.name in AGGREGATES or self.functions.candidates(
                 fc.name) or fc.name in ("fromjson", "token", "writetime", "ttl", "tojson", "cast"))):
             return None
@@ -217,13 +219,23 @@ class TermEvaluator:
             return None
         from .user_resolve import resolve_user
 
-        f = resolve_user(functions, keyspace, fc, [self.infer_type(a) for a in fc.args], [arg_text(a) for a in fc.args])
+        return resolve_user(functions, keyspace, fc, [self.infer_type(a) for a in fc.args],
+                            [arg_text(a) for a in fc.args])
+
+    def _user_call(self, fc: ast.FunctionCall, expected: Any, receiver: str) -> tuple[Any] | None:
+        """A user-defined function's value in a term (``m[f(1)]``, ``SELECT ks.f(1)``), as a 1-tuple; None when
+        ``fc`` names none (:meth:`user_function`)."""
+        f = self.user_function(fc)
+        if f is None:
+            return None
+        keyspace = f.keyspace
         if self.permit is not None:
             self.permit(f)
         if expected is not None and assignment(f.return_type, expected) == NOT_ASSIGNABLE:
             raise InvalidRequest(f"Type error: cannot assign result of function {keyspace}.{fc.name} "
                                  f"(type {f.return_type.cql()}) to {receiver} (type {expected.cql()})")
-        args = [self.value(a, p, f"{fc.name}.arg{i}") for i, (a, p) in enumerate(zip(fc.args, f.arg_types))]
+        args = [self.value(a, p, argument_name(keyspace, f.name, i))
+                for i, (a, p) in enumerate(zip(fc.args, f.arg_types))]
         result = f.call(args)
         return (result if expected is None or result is None else convert(result, f.return_type, expected),)
 
@@ -234,7 +246,8 @@ class TermEvaluator:
         if len(fc.args) != len(pk):
             raise InvalidRequest(f"Invalid number of arguments in call to function system.token: "
                                  f"{len(pk)} required but {len(fc.args)} provided")
-        values = [self.value(a, c.type, c.name) for a, c in zip(fc.args, pk)]
+        values = [self.value(a, c.type, argument_name("system", "token", i))
+                  for i, (a, c) in enumerate(zip(fc.args, pk))]
         _check_set(values, "token")
         if any(v is None for v in values):
             return None

@@ -14,7 +14,7 @@ import threading
 import uuid
 from dataclasses import dataclass
 from decimal import MAX_PREC, ROUND_HALF_EVEN, Decimal, localcontext
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 from cassandra.util import Date, Time
 
@@ -103,10 +103,18 @@ def date_millis(d: Date) -> int:
     return d.days_from_epoch * 86400000
 
 
+def argument_name(keyspace: str, function: str, index: int) -> str:
+    """The receiver name of argument ``index`` of a function, as ScyllaDB's ``functions::make_arg_spec`` makes it:
+    ``arg0(system.intasblob)`` for a native function, ``arg1(ks.f)`` for a user-defined one, lower case.  A bind
+    marker in that argument gets it as its name in the prepared metadata, and the errors about its value name it."""
+    return f"arg{index}({keyspace}.{function})".lower()
+
+
 @dataclass(frozen=True)
 class Function:
     """A native scalar function: argument types, return type and implementation on Python values."""
 
+    keyspace: ClassVar[str] = "system"
     name: str
     arg_types: tuple[Any, ...]
     return_type: Any

@@ -30,7 +30,7 @@ from ..schema.types_convert import NOT_ASSIGNABLE, assignment, convert
 from ..schema.types_literal import sorted_set_of, term_text
 from . import casts
 from .evaluate import arg_text, call_text, default_type, literal_text
-from .functions import AGGREGATES, SIMILARITY_FUNCTIONS, Aggregate
+from .functions import AGGREGATES, SIMILARITY_FUNCTIONS, Aggregate, argument_name
 from .restrictions import unrecognized_name
 
 if TYPE_CHECKING:
@@ -339,7 +339,7 @@ def _scalar_call(fc: ast.FunctionCall, table: Table, ctx: "SelectContext") -> Se
     parts: list[Selected] = []
     for i, (a, t, p) in enumerate(zip(args, fc.args, f.arg_types)):
         if a is None:
-            parts.append(_constant(texts[i], p, ctx.ev.value(t, p, f"{name}.arg{i}")))
+            parts.append(_constant(texts[i], p, ctx.ev.value(t, p, argument_name("system", name, i))))
         elif a.type != p:
             parts.append(_applied(a.name, p, lambda v, at=a.type, p=p: convert(v, at, p), [a]))
         else:

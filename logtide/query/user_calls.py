@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..cql import ast
 from ..errors import InvalidRequest
 from .evaluate import arg_text
+from .functions import argument_name
 from .user_resolve import resolve_user
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ def user_call(fc: ast.FunctionCall, table: "Table", ctx: "SelectContext", compil
     parts: list[Selected] = []
     for i, (a, term, p) in enumerate(zip(args, fc.args, chosen.arg_types)):
         if a is None:
-            parts.append(_constant(arg_text(term), p, ctx.ev.value(term, p, f"{fc.name}.arg{i}")))
+            parts.append(_constant(arg_text(term), p, ctx.ev.value(term, p, argument_name(keyspace, chosen.name, i))))
         else:
             parts.append(a)
     name = f"{keyspace}.{fc.name}({', '.join(p.name for p in parts)})"  # ScyllaDB's column name of the call

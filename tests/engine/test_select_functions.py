@@ -148,7 +148,8 @@ def test_overloads_are_resolved_by_argument_types(session):
 
 def test_selector_bind_markers_are_typed_by_their_receivers(session):
     prepared = session.prepare("SELECT intAsBlob(?), blobAsInt(intAsBlob(?)) FROM system.local")
-    assert [(s.name, s.type.cql()) for s in prepared.bind_specs] == [("intasblob.arg0", "int"), ("intasblob.arg0", "int")]
+    assert [(s.name, s.type.cql()) for s in prepared.bind_specs] == [
+        ("arg0(system.intasblob)", "int"), ("arg0(system.intasblob)", "int")]
     assert rows(session.execute(prepared, [4, 5])) == [(b"\x00\x00\x00\x04", 5)]
     session.execute("CREATE TABLE m (p int PRIMARY KEY, m map<text, int>, l list<int>)")
     session.execute("INSERT INTO m (p, m, l) VALUES (1, {'a': 1}, [7, 8])")

@@ -81,6 +81,18 @@ def test_a_function_is_called_in_a_select_by_keyspace_or_in_the_current_one(tabl
     assert [tuple(r) for r in result] == [(0, 1), (11, 2), (22, 3), (33, 4), (None, 10)]
 
 
+def test_a_prepared_write_calls_a_function_with_a_bound_argument(table):
+    table.execute("CREATE FUNCTION twice (x int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE lua AS 'return 2 * x'")
+    for query in ("INSERT INTO t (p, c, v) VALUES (2, 0, twice(?))",
+                  "UPDATE ks.t SET v = ks.twice(?) WHERE p = 2 AND c = 1"):
+        prepared = table.prepare(query)
+        assert [(s.name, s.type.cql()) for s in prepared.bind_specs] == [("arg0(ks.twice)", "int")]
+        table.execute(prepared, [21])
+    assert values(table, "SELECT v FROM t WHERE p = 2") == [42, 42]
+    with pytest.raises(InvalidRequest, match='for "arg0\\(ks.twice\\)" of type int'):
+        table.execute(prepared, ["x"])
+
+
 def test_returns_null_on_null_input_skips_the_body_and_called_runs_it(table):
     table.execute("CREATE FUNCTION strict (v int) RETURNS NULL ON NULL INPUT RETURNS text LANGUAGE lua "
                   "AS 'return \"ran\"'")
