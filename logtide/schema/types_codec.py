@@ -40,6 +40,21 @@ def contains_set_or_map(t) -> bool:
     return False
 
 
+def contains_varint(t) -> bool:
+    """Whether a value of ``t`` may hold a varint, whose bytes are kept as sent (:class:`PaddedVarint`): such a
+    composite is (de)serialized element by element, not by the driver, which would make them canonical."""
+    k = t.kind
+    if k == "native":
+        return t.name == "varint"
+    if k in ("list", "set", "vector"):
+        return contains_varint(t.element)
+    if k == "map":
+        return contains_varint(t.key) or contains_varint(t.value)
+    if k in ("tuple", "udt"):
+        return any(contains_varint(i) for i in t.items)
+    return False
+
+
 # ---------------------------------------------------------------------------
 # splitting serialized values
 # ---------------------------------------------------------------------------
@@ -322,7 +337,7 @@ def make_serializer(t) -> Callable[[Any], bytes]:
             return pack_vector(t, [es(x) for x in _vector_elements(t, v)])
         return ser_vector
 
-    if not contains_set_or_map(t):
+    if not contains_set_or_map(t) and not contains_varint(t):
         drv = t.driver_type.serialize
         is_udt = k == "udt"
 
@@ -507,6 +522,7 @@ def make_deserializer(t) -> Callable[[bytes], Any]:
         drv = t.driver_type.deserialize
         is_list = t.kind == "list"
         keeps_empty = is_list and not t.frozen and t.element.kind == "native"  # written element by element
+        exact = _element_wise(t) if contains_varint(t) else None  # varints keep their bytes (PaddedVarint)
 
         def des_driver(data):
             if not data:
@@ -517,6 +533,8 @@ def make_deserializer(t) -> Callable[[bytes], Any]:
                 if is_list and _int32_unpack_from(data, 0)[0] < 0:
                     raise struct.error("negative count")
                 value = drv(data, PROTO)
+                if exact is not None:  # the driver checked the value; read its elements with logtide's codecs
+                    return exact(data)
                 if keeps_empty and None in value:  # the driver reads an empty element as null: keep it empty
                     d = t.element._deserializer
                     value = [None if b is None else d(b) for b in split_collection(data)]
@@ -570,6 +588,27 @@ def make_deserializer(t) -> Callable[[bytes], Any]:
         return des_components
 
     raise AssertionError(k)
+
+
+def _element_wise(t) -> Callable[[bytes], Any]:
+    """A list, tuple or user type value (none holding a set or a map) read element by element with each
+    element type's deserializer (the driver reads nested varints canonical)."""
+    if t.kind == "list":
+        el = t.element
+
+        def list_elements(data):
+            d = el._deserializer
+            return [None if b is None else d(b) for b in split_collection(data)]
+        return list_elements
+    types = t.items if t.kind == "tuple" else t.field_types
+    make = None if t.kind == "tuple" else t.make_value
+
+    def components(data):
+        vals = [None if b is None else ct._deserializer(b) for b, ct in zip(split_tuple(data), types)]
+        if make is not None:
+            return make(*vals)
+        return tuple(vals + [None] * (len(types) - len(vals)))
+    return components
 
 
 _int64 = struct.Struct(">q")

@@ -537,3 +537,18 @@ def test_a_padded_varint_survives_pickling_and_copying():
     v = T.VARINT.deserialize(b"\x00\x07")
     for w in (pickle.loads(pickle.dumps(v)), copy.deepcopy(v)):
         assert w == 7 and T.VARINT.serialize(w) == b"\x00\x07"
+
+
+@pytest.mark.parametrize("ctype", [
+    T.ListType(T.VARINT, True), T.ListType(T.VARINT, False), T.SetType(T.VARINT, True),
+    T.TupleType((T.VARINT, T.TEXT)), T.UserType("ks", "v", ("a", "b"), (T.VARINT, T.TEXT), frozen=True),
+    T.MapType(T.INT, T.VARINT, True),
+])
+def test_a_padded_varint_inside_a_composite_value_keeps_its_bytes(ctype):
+    padded = T.VARINT.deserialize(b"\x00\x01")
+    value = {1: padded} if ctype.kind == "map" else [padded] if ctype.kind in ("list", "set") else (padded, "x")
+    data = ctype.serialize(value)
+    assert b"\x00\x00\x00\x02\x00\x01" in data
+    assert ctype.serialize(ctype.deserialize(data)) == data
+    canonical = ctype.serialize({1: 1} if ctype.kind == "map" else [1] if ctype.kind in ("list", "set") else (1, "x"))
+    assert ctype.compare(data, canonical) == 0 and data != canonical

@@ -160,3 +160,15 @@ def test_in_names_the_canonical_and_the_padded_partition_and_pages_through_both(
     one_column = session.prepare("SELECT c FROM both_pages WHERE p IN (?, ?)")  # the plain-column read path
     one_column.fetch_size = 1
     assert sorted(r.c for r in session.execute(bound(one_column, (1, 1), {1: PADDED_ONE}))) == list(range(6))
+
+
+def test_a_padded_varint_inside_a_frozen_key_keeps_its_bytes(session):
+    session.execute("CREATE TABLE nested (p frozen<tuple<varint, text>>, q int, v text, PRIMARY KEY ((p, q)))")
+    insert = session.prepare("INSERT INTO nested (p, q, v) VALUES (?, 0, ?)")
+    session.execute(insert, ((1, "a"), "canonical"))
+    padded_tuple = b"\x00\x00\x00\x02" + PADDED_ONE + b"\x00\x00\x00\x01a"
+    session.execute(bound(insert, ((1, "a"), "padded"), {0: padded_tuple}))
+    assert sorted(r.v for r in session.execute("SELECT v FROM nested")) == ["canonical", "padded"]
+    by_p = session.prepare("SELECT p, v FROM nested WHERE p = ? AND q = 0")
+    assert [tuple(r) for r in session.execute(bound(by_p, ((1, "a"),), {0: padded_tuple}))] == [((1, "a"), "padded")]
+    assert [r.v for r in session.execute(by_p, ((1, "a"),))] == ["canonical"]
