@@ -5,7 +5,8 @@ ScyllaDB's live configuration update (``db_config_table::apply``), against the d
 live-updatable settings change; the others are refused with ScyllaDB's words (``option is not live-updateable``,
 ``no such option``, ``cannot parse option value``), and ``type`` and ``source`` cannot be set.  A change lasts
 while the database is open: like ScyllaDB's, it is not written to any file.  Any other write to a virtual table
-(``system.one_row``, ``system.clients``) is refused: ``this virtual table doesn't allow updates``.  ScyllaDB
+(``system.one_row``, ``system.clients``, ``system.size_estimates``, ``system.token_ring``, ``system.protocol_servers``,
+``system.versions``, ``system.runtime_info``) is refused: ``this virtual table doesn't allow updates``.  ScyllaDB
 reports these refusals as a WriteFailure (0x1500), and so does logtide.
 """
 
@@ -23,7 +24,8 @@ from ..schema.system_schema import SYSTEM
 from .commit import WriteJob
 
 CONFIG_TABLE = "config"
-VIRTUAL_TABLES = ("config", "one_row", "clients")  # ScyllaDB's virtual tables logtide has in ``system``
+VIRTUAL_TABLES = ("config", "one_row", "clients", "size_estimates", "token_ring", "protocol_servers", "versions",
+                  "runtime_info")  # ScyllaDB's virtual tables logtide has in ``system``
 
 
 def writes_virtual_table(stmt: Any, keyspace: str | None) -> bool:
