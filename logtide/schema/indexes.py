@@ -178,7 +178,7 @@ def backing_view(table: "Table", ix: SecondaryIndex) -> "Table":
         ck.append((available("keys_for_values_idx"), keys, False))
     columns = tuple(Column(n, ty, PARTITION_KEY, i) for i, (n, ty) in enumerate(pk)) + tuple(
         Column(n, ty, CLUSTERING, i, "desc" if desc else "asc") for i, (n, ty, desc) in enumerate(ck))
-    where = f"{quote(col.name)} IS NOT NULL" if ix.kind in (REGULAR_VALUES, FULL) else ""
+    where = f"{quote(col.name)} IS NOT NULL" if ix.kind == REGULAR_VALUES else ""  # none for a collection, full() too
     return Table(table.keyspace, index_table_name(ix.name), ix.index_id, ix.store_id, columns, dict(ix.options),
                  view=ViewInfo(table.name, table.id, False, where))
 
