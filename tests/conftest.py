@@ -9,7 +9,7 @@ The README runs the suite on parallel workers (pytest-xdist, ``-n auto``):
 :func:`pytest_xdist_auto_num_workers` picks how many, the installing above is
 done once by the controlling process before the workers start, and
 :func:`pytest_xdist_make_scheduler` hands out whole test files, and every
-test file of ``tests/spark`` that uses the shared Spark session to one worker,
+test of ``tests/spark`` that uses the shared Spark session to one worker,
 first, so the run starts one Spark session (tests/spark/conftest.py) while the
 other workers share the rest (the jobs run as commands among them), the files
 marked ``long_running`` before the others so that none of them is the run's tail.
@@ -55,21 +55,24 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 
 def scheduling_scope(root: Path) -> Callable[[str], str]:
-    """The scheduling scope of a test id: its file, except that the files of ``tests/spark`` whose functions take
-    the ``spark`` fixture are ONE scope, ``tests/spark``: they share a Spark session.  The other files there
-    (jobs run as commands, each with its own Spark, and checks made before Spark starts) are scopes of their own."""
-    shared: dict[str, bool] = {}
+    """The scheduling scope of a test id: its file, except that the tests of ``tests/spark`` whose functions take
+    the ``spark`` fixture are ONE scope, ``tests/spark``: they share a Spark session.  The other tests there (jobs
+    run as commands, each with its own Spark, and checks made before Spark starts) stay in their file's scope,
+    even in a file whose other tests take the session, so that a command's minutes are not spent on the worker
+    that holds the session."""
+    takers: dict[str, set[str]] = {}
 
-    def uses_the_spark_session(path: str) -> bool:
-        if path not in shared:
+    def takes_the_spark_session(path: str, function: str) -> bool:
+        if path not in takers:
             tree = ast.parse((root / path).read_text())
-            shared[path] = any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and
-                               any(a.arg == "spark" for a in f.args.args) for f in ast.walk(tree))
-        return shared[path]
+            takers[path] = {f.name for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                            and any(a.arg == "spark" for a in f.args.args)}
+        return function in takers[path]
 
     def scope(nodeid: str) -> str:
-        path = nodeid.split("::", 1)[0]
-        return "tests/spark" if path.startswith("tests/spark/") and uses_the_spark_session(path) else path
+        path, _, rest = nodeid.partition("::")
+        function = rest.rpartition("::")[2].split("[", 1)[0]
+        return "tests/spark" if path.startswith("tests/spark/") and takes_the_spark_session(path, function) else path
 
     return scope
 

@@ -21,12 +21,19 @@ def test_a_missing_debian_tool_is_named_on_the_terminal(tmp_path):
                                            "installed and not root with apt-get: the tests that drive them skip")
 
 
-def test_spark_tests_sharing_the_session_are_one_scope_and_jobs_run_as_commands_are_their_own():
+def test_spark_tests_sharing_the_session_are_one_scope_and_jobs_run_as_commands_are_their_own_even_beside_them():
     from tests.conftest import scheduling_scope
 
     scope = scheduling_scope(ROOT)
-    assert scope("tests/spark/test_cdc_source.py::test_x") == scope("tests/spark/test_lakehouse.py::t[a]") == "tests/spark"
+    cdc = "tests/spark/test_cdc_source.py::test_bad_cdc_options_get_clear_errors"
+    lakehouse = "tests/spark/test_lakehouse.py::test_delta_replica_equals_the_table_after_each_micro_batch[UPDATES]"
+    assert scope(cdc) == scope(lakehouse) == "tests/spark"
     assert scope("tests/spark/test_lakehouse_command.py::test_x") == "tests/spark/test_lakehouse_command.py"
+    # a command's test in a file whose other tests take the session runs beside it, not on the session's worker
+    status = "tests/spark/test_replicate_status.py::"
+    assert scope(status + "test_each_micro_batch_shows_the_log_rows_still_to_copy") == "tests/spark"
+    assert (scope(status + "test_the_command_shows_spark_starting_then_the_status_and_says_caught_up")
+            == "tests/spark/test_replicate_status.py")
     assert scope("tests/spark/test_replicate.py::test_x") == "tests/spark/test_replicate.py"
     assert scope("tests/server/test_cli.py::test_x") == "tests/server/test_cli.py"
 

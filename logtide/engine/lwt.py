@@ -17,8 +17,8 @@ from ..cql import ast
 from ..errors import InvalidRequest
 from ..mutation.assignments import check_assignments, is_conditional
 from ..mutation.context import WriteContext
-from ..mutation.insert import json_values
-from ..mutation.targets import key_bytes, non_key_column
+from ..mutation.insert import json_values, missing_key_part
+from ..mutation.targets import check_primary_key_parts, key_bytes, non_key_column
 from ..query.read import LiveRow, column_bytes
 from ..query.restrictions import analyse
 from ..result import ColumnSpec, ResultSet, Row
@@ -62,26 +62,12 @@ def _check_conditional_where(stmt: Any, table: Table) -> None:
     changed = _changed_columns(stmt, table)
     conditioned = _condition_columns(stmt, table)
     regular_conditions = any(c.kind != STATIC for c in conditioned)
-    only_static = (any(c.kind == STATIC for c in changed) and all(c.kind == STATIC for c in changed)
-                   and not regular_conditions)
     ck_names = _restricted(stmt, table, CLUSTERING)
     ck_only_eq = all(rel.op == "=" for rel in stmt.where if isinstance(rel.lhs, (ast.ColumnRef, ast.ColumnTuple))
                      and any(table.column(n) is not None and table.column(n).kind == CLUSTERING
                              for n in (rel.lhs.columns if isinstance(rel.lhs, ast.ColumnTuple) else (rel.lhs.name,))))
-    pk_names = _restricted(stmt, table, PARTITION_KEY)
+    check_primary_key_parts(stmt, table)
     missing_ck = [c.name for c in table.clustering_key if c.name not in ck_names]
-    if missing_ck and not only_static:
-        if isinstance(stmt, ast.Update):
-            raise InvalidRequest(f"Missing mandatory PRIMARY KEY part {missing_ck[0]}")
-        sliced = any(rel.op in ("<", "<=", ">", ">=") for rel in stmt.where
-                     if isinstance(rel.lhs, (ast.ColumnRef, ast.ColumnTuple)))
-        regular = [c for c in changed if c.kind != STATIC]
-        if regular and not sliced:
-            raise InvalidRequest(f"Primary key column '{missing_ck[0]}' must be specified in order to modify column "
-                                 f"'{regular[0].name}'")
-    missing_pk = [c.name for c in table.partition_key if c.name not in pk_names]
-    if missing_pk:
-        raise InvalidRequest(f"Missing mandatory PRIMARY KEY part {missing_pk[0]}")
     if isinstance(stmt, ast.Delete) and (missing_ck or not ck_only_eq):
         if not changed or any(c.kind != STATIC for c in changed):
             raise InvalidRequest("DELETE statements must restrict all PRIMARY KEY columns with equality relations "
@@ -103,7 +89,7 @@ def _row_key(stmt: Any, table: Table, ctx: WriteContext) -> tuple[tuple[bytes, .
         key = []
         for c in table.partition_key:
             if c.name not in values:
-                raise InvalidRequest(f"Some partition key parts are missing: {c.name}")
+                missing_key_part(stmt, table, c)
             key.append(key_bytes(c, values[c.name]))
         clustering = []
         for c in table.clustering_key:
@@ -117,8 +103,7 @@ def _row_key(stmt: Any, table: Table, ctx: WriteContext) -> tuple[tuple[bytes, .
         _check_conditional_where(stmt, table)
     if kr.partition_keys is None or len(kr.partition_keys) != 1:
         raise InvalidRequest("IN on the partition key is not supported with conditional updates"
-                             if kr.partition_keys else "Some partition key parts are missing: "
-                             + ", ".join(c.name for c in table.partition_key))
+                             if kr.partition_keys else f"Missing mandatory PRIMARY KEY part {table.partition_key[0].name}")
     key = kr.partition_keys[0]
     pk = serialize_partition_key(key)
     if len(kr.clustering_prefixes) != 1:
@@ -128,8 +113,8 @@ def _row_key(stmt: Any, table: Table, ctx: WriteContext) -> tuple[tuple[bytes, .
         if not _static_only(stmt, table) or clustering:
             raise InvalidRequest("DELETE statements must restrict all PRIMARY KEY columns with equality relations "
                                  "in order to use IF conditions"
-                                 if isinstance(stmt, ast.Delete) else "Some clustering keys are missing: "
-                                 + ", ".join(c.name for c in table.clustering_key[len(clustering):]))
+                                 if isinstance(stmt, ast.Delete) else
+                                 f"Missing mandatory PRIMARY KEY part {table.clustering_key[len(clustering)].name}")
         return key, pk, partition_token(table, pk), None
     return key, pk, partition_token(table, pk), clustering
 

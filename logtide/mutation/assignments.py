@@ -17,7 +17,7 @@ from .arithmetic import ARITHMETIC_TYPES, add_to_counter, arithmetic
 from .collections import collection_op, op_text, set_element
 from .context import WriteContext, resolve_attributes
 from .model import Mutation
-from .targets import Target, addressed_rows, check_clustering_named, check_static_only_statement, row_for
+from .targets import Target, addressed_rows, check_primary_key_parts, check_static_only_statement, row_for
 from .writer import RowWriter, field_key
 
 
@@ -54,9 +54,8 @@ def build_update(stmt: ast.Update, table: Table, ctx: WriteContext, mutation: Mu
     if shape is not None:  # every key column once by ``=``: the clause's shape analysed once (``targets.KeyShape``)
         targets = shape.targets(ctx.ev)
     else:
+        check_primary_key_parts(stmt, table)  # by names, even when an empty ``IN`` leaves no row to write
         kr = analyse(table, stmt.where, ctx.ev)  # static columns set by a row an IF condition names: that row's key
-        if kr.empty and not static_only:
-            check_clustering_named(stmt.where, table)
         targets = addressed_rows(table, kr, static_only and not kr.clustering_restricted)
     conditional = is_conditional(stmt)
     for tg in targets:

@@ -15,7 +15,7 @@ from .cells import NO_TTL, Cell, Deletion, reconcile_deletion
 from .collections import list_key_at
 from .context import Attributes, WriteContext, resolve_attributes
 from .model import Mutation, RangeDeletion
-from .targets import Target, addressed_rows, check_no_filters, check_static_only_statement, non_key_column, partition_targets, row_for
+from .targets import Target, addressed_rows, check_no_filters, check_primary_key_parts, check_static_only_statement, non_key_column, partition_targets, row_for
 from .writer import RowWriter, field_key
 
 
@@ -26,6 +26,7 @@ def build_delete(stmt: ast.Delete, table: Table, ctx: WriteContext, mutation: Mu
     shape = ctx.key_shape(stmt, table)
     if shape is not None:  # every key column once by ``=``: the clause's shape analysed once (``targets.KeyShape``)
         return _delete_row(stmt, table, ctx, mutation, attrs, shape.targets(ctx.ev))
+    check_primary_key_parts(stmt, table)
     kr = analyse(table, stmt.where, ctx.ev)
     check_no_filters(kr)
     deletion = Deletion(attrs.timestamp, ctx.now)

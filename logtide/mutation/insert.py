@@ -19,7 +19,7 @@ from ..storage.keys import partition_token, serialize_partition_key
 from .cells import Liveness, reconcile, reconcile_liveness
 from .context import Attributes, WriteContext, resolve_attributes
 from .model import Mutation
-from .targets import Target, check_value_size, key_bytes, row_for
+from .targets import Target, check_primary_key_parts, check_value_size, key_bytes, row_for
 from .writer import RowWriter
 
 
@@ -94,6 +94,14 @@ def _static_only(table: Table, names) -> bool:
 INSERT_PLANS = _InsertPlans()
 
 
+def missing_key_part(stmt: ast.Insert, table: Table, column: Column) -> None:
+    """An INSERT without a value for the key column ``column``, refused in ScyllaDB's words: by names as when it
+    is prepared (``targets.check_primary_key_parts``), and for INSERT JSON, whose key is missing or null
+    (``insert_prepared_json_statement``), ``Missing mandatory PRIMARY KEY part c``."""
+    check_primary_key_parts(stmt, table)
+    raise InvalidRequest(f"Missing mandatory PRIMARY KEY part {column.name}")
+
+
 def build_insert(stmt: ast.Insert, table: Table, ctx: WriteContext, mutation: Mutation) -> list[Target]:
     """Add an INSERT to the mutation; returns the row it writes."""
     if table.is_counter_table:
@@ -116,16 +124,17 @@ def build_insert(stmt: ast.Insert, table: Table, ctx: WriteContext, mutation: Mu
         atomic = plan.atomic and not static_only
     attrs = resolve_attributes(stmt.using, table, ctx)
     key_values: list[bytes] = []
+    json = stmt.json is not None
     for c in table.partition_key:
         v = values.get(c.name, T.UNSET)
-        if v is T.UNSET and c.name not in values:
-            raise InvalidRequest(f"Some partition key parts are missing: {c.name}")
+        if (v is T.UNSET and c.name not in values) or (json and (v is None or v is T.UNSET)):
+            missing_key_part(stmt, table, c)
         key_values.append(key_bytes(c, v))
     clustering: list[bytes] = []
     if not static_only:
         for c in table.clustering_key:
-            if c.name not in values:
-                raise InvalidRequest(f"Some clustering keys are missing: {c.name}")
+            if c.name not in values or (json and (values[c.name] is None or values[c.name] is T.UNSET)):
+                missing_key_part(stmt, table, c)
             clustering.append(key_bytes(c, values[c.name]))
     check_partition_key(key_values)
     pk = serialize_partition_key(key_values)

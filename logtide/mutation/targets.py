@@ -6,7 +6,7 @@ partition update that a target writes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ..cql import ast
 from ..errors import InvalidRequest
@@ -37,7 +37,7 @@ def partition_targets(table: Table, kr: KeyRestrictions) -> list[tuple[tuple[byt
         missing = [c.name for c in table.partition_key if c.name not in present]
         if missing and len(missing) == len(table.partition_key) and (kr.token_lo or kr.token_hi):
             raise InvalidRequest("The token function cannot be used in WHERE clauses for UPDATE and DELETE statements")
-        raise InvalidRequest("Some partition key parts are missing: " + ", ".join(missing or [c.name for c in table.partition_key]))
+        raise InvalidRequest(f"Missing mandatory PRIMARY KEY part {(missing or [table.partition_key[0].name])[0]}")
     out = []
     seen = set()
     for key in kr.partition_keys:
@@ -70,8 +70,7 @@ def full_clusterings(table: Table, kr: KeyRestrictions) -> list[tuple[bytes, ...
     prefixes = kr.clustering_prefixes
     if ck_cols and (not prefixes or len(prefixes[0]) < len(ck_cols)):
         have = len(prefixes[0]) if prefixes else 0
-        missing = [c.name for c in ck_cols[have:]]
-        raise InvalidRequest("Some clustering keys are missing: " + ", ".join(missing))
+        raise InvalidRequest(f"Missing mandatory PRIMARY KEY part {ck_cols[have].name}")
     return prefixes
 
 
@@ -130,13 +129,75 @@ def _restricted_names(rel: ast.Relation) -> tuple[str, ...]:
     return () if isinstance(lhs, ast.TokenOf) else (_named_column(lhs),)
 
 
-def check_clustering_named(where: Sequence[ast.Relation], table: Table) -> None:
-    """An UPDATE of regular columns names every clustering column in its WHERE clause, even when an empty
-    ``IN`` leaves it no row to write (ScyllaDB checks it when the statement is prepared)."""
-    named = {n for rel in where for n in _restricted_names(rel)}
-    missing = [c.name for c in table.clustering_key if c.name not in named]
-    if missing:
-        raise InvalidRequest("Some clustering keys are missing: " + ", ".join(missing))
+FILTERING = ("Cannot execute this query as it might involve data filtering and thus may have unpredictable "
+             "performance. If you want to execute this query despite the performance unpredictability, use ALLOW "
+             "FILTERING")
+
+
+def check_primary_key_parts(stmt: ast.Insert | ast.Update | ast.Delete, table: Table) -> None:
+    """A write names its primary key, checked by names alone as ScyllaDB checks it when the statement is prepared,
+    in its order and words (``statement_restrictions``' partition key and clustering processing, then
+    ``modification_statement::process_where_clause``):
+
+    * an INSERT naming only some parts of a composite partition key: ScyllaDB's filtering error;
+    * a clustering column named while an earlier one is not: ``PRIMARY KEY column "b" cannot be restricted as
+      preceding column "a" is not restricted``;
+    * a clustering column missing from a write of regular columns: ``Missing mandatory PRIMARY KEY part c`` for
+      an INSERT or UPDATE; for a DELETE of named columns without a slice, ``Primary key column 'c' must be
+      specified in order to modify column 'v'`` (a DELETE of rows or ranges may leave clustering columns out);
+    * then a partition key column missing: ``Missing mandatory PRIMARY KEY part p``.
+
+    A WHERE clause with ``token()``, a non-key column or (for INSERT and UPDATE) a clustering slice is left to the
+    checks with their own messages; an INSERT JSON's key is checked with its values (``insert.json_values``)."""
+    if isinstance(stmt, ast.Insert):
+        if stmt.json is not None:
+            return
+        named = set(stmt.columns)
+        changed = [c for c in (table.column(n) for n in stmt.columns) if c is not None and not c.is_primary_key]
+        sliced = False
+    else:
+        named = set()
+        sliced = False
+        for rel in stmt.where:
+            if isinstance(rel.lhs, ast.TokenOf):
+                return
+            names = _restricted_names(rel)
+            cols = [table.column(n) for n in names]
+            if any(c is None or not c.is_primary_key for c in cols):
+                return
+            if rel.op in ("<", "<=", ">", ">="):
+                sliced = True
+            named.update(names)
+        if sliced and isinstance(stmt, ast.Update):
+            return
+        targets = ([a.column for a in stmt.assignments] if isinstance(stmt, ast.Update)
+                   else [_named_column(t) for t in stmt.targets])
+        changed = [c for c in (table.column(n) for n in targets) if c is not None]
+    pk_missing = [c.name for c in table.partition_key if c.name not in named]
+    if isinstance(stmt, ast.Insert) and pk_missing and len(pk_missing) < len(table.partition_key):
+        raise InvalidRequest(FILTERING)
+    ck = table.clustering_key
+    ck_named = [c.name in named for c in ck]
+    if True in ck_named:
+        last = len(ck_named) - 1 - ck_named[::-1].index(True)
+        gap = next((i for i in range(last) if not ck_named[i]), None)
+        if gap is not None:
+            later = next(c.name for c in ck[gap + 1:] if c.name in named)
+            raise InvalidRequest(f'PRIMARY KEY column "{later}" cannot be restricted as preceding column '
+                                 f'"{ck[gap].name}" is not restricted')
+    ck_missing = [c.name for c in ck if c.name not in named]
+    conditioned = [table.column(_named_column(c.lhs)) for c in getattr(stmt, "conditions", ())]
+    only_static = (bool(changed) and all(c.kind == STATIC for c in changed)
+                   and all(c is None or c.kind == STATIC for c in conditioned))
+    if ck_missing and not only_static:
+        if not isinstance(stmt, ast.Delete):
+            raise InvalidRequest(f"Missing mandatory PRIMARY KEY part {ck_missing[0]}")
+        regular = [c for c in changed if c.kind != STATIC]
+        if regular and not sliced:
+            raise InvalidRequest(f"Primary key column '{ck_missing[0]}' must be specified in order to modify column "
+                                 f"'{regular[0].name}'")
+    if pk_missing:
+        raise InvalidRequest(f"Missing mandatory PRIMARY KEY part {pk_missing[0]}")
 
 
 def check_conditional_where(stmt: ast.Update | ast.Delete, table: Table) -> None:

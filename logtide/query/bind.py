@@ -14,7 +14,7 @@ from typing import Any, Callable
 from ..cql import ast
 from ..errors import InvalidRequest
 from ..mutation.assignments import check_assignments
-from ..mutation.targets import check_conditional_where, check_static_only_statement
+from ..mutation.targets import check_conditional_where, check_primary_key_parts, check_static_only_statement
 from ..result import ColumnSpec
 from ..schema import types as T
 from ..schema.model import Column, Table
@@ -194,6 +194,7 @@ class BindCollector:
                     self.pk_markers[col.name] = term.index
                 self.term(term, col.type, col.name)
             self.using(stmt.using)
+            check_primary_key_parts(stmt, table)
             return
         if isinstance(stmt, ast.Update):
             check_assignments(stmt, table)
@@ -218,6 +219,7 @@ class BindCollector:
         check_restrictions(table, stmt.where, isinstance(stmt, ast.Select) and stmt.allow_filtering)
         if isinstance(stmt, (ast.Update, ast.Delete)):
             check_static_only_statement(stmt, table)
+            check_primary_key_parts(stmt, table)
             if stmt.conditions or stmt.if_exists:
                 check_conditional_where(stmt, table)
         if isinstance(stmt, (ast.Update, ast.Delete)):

@@ -112,3 +112,12 @@ def test_an_empty_int_bound_inside_a_list_is_stored_empty_and_a_null_one_is_refu
         assert session.execute("SELECT l FROM t WHERE p = 'empty-element'").one().l == [1, EMPTY]
     finally:
         Int32Type.support_empty_values = False
+
+
+def test_a_prepared_write_missing_a_clustering_column_is_refused_by_prepare(session):
+    with pytest.raises(InvalidRequest, match="Missing mandatory PRIMARY KEY part c"):
+        session.prepare("UPDATE t SET v = ? WHERE p = ?")
+    with pytest.raises(InvalidRequest, match="Primary key column 'c' must be specified in order to modify column 'v'"):
+        session.prepare("DELETE v FROM t WHERE p = ?")
+    with pytest.raises(InvalidRequest, match="Missing mandatory PRIMARY KEY part p"):
+        session.prepare("INSERT INTO t (c, v) VALUES (?, ?)")

@@ -21,6 +21,7 @@ pytest.importorskip("deltalake")
 
 KS = "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"
 RECORDS = 30
+pytestmark = pytest.mark.long_running(seconds=45)  # the lakehouse command starts its own Spark, beside the shared session: handed out first (tests/conftest.py)
 REPORTS_LATEST = hasattr(DataSourceStreamReader, "reportLatestOffset")  # Spark 4.2+
 
 

@@ -11,6 +11,7 @@ from logtide.spark.replicate import replicate, status_line
 from ..ops.test_progress import run_on_terminal
 from .conftest import KEYSPACE_DDL, cluster, serve
 
+pytestmark = pytest.mark.long_running(seconds=50)  # the replication command starts its own Spark, beside the shared session: handed out first (tests/conftest.py)
 REPORTS_LATEST = hasattr(DataSourceStreamReader, "reportLatestOffset")  # Spark 4.2+
 CAUGHT_UP = "caught up but for the last {w} (the confidence window, copied by a later batch)"
 ROWS = 30
