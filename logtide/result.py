@@ -72,6 +72,9 @@ class SchemaChange:
     keyspace: str
     name: str | None = None
     argument_types: tuple[str, ...] = ()  # a FUNCTION's or AGGREGATE's signature
+    # an implied CREATED TABLE holds the DDL's answer until listening clients read it (server.schema_events); the
+    # views behind secondary indexes are only announced
+    hold: bool = field(default=True, compare=False)
 
 
 @dataclass

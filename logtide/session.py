@@ -22,6 +22,7 @@ from .engine.commit import (STATEMENT_FAILURES, WriteJob, check_params, committe
                             engine_error, statement_error)
 from .engine.database import Engine
 from .engine.ddl import describe, describe_cluster, drop_time_bound, execute_ddl, truncate
+from .engine.config_update import check_truncatable
 from .engine.prepare import PreparedStatement, check_timeouts, prepare, result_columns_of, shortened  # noqa: F401 - PreparedStatement re-exported
 from .engine.plan import DDL, DML, ROLE_STATEMENTS, WRITES, check_batch, is_write, write_job  # noqa: F401
 from .schema.system_schema import is_system_keyspace
@@ -219,7 +220,9 @@ class Session:
             from .changefeed.ddl import execute as changefeed_ddl
             return changefeed_ddl(self, stmt)
         if isinstance(stmt, ast.Truncate):
-            return truncate(self.db, self._table(stmt.table), deadline)
+            table = self._table(stmt.table)
+            check_truncatable(table)
+            return truncate(self.db, table, deadline)
         if isinstance(stmt, ast.Describe) and stmt.kind == "cluster":
             from .engine.select import _node_info
             return describe_cluster(self.db.catalog, self.keyspace, _node_info(self))

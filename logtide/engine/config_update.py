@@ -5,8 +5,11 @@ ScyllaDB's live configuration update (``db_config_table::apply``), against the d
 live-updatable settings change; the others are refused with ScyllaDB's words (``option is not live-updateable``,
 ``no such option``, ``cannot parse option value``), and ``type`` and ``source`` cannot be set.  A change lasts
 while the database is open: like ScyllaDB's, it is not written to any file.  Any other write to a virtual table
-(``system.one_row``, ``system.clients``) is refused: ``this virtual table doesn't allow updates``.  ScyllaDB
-reports these refusals as a WriteFailure (0x1500), and so does logtide.
+(``system.one_row``, ``system.clients``, ``system.size_estimates``, ``system.token_ring``, ``system.protocol_servers``,
+``system.versions``, ``system.runtime_info``) is refused: ``this virtual table doesn't allow updates``.  ScyllaDB
+reports these refusals as a WriteFailure (0x1500), and so does logtide.  logtide's other system tables
+(``system.local``, ``system_schema``, ...) are made from its catalog and state like the virtual ones, so writes to
+them, ``TRUNCATE`` and any of them in a batch get the same refusal rather than being stored and never read.
 """
 
 from __future__ import annotations
@@ -19,18 +22,25 @@ from ..live_config import ConfigUpdateError
 from ..query.evaluate import TermEvaluator
 from ..result import ResultSet
 from ..schema import types as T
-from ..schema.system_schema import SYSTEM
+from ..schema.system_schema import SYSTEM, is_system_keyspace
 from .commit import WriteJob
 
 CONFIG_TABLE = "config"
-VIRTUAL_TABLES = ("config", "one_row", "clients")  # ScyllaDB's virtual tables logtide has in ``system``
 
 
 def writes_virtual_table(stmt: Any, keyspace: str | None) -> bool:
-    """Whether ``stmt`` is an INSERT, UPDATE or DELETE of one of ``system``'s virtual tables."""
+    """Whether ``stmt`` is an INSERT, UPDATE or DELETE of a table of a system keyspace: ``system``'s virtual
+    tables, and the others, which logtide makes from its catalog and state as it makes the virtual ones (a write
+    there would be acknowledged and never read)."""
     if not isinstance(stmt, (ast.Update, ast.Insert, ast.Delete)):
         return False
-    return (stmt.table.keyspace or keyspace) == SYSTEM and stmt.table.name in VIRTUAL_TABLES
+    return is_system_keyspace(stmt.table.keyspace or keyspace or "")
+
+
+def check_truncatable(table: Any) -> None:
+    """``TRUNCATE`` of a system table is refused as a write to it is: there are no stored rows to remove."""
+    if is_system_keyspace(table.keyspace):
+        raise refused("this virtual table doesn't allow updates")
 
 
 def refused(message: str) -> WriteFailure:
@@ -38,10 +48,11 @@ def refused(message: str) -> WriteFailure:
     return WriteFailure(message, "virtual table update")
 
 
-def virtual_write_job(db: Any, stmt: Any, ev: TermEvaluator) -> WriteJob:
-    """The write job of a write to a virtual table: a setting of ``system.config`` changes when the job runs;
-    anything else is refused."""
-    if stmt.table.name != CONFIG_TABLE or isinstance(stmt, ast.Delete):
+def virtual_write_job(db: Any, stmt: Any, ev: TermEvaluator, keyspace: str | None, alone: bool = True) -> WriteJob:
+    """The write job of a write to a system table: a setting of ``system.config`` (a statement ``alone``, not in
+    a batch) changes when the job runs; anything else is refused."""
+    if (not alone or (stmt.table.keyspace or keyspace, stmt.table.name) != (SYSTEM, CONFIG_TABLE)
+            or isinstance(stmt, ast.Delete)):
         raise refused("this virtual table doesn't allow updates")
     name, value = _name_and_value(stmt, ev)
 

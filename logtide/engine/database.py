@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 import uuid
 from collections import OrderedDict
 from pathlib import Path
@@ -38,6 +39,7 @@ class Engine:
                  topology: Topology | None = None, readonly: bool = False, create: bool = True) -> None:
         self.path = Path(path)
         self.clock = clock or SystemClock()
+        self.opened = time.monotonic()  # system.runtime_info's uptime
         self.readonly = readonly
         self.store = Store.open(self.path, readonly=readonly, synchronous=synchronous, create=create)
         try:

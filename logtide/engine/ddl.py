@@ -79,7 +79,7 @@ def execute_ddl(db: Any, user: str | None, keyspace: str | None, stmt: Any,
     auth = getattr(db, "auth", None)
     if auth is not None:
         _grants_follow_schema(auth, user, [change, *implied])
-    return ResultSet("schema_change", schema_change=change, implied_changes=implied)
+    return ResultSet("schema_change", schema_change=change, implied_changes=implied + _index_view_changes(old, new))
 
 SNITCH = "org.apache.cassandra.locator.SimpleSnitch"  # one node, one data center and rack
 
@@ -133,6 +133,28 @@ def _grants_follow_schema(auth: Any, user: str | None, changes: list[SchemaChang
             auth.grant_to_creator(user, DataResource(c.keyspace, table))
         elif c.change_type == "DROPPED":
             auth.forget(c.keyspace, table)
+
+
+def _index_view_changes(old: Catalog, new: Catalog) -> list[SchemaChange]:
+    """The schema changes ScyllaDB pushes for the views behind secondary indexes (``on_create_view``,
+    ``on_update_view``, ``on_drop_view`` are TABLE events): ``CREATED`` / ``DROPPED TABLE ks.<index>_index`` after
+    CREATE / DROP INDEX, ``UPDATED`` when the view changed with its base, so that drivers' ``keyspace.views``
+    follows ``system_schema.views``.  None for a base table created or dropped: drivers take its views with it.
+    No permission follows them (a view of an index is granted nothing)."""
+    from ..schema.indexes import index_views
+    out = []
+    for ks in new.keyspaces.values():
+        before = old.keyspaces.get(ks.name)
+        if before is None:
+            continue
+        kept = {n for n, t in ks.tables.items() if n in before.tables and before.tables[n].id == t.id}
+        now = {v.name: v for v in index_views(ks) if v.view is not None and v.view.base_table in kept}
+        then = {v.name: v for v in index_views(before) if v.view is not None and v.view.base_table in kept}
+        out += [SchemaChange("DROPPED", "TABLE", ks.name, n) for n in sorted(then.keys() - now.keys())]
+        out += [SchemaChange("CREATED", "TABLE", ks.name, n, hold=False) for n in sorted(now.keys() - then.keys())]
+        out += [SchemaChange("UPDATED", "TABLE", ks.name, n) for n in sorted(now.keys() & then.keys())
+                if now[n] != then[n]]
+    return out
 
 
 def _log_changes(old: Catalog, new: Catalog, change: SchemaChange) -> list[SchemaChange]:

@@ -58,8 +58,9 @@ def write_job(session: Any, stmts: Sequence[Any], evs: Sequence[TermEvaluator], 
     (or conditional batch) runs without one, as ScyllaDB runs it under its configured timeouts
     (``modification_statement::execute_with_condition``)."""
     db = session.db
-    if len(stmts) == 1 and batch is None and writes_virtual_table(stmts[0], session.keyspace):
-        return virtual_write_job(db, stmts[0], evs[0])  # system.config's live update; other virtual tables refuse
+    if any(writes_virtual_table(s, session.keyspace) for s in stmts):
+        # system.config's live update; other system tables, and any of them in a batch, refuse
+        return virtual_write_job(db, stmts[0], evs[0], session.keyspace, len(stmts) == 1 and batch is None)
     catalog = db.catalog
     tables = statement_tables(session, stmts)
     if conditional is None:

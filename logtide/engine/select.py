@@ -83,7 +83,37 @@ def _node_info(session: Any) -> Any:
                                view_builds=session.db.view_builds.progress(),
                                role_permissions=auth.role_permission_rows if auth is not None else None,
                                roles=auth.role_rows if auth is not None else None,
-                               config=session.db.config.rows)
+                               config=session.db.config.rows,
+                               size_estimates=lambda tid, start, end: _size_estimate(session.db.store, tid, start, end),
+                               runtime_info=lambda: runtime_info(session.db))
+
+
+def runtime_info(db: Any) -> dict[str, str]:
+    """ScyllaDB's ``system.runtime_info`` items (group ``generic``) that logtide has, in ScyllaDB's formats:
+    ``load`` (the bytes of the data directory's database files, as ScyllaDB sums its live sstables), ``uptime``
+    (since the data directory was opened), ``gossip_active`` and ``incremental_backup_enabled`` (false: one node,
+    no backups), ``trace_probability`` (0: logtide traces the requests that ask for it only).  ScyllaDB's
+    ``memory``, ``memtable`` and ``cache`` groups are not there: logtide has no memtable nor row cache."""
+    import os
+    import time
+    from ..storage.sqlite import DB_FILE
+    load = 0
+    for suffix in ("", "-wal"):
+        try:
+            load += os.stat(db.path / (DB_FILE + suffix)).st_size
+        except OSError:
+            pass
+    return {"gossip_active": "false", "incremental_backup_enabled": "false", "load": str(load),
+            "trace_probability": "0", "uptime": f"{int(time.monotonic() - db.opened)} seconds"}
+
+
+def _size_estimate(store: Any, tid: int, start: int, end: int) -> tuple[int, int]:
+    """``system.size_estimates``' numbers for one table and token range, from the stored records
+    (``storage.estimates``)."""
+    from ..storage.estimates import estimate_range
+    with store.snapshot() as txn:
+        found = estimate_range(txn, tid, start, end)
+    return found.partitions_count, found.mean_partition_size
 
 
 

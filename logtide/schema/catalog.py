@@ -19,7 +19,7 @@ from functools import cached_property
 from typing import Any, Callable, Iterable, Mapping
 
 from logtide.cql import ast
-from logtide.errors import AlreadyExists, ConfigurationException, InvalidRequest
+from logtide.errors import AlreadyExists, ConfigurationException, InvalidRequest, Unauthorized
 from logtide.result import SchemaChange
 from logtide.schema import properties, row_ttl, types, views
 from logtide.schema.model import (
@@ -265,9 +265,13 @@ def keyspace_of(name: str | None, current: str | None) -> str:
 
 
 def check_modifiable(keyspace: str) -> None:
-    """System keyspaces cannot be changed by DDL."""
-    from logtide.schema.system_schema import is_system_keyspace
+    """System keyspaces cannot be changed by DDL.  ``system`` and ``system_schema`` refuse it as ScyllaDB's access
+    check does (``client_state::check_access_rules``: Unauthorized, ``system keyspace is not user-modifiable.``);
+    logtide's other system keyspaces (ScyllaDB keeps real tables there) with an InvalidRequest."""
+    from logtide.schema.system_schema import SCYLLA_SYSTEM_KEYSPACES, is_system_keyspace
 
+    if keyspace.lower() in SCYLLA_SYSTEM_KEYSPACES:
+        raise Unauthorized(f"{keyspace} keyspace is not user-modifiable.")
     if is_system_keyspace(keyspace):
         raise ire(f"System keyspace '{keyspace}' is not user-modifiable")
 
@@ -543,11 +547,36 @@ def _alter_table_rename(cat: Catalog, stmt: ast.AlterTableRename, current: str |
 
 
 def _alter_table_with(cat: Catalog, stmt: ast.AlterTableWith, current: str | None, now: int) -> Outcome:
+    if [name for name, _ in stmt.options] == [MEMTABLE_FLUSH_PERIOD]:
+        system = _system_table(stmt.table, current)
+        if system is not None:  # ScyllaDB's one exception (its issue #21223): checked, then nothing to apply
+            properties.table_params(stmt.options, system.options, system.cdc)
+            return _unchanged(cat)
     ks, table = _altered_table(cat, stmt.table, current)
     options, cdc = properties.table_params(stmt.options, table.options, table.cdc)
     if table.is_counter_table and options.get("default_time_to_live", 0) > 0:
         raise ire("Cannot set default_time_to_live on a table with counters")
     return _table_updated(cat, ks, replace(table, options=options, cdc=cdc))
+
+
+MEMTABLE_FLUSH_PERIOD = "memtable_flush_period_in_ms"
+
+
+def _system_table(name: ast.QualifiedName, current: str | None) -> Table | None:
+    """The table of ``system`` or ``system_schema`` an ALTER TABLE names (None for any other keyspace).
+
+    ScyllaDB lets ``ALTER TABLE`` change ``memtable_flush_period_in_ms`` alone on its system tables
+    (``alter_table_statement::check_access``).  logtide has no memtable to flush, so the value is checked as on any
+    table and changes nothing (docs/server.md "System tables")."""
+    from logtide.schema.system_schema import SCYLLA_SYSTEM_KEYSPACES, system_keyspaces
+
+    ks_name = keyspace_of(name.keyspace, current)
+    if ks_name not in SCYLLA_SYSTEM_KEYSPACES:
+        return None
+    table = system_keyspaces()[ks_name].tables.get(name.name)
+    if table is None:
+        raise ire(f"Table '{ks_name}.{name.name}' doesn't exist")
+    return table
 
 
 def _alter_table_ttl(cat: Catalog, stmt: ast.AlterTableTtl, current: str | None, now: int) -> Outcome:

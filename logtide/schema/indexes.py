@@ -131,8 +131,9 @@ def find_index(ks: "Keyspace", name: str) -> tuple["Table", SecondaryIndex] | No
 
 def backing_view(table: "Table", ix: SecondaryIndex) -> "Table":
     """The materialized view ``<index>_index`` ScyllaDB backs ``ix`` with (``create_index_statement::
-    create_view_for_index``), for ``DESCRIBE MATERIALIZED VIEW`` only: logtide keeps the index's entries, not
-    this view, so it is in no other schema surface and cannot be read.
+    create_view_for_index``), for ``DESCRIBE MATERIALIZED VIEW`` and ``system_schema.views`` / ``columns``
+    (``index_views``): logtide keeps the index's entries, not this view, so it cannot be read, and the other
+    DESCRIBE statements leave it out, as ScyllaDB's do.
 
     A global index's view is keyed by the indexed value (the column, or ``coll_value`` computed from a
     collection), then ``idx_token`` (the base token), the rest of the base partition key and the base clustering
@@ -177,9 +178,15 @@ def backing_view(table: "Table", ix: SecondaryIndex) -> "Table":
         ck.append((available("keys_for_values_idx"), keys, False))
     columns = tuple(Column(n, ty, PARTITION_KEY, i) for i, (n, ty) in enumerate(pk)) + tuple(
         Column(n, ty, CLUSTERING, i, "desc" if desc else "asc") for i, (n, ty, desc) in enumerate(ck))
-    where = f"{quote(col.name)} IS NOT NULL" if ix.kind in (REGULAR_VALUES, FULL) else ""
+    where = f"{quote(col.name)} IS NOT NULL" if ix.kind == REGULAR_VALUES else ""  # none for a collection, full() too
     return Table(table.keyspace, index_table_name(ix.name), ix.index_id, ix.store_id, columns, dict(ix.options),
                  view=ViewInfo(table.name, table.id, False, where))
+
+
+def index_views(ks: "Keyspace") -> list["Table"]:
+    """The views ScyllaDB backs the indexes of keyspace ``ks`` with (``backing_view``), by name: listed in
+    ``system_schema.views`` and ``system_schema.columns`` as ScyllaDB lists them, nowhere else."""
+    return sorted((backing_view(t, ix) for t in ks.tables.values() for ix in t.indexes), key=lambda v: v.name)
 
 
 def index_named(ks: "Keyspace", name: str) -> tuple["Table", SecondaryIndex] | None:

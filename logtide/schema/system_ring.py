@@ -1,6 +1,7 @@
-"""The node's token ring as ScyllaDB shows it: ``system.token_ring`` (its virtual table, ``db/virtual_tables.cc``)
-and the range ownership of ``DESC CLUSTER`` (``describe_statement.cc``), both from the node's tokens; and the rows
-of ``system_schema.scylla_tables`` (ScyllaDB's per-table extras, ``db/schema_tables.cc``).
+"""The node's token ring as ScyllaDB shows it: ``system.token_ring`` (its virtual table, ``db/virtual_tables.cc``),
+``system.size_estimates`` (``db/size_estimates_virtual_reader.cc``) and the range ownership of ``DESC CLUSTER``
+(``describe_statement.cc``), all from the node's tokens; and the rows of ``system_schema.scylla_tables``
+(ScyllaDB's per-table extras, ``db/schema_tables.cc``).
 
 logtide is one node: every range of the ring is owned by it, in every keyspace that is not node-local, as a
 one-node ScyllaDB cluster answers with vnodes.
@@ -8,7 +9,7 @@ one-node ScyllaDB cluster answers with vnodes.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 Catalog = Any  # a logtide.schema.catalog.Catalog: the catalog imports system_schema, which imports this module
 
@@ -35,6 +36,23 @@ def token_ring_rows(catalog: "Catalog", tokens: Iterable[str], endpoint: str, dc
     ranges = ring_ranges(tokens)
     return [{"keyspace_name": ks, "table_name": ALL_TABLES, "start_token": start, "endpoint": endpoint,
              "end_token": end, "dc": dc, "rack": rack} for ks in ring_keyspaces(catalog) for start, end in ranges]
+
+
+def size_estimates_rows(catalog: "Catalog", tokens: Iterable[str],
+                        estimate: Callable[[int, int, int], tuple[int, int]]) -> list[dict[str, Any]]:
+    """The rows of ``system.size_estimates``: per keyspace that is not a system one, per table (views and CDC logs
+    included, by name), per range the node owns (by start token as text, as ScyllaDB orders them), the estimate
+    ``(partitions_count, mean_partition_size)`` that ``estimate(store_id, start, end)`` makes of the range."""
+    ranges = ring_ranges(tokens)
+    out = []
+    for ks in (catalog.keyspaces[n] for n in sorted(catalog.keyspaces)):
+        for name in sorted(ks.tables):
+            store_id = ks.tables[name].store_id
+            for start, end in ranges:
+                count, mean = estimate(store_id, int(start), int(end))
+                out.append({"keyspace_name": ks.name, "table_name": name, "range_start": start, "range_end": end,
+                            "mean_partition_size": mean, "partitions_count": count})
+    return out
 
 
 def range_ownership(tokens: Iterable[str], endpoint: str) -> dict[str, list[str]]:

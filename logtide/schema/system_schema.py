@@ -20,8 +20,8 @@ from cassandra.util import SortedSet
 
 from logtide.schema.cdc_options import extension_blob
 from logtide.schema import properties, types
-from logtide.schema.model import CLUSTERING, PARTITION_KEY, REGULAR, Column, Keyspace, Table
-from logtide.schema.system_ring import scylla_tables_rows, token_ring_rows
+from logtide.schema.model import CLUSTERING, PARTITION_KEY, REGULAR, Column, Keyspace, Table, UserTypeDef
+from logtide.schema.system_ring import scylla_tables_rows, size_estimates_rows, token_ring_rows
 
 Catalog = Any  # a logtide.schema.catalog.Catalog: the catalog imports this module (system keyspaces), not back
 
@@ -32,6 +32,8 @@ SYSTEM_AUTH = "system_auth"
 SYSTEM_LOGTIDE = "system_logtide"
 SYSTEM_VIRTUAL_SCHEMA = "system_virtual_schema"
 SYSTEM_TRACES = "system_traces"
+# the keyspaces ScyllaDB calls system keyspaces (``is_system_keyspace``): DDL on them is Unauthorized there
+SCYLLA_SYSTEM_KEYSPACES = frozenset({SYSTEM, SYSTEM_SCHEMA})
 
 # logtide's own tables: every YDB changefeed (logtide.schema.system_changefeeds fills the rows)
 _LOGTIDE_TABLES: dict[str, tuple] = {
@@ -362,6 +364,29 @@ _SYSTEM_TABLES: dict[str, tuple[str, list[tuple[str, str]], list[tuple[str, str]
             ("tokens", "set<text>"),
         ],
     ),
+    "runtime_info": (  # ScyllaDB's virtual table (db/virtual_tables.cc): the items logtide has (docs/server.md)
+        "Runtime system information.",
+        [("group", "text")],
+        [("item", "text")],
+        [("value", "text")],
+    ),
+    "compaction_history": (  # ScyllaDB's: always empty in logtide, which never compacts (docs/server.md)
+        "week-long compaction history",
+        [("id", "uuid")],
+        [],
+        [("bytes_in", "bigint"), ("bytes_out", "bigint"), ("columnfamily_name", "text"), ("started_at", "timestamp"),
+         ("compacted_at", "timestamp"), ("compaction_type", "text"), ("keyspace_name", "text"),
+         ("rows_merged", "map<int, bigint>"), ("shard_id", "int"), ("sstables_in", "list<frozen<sstableinfo>>"),
+         ("sstables_out", "list<frozen<sstableinfo>>"), ("total_tombstone_purge_attempt", "bigint"),
+         ("total_tombstone_purge_failure_due_to_overlapping_with_memtable", "bigint"),
+         ("total_tombstone_purge_failure_due_to_overlapping_with_uncompacting_sstable", "bigint")],
+    ),
+    "size_estimates": (  # ScyllaDB's virtual table (schema.system_ring, storage.estimates)
+        "per-table primary range size estimates",
+        [("keyspace_name", "text")],
+        [("table_name", "text"), ("range_start", "text"), ("range_end", "text")],
+        [("mean_partition_size", "bigint"), ("partitions_count", "bigint")],
+    ),
     "built_views": ("built views", [("keyspace_name", "text")], [("view_name", "text")], []),
     "views_builds_in_progress": (
         "views builds current progress",
@@ -405,6 +430,9 @@ class NodeInfo:
     roles: Any = None  # () -> the rows of system.roles (logtide.auth)
     clients: Any = None  # () -> the rows of system.clients (the CQL server's connections)
     config: Any = None  # () -> the rows of system.config (logtide.live_config.LiveConfig.rows)
+    runtime_info: Any = None  # () -> {item: value} of system.runtime_info's group "generic"
+    # (store id, range start, range end) -> (partitions_count, mean_partition_size) of system.size_estimates
+    size_estimates: Any = None
 
 
 def system_table_id(keyspace: str, table: str) -> uuid.UUID:
@@ -412,21 +440,39 @@ def system_table_id(keyspace: str, table: str) -> uuid.UUID:
     return uuid.UUID(bytes=hashlib.md5((keyspace + table).encode()).digest(), version=3)
 
 
-def _no_udt(keyspace: str, name: str) -> None:
-    return None
+# ScyllaDB's user types of the system keyspace (``db/system_keyspace.cc``): fields and their types
+_SYSTEM_TYPES: dict[str, tuple[tuple[str, str], ...]] = {
+    "sstableinfo": (("generation", "uuid"), ("origin", "text"), ("size", "bigint")),
+}
+
+
+# the options ScyllaDB's schema of a system table sets (``db/system_keyspace.cc``), over the defaults
+_TABLE_OPTIONS: dict[tuple[str, str], dict[str, Any]] = {
+    (SYSTEM, "compaction_history"): {"default_time_to_live": 7 * 24 * 3600},
+    (SYSTEM, "size_estimates"): {"gc_grace_seconds": 0},
+}
+
+
+def _system_udt(keyspace: str, name: str) -> Any:
+    fields = _SYSTEM_TYPES.get(name) if keyspace == SYSTEM else None
+    if fields is None:
+        return None
+    return types.UserType(SYSTEM, name, tuple(f for f, _ in fields),
+                          tuple(types.parse_type_string(t) for _, t in fields))
 
 
 def _make_table(keyspace: str, name: str, spec: tuple, store_id: int) -> Table:
     comment, pk, ck, regular = spec
 
     def typ(s: str) -> Any:
-        return types.parse_type_string(s, keyspace, _no_udt)
+        return types.parse_type_string(s, keyspace, _system_udt)
 
     columns = [Column(n, typ(t), PARTITION_KEY, i) for i, (n, t) in enumerate(pk)]
     columns += [Column(c[0], typ(c[1]), CLUSTERING, i, c[2] if len(c) > 2 else "asc") for i, c in enumerate(ck)]
     columns += [Column(n, typ(t), REGULAR) for n, t in sorted(regular)]
     options = properties.table_defaults()
     options["comment"] = comment
+    options.update(_TABLE_OPTIONS.get((keyspace, name), {}))
     if keyspace == SYSTEM_SCHEMA:
         options["gc_grace_seconds"] = SCHEMA_GC_GRACE_SECONDS
     return Table(keyspace, name, system_table_id(keyspace, name), store_id, tuple(columns), options)
@@ -443,7 +489,10 @@ def _build_keyspaces(out: dict[str, Keyspace], store_id: int, keyspaces: tuple[t
             tables[name] = _make_table(ks_name, name, spec, store_id)
             store_id -= 1
         replication = TRACES_REPLICATION if ks_name == SYSTEM_TRACES else LOCAL_REPLICATION
-        out[ks_name] = Keyspace(ks_name, dict(replication), True, tables, {})
+        udts = {} if ks_name != SYSTEM else {
+            n: UserTypeDef(SYSTEM, n, tuple(f for f, _ in fields), tuple(types.parse_type_string(t) for _, t in fields))
+            for n, fields in _SYSTEM_TYPES.items()}
+        out[ks_name] = Keyspace(ks_name, dict(replication), True, tables, udts)
 
 
 def system_keyspaces() -> dict[str, Keyspace]:
@@ -524,9 +573,17 @@ def _tables_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
     return [table_row(t) for t in _all_tables(catalog) if t.view is None]
 
 
+def _schema_tables(catalog: "Catalog") -> Iterator[Table]:
+    """The tables and views of each keyspace by name, with the views ScyllaDB backs secondary indexes with."""
+    from logtide.schema.indexes import index_views
+    for ks in catalog.all_keyspaces():
+        tables = list(ks.tables.values()) + index_views(ks)
+        yield from sorted(tables, key=lambda t: t.name)
+
+
 def _columns_rows(catalog: "Catalog", node: NodeInfo) -> list[dict[str, Any]]:
     rows = []
-    for table in _all_tables(catalog):
+    for table in _schema_tables(catalog):
         for c in sorted(table.columns, key=lambda c: c.name):
             rows.append(
                 {
@@ -741,6 +798,12 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
     (SYSTEM_SCHEMA, "scylla_tables"): lambda catalog, node: scylla_tables_rows(catalog),
     (SYSTEM, "clients"): lambda catalog, node: node.clients() if node.clients else [],
     (SYSTEM, "config"): lambda catalog, node: node.config() if node.config else [],
+    (SYSTEM, "compaction_history"): _no_rows,
+    (SYSTEM, "runtime_info"): lambda catalog, node: [
+        {"group": "generic", "item": k, "value": v} for k, v in sorted((node.runtime_info() or {}).items())
+    ] if node.runtime_info else [],
+    (SYSTEM, "size_estimates"): lambda catalog, node: size_estimates_rows(
+        catalog, node_tokens(node), node.size_estimates) if node.size_estimates else [],
     (SYSTEM, "protocol_servers"): lambda catalog, node: _protocol_servers_rows(node),
     (SYSTEM, "versions"): lambda catalog, node: _versions_rows(),
     (SYSTEM_LOGTIDE, "changefeeds"): lambda catalog, node: _changefeed_rows(catalog),

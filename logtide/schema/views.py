@@ -588,16 +588,24 @@ def view_descriptions(ks: Keyspace, table: Table, table_properties: Callable[[Ta
 
 
 def views_rows(catalog: Any, table_row: Callable[[Table], dict[str, Any]]) -> list[dict[str, Any]]:
-    """``system_schema.views``: one row per view, its options as ``system_schema.tables`` has them
+    """``system_schema.views``: one row per view, and per secondary index the view ScyllaDB backs it with
+    (``indexes.index_views``), by name in each keyspace; its options as ``system_schema.tables`` has them
     (``table_row``), with its base table's name and id, ``include_all_columns`` and ``where_clause``."""
+    from logtide.schema.indexes import index_views
     rows = []
-    for view in catalog_views(catalog):
-        row = table_row(view)
-        del row["table_name"], row["flags"]
-        row.update(view_name=view.name, base_table_id=view.view.base_id, base_table_name=view.view.base_table,
-                   include_all_columns=view.view.include_all_columns, where_clause=view.view.where_clause)
-        rows.append(row)
+    for ks in catalog.all_keyspaces():
+        views = [t for t in ks.tables.values() if t.view is not None] + index_views(ks)
+        rows.extend(_view_row(view, table_row) for view in sorted(views, key=lambda v: v.name))
     return rows
+
+
+def _view_row(view: Table, table_row: Callable[[Table], dict[str, Any]]) -> dict[str, Any]:
+    assert view.view is not None
+    row = table_row(view)
+    del row["table_name"], row["flags"]
+    row.update(view_name=view.name, base_table_id=view.view.base_id, base_table_name=view.view.base_table,
+               include_all_columns=view.view.include_all_columns, where_clause=view.view.where_clause)
+    return row
 
 
 def view_build_rows(catalog: Any, host_id: uuid.UUID, building: Mapping[int, str | None],

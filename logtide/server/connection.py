@@ -422,7 +422,7 @@ class Connection:
         if outcome.schema_change is None:
             answer()
             return
-        created = [f"{c.keyspace}.{c.name}" for c in outcome.implied_changes if c.change_type == "CREATED"]
+        created = [f"{c.keyspace}.{c.name}" for c in outcome.implied_changes if c.change_type == "CREATED" and c.hold]
         if trace is not None and created:
             trace.event("Waiting for the clients registered for schema events to read " + ", ".join(created))
         self.server.schema_events.announce(outcome.schema_change, outcome.implied_changes, self, answer)

@@ -99,7 +99,7 @@ class SchemaEvents:
         for c in ([change] if change is not None else []) + implied:
             self.broadcast(c)
         tables = frozenset((c.keyspace, c.name) for c in implied
-                           if c.change_type == "CREATED" and c.target == "TABLE" and c.name)
+                           if c.change_type == "CREATED" and c.target == "TABLE" and c.name and c.hold)
         listeners = {conn for conn in self.listeners
                      if conn is not issuer and not conn.closed and "SCHEMA_CHANGE" in conn.registered
                      and conn not in self._slow}

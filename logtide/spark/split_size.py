@@ -6,9 +6,9 @@ ring into that many ranges.  The estimate is what the source can know:
 
 * a data directory (``path``): the bytes of the table's stored records (keys and values) in it, summed by
   SQLite without decoding them;
-* over CQL: ``system.size_estimates`` as ScyllaDB and Cassandra keep it (and the connector reads it): per
-  token range ``mean_partition_size * partitions_count``, the ranges of the node asked scaled up to the whole
-  ring.  ``logtide serve`` keeps no such table, so there the option is refused naming ``splits``.
+* over CQL: ``system.size_estimates`` as ScyllaDB, Cassandra and ``logtide serve`` keep it (and the connector
+  reads it): per token range ``mean_partition_size * partitions_count``, the ranges of the node asked scaled up
+  to the whole ring.  A server without that table refuses the option, naming ``splits``.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def table_size(client: Any, keyspace: str, table: str, where: str) -> int:
     try:
         found = list(client.rows("SELECT range_start, range_end, mean_partition_size, partitions_count FROM "
                                  "system.size_estimates WHERE keyspace_name = ? AND table_name = ?", (keyspace, table)))
-    except Exception as e:  # noqa: BLE001 - the server has no such table (logtide serve)
+    except Exception as e:  # noqa: BLE001 - the server has no such table
         raise OptionError(f"option {OPTION}: {where} keeps no table size estimates (system.size_estimates: "
                           f"{str(e).splitlines()[0] if str(e) else type(e).__name__}): give splits instead, or read "
                           f"a logtide data directory with path") from None

@@ -5,7 +5,7 @@ import uuid
 import pytest
 
 from logtide.cql import ast
-from logtide.errors import AlreadyExists, ConfigurationException, InvalidRequest, SyntaxException
+from logtide.errors import AlreadyExists, ConfigurationException, InvalidRequest, SyntaxException, Unauthorized
 from logtide.result import SchemaChange
 from logtide.schema.model import CLUSTERING, PARTITION_KEY, REGULAR, STATIC
 
@@ -138,7 +138,28 @@ def test_table_name_validation(cat):
 
 
 def test_system_keyspace_not_modifiable(cat):
-    fails(cat, "CREATE TABLE system.t (k int PRIMARY KEY)", InvalidRequest, "System keyspace 'system' is not user-modifiable")
+    # ScyllaDB's access check: system and system_schema are Unauthorized
+    fails(cat, "CREATE TABLE system.t (k int PRIMARY KEY)", Unauthorized, "system keyspace is not user-modifiable.")
+    for ddl in ("ALTER TABLE system.local WITH comment = ''", "ALTER TABLE system.local ADD x int",
+                "DROP TABLE system.peers", "CREATE TYPE system.ty (a int)", "CREATE INDEX ON system.local (bootstrapped)",
+                "ALTER TABLE system.local WITH memtable_flush_period_in_ms = 80000 AND comment = ''",
+                "ALTER KEYSPACE system WITH durable_writes = false"):
+        fails(cat, ddl, Unauthorized, "system keyspace is not user-modifiable.")
+    fails(cat, "DROP TABLE system_schema.tables", Unauthorized, "system_schema keyspace is not user-modifiable.")
+    # logtide's other system keyspaces (real tables in ScyllaDB) keep an InvalidRequest
+    fails(cat, "DROP TABLE system_auth.roles", InvalidRequest, "System keyspace 'system_auth' is not user-modifiable")
+
+
+def test_memtable_flush_period_alone_is_accepted_on_a_system_table_and_changes_nothing(cat):
+    # ScyllaDB's one exception (its issue #21223); logtide has no memtable, so nothing changes
+    new, change = apply(cat, "ALTER TABLE system.compaction_history WITH memtable_flush_period_in_ms = 80000")
+    assert change is None and new.version == cat.version
+    assert apply(cat, "ALTER TABLE system_schema.tables WITH memtable_flush_period_in_ms = 0")[1] is None
+    # the value is checked as on any table, and the table must exist
+    fails(cat, "ALTER TABLE system.local WITH memtable_flush_period_in_ms = 5", ConfigurationException,
+          "memtable_flush_period_in_ms must be 0 or greater than 60000")
+    fails(cat, "ALTER TABLE system.nosuch WITH memtable_flush_period_in_ms = 80000", InvalidRequest,
+          "Table 'system.nosuch' doesn't exist")
 
 
 def test_alter_keyspace(cat):
@@ -660,4 +681,4 @@ def test_alter_type_used_in_partition_key(cat):
 
 
 def test_drop_system_keyspace_refused(cat):
-    fails(cat, "DROP KEYSPACE system_schema", InvalidRequest, "System keyspace 'system_schema' is not user-modifiable")
+    fails(cat, "DROP KEYSPACE system_schema", Unauthorized, "system_schema keyspace is not user-modifiable.")

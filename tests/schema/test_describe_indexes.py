@@ -1,7 +1,8 @@
 """DESCRIBE of secondary indexes as ScyllaDB prints them (docs/views-and-indexes.md, "Schema surfaces"): ``WITH ID =
 ...`` under ``WITH INTERNALS``, ScyllaDB's ``synchronous_updates``, and the materialized view ScyllaDB backs an
 index with, ``<index>_index``, described inside a comment (golden text in tests/schema/golden/index_views.cql);
-that view is in no other schema surface."""
+that view is listed in ``system_schema.views`` and ``columns`` as ScyllaDB lists it, and in no other schema
+surface."""
 
 from __future__ import annotations
 
@@ -121,6 +122,32 @@ def test_the_view_scylladb_backs_each_index_with_is_described_inside_a_comment(s
     assert [(r.keyspace_name, r.type, r.name) for r in rows] == [("ks", "view", "t_l_idx_index")]
 
 
+def test_the_view_of_an_index_is_listed_in_system_schema_views_and_columns_as_scylladb_lists_it(s):
+    s.execute("CREATE INDEX ON t (v) WITH speculative_retry = '50ms' AND comment = 'by v'")
+    s.execute("CREATE INDEX ON t (l)")
+    s.execute("ALTER TABLE t ADD fl frozen<list<int>>")
+    s.execute("CREATE INDEX ON t (full(fl))")
+    s.execute("CREATE MATERIALIZED VIEW mv AS SELECT p, q, c, d FROM t WHERE p IS NOT NULL AND q IS NOT NULL "
+              "AND c IS NOT NULL AND d IS NOT NULL PRIMARY KEY ((q, p), c, d)")
+    views = {r.view_name: r for r in s.execute("SELECT * FROM system_schema.views WHERE keyspace_name = 'ks'")}
+    assert list(views) == ["mv", "t_fl_idx_index", "t_l_idx_index", "t_v_idx_index"]  # by name, with the views
+    v = views["t_v_idx_index"]
+    base_id = next(iter(s.execute("SELECT id FROM system_schema.tables WHERE keyspace_name = 'ks'"))).id
+    assert (v.base_table_name, v.base_table_id, v.include_all_columns, v.where_clause) == ("t", base_id, False,
+                                                                                         "v IS NOT NULL")
+    assert (v.speculative_retry, v.comment) == ("50.00ms", "by v")  # the index's properties are its view's
+    assert views["t_l_idx_index"].where_clause == views["t_fl_idx_index"].where_clause == ""  # as ScyllaDB: none
+    columns = [(r.column_name, r.kind, r.position, r.type, r.clustering_order) for r in s.execute(
+        "SELECT * FROM system_schema.columns WHERE keyspace_name = 'ks' AND table_name = 't_v_idx_index'")]
+    # keyed by the value, then the base token (renamed: the base has an idx_token), the rest of the base key
+    assert columns == [("c", "clustering", 3, "int", "desc"), ("d", "clustering", 4, "int", "asc"),
+                       ("idx_token_1", "clustering", 0, "bigint", "asc"), ("p", "clustering", 1, "int", "asc"),
+                       ("q", "clustering", 2, "int", "asc"), ("v", "partition_key", 0, "int", "none")]
+    s.execute("DROP INDEX t_v_idx")
+    assert [r.view_name for r in s.execute("SELECT view_name FROM system_schema.views")] == [
+        "mv", "t_fl_idx_index", "t_l_idx_index"]
+
+
 def test_the_view_of_an_index_is_in_no_other_schema_surface(s):
     s.execute("CREATE INDEX ON t (v)")
     with pytest.raises(InvalidRequest, match=r"Cannot use DESC TABLE on materialized View. \(Did you mean DESC "
@@ -132,7 +159,6 @@ def test_the_view_of_an_index_is_in_no_other_schema_surface(s):
         s.execute("DROP INDEX t_v_idx_index")
     with pytest.raises(InvalidRequest, match="Table for existing index 't_v_idx_index' not found"):
         s.execute("DESC INDEX t_v_idx_index")
-    assert list(s.execute("SELECT view_name FROM system_schema.views WHERE keyspace_name = 'ks'")) == []
     assert [r.table_name for r in s.execute("SELECT table_name FROM system_schema.tables WHERE keyspace_name = 'ks'")
             ] == ["t"]
     keyspace = "\n".join(r.create_statement for r in s.execute("DESC KEYSPACE ks"))

@@ -39,7 +39,8 @@ def test_system_table_definitions():
     }
     assert set(ks["system"].tables) == {"IndexInfo", "local", "one_row", "peers", "peers_v2", "built_views",
                                         "views_builds_in_progress", "clients", "role_permissions", "roles",
-                                        "token_ring", "config", "protocol_servers", "versions"}
+                                        "token_ring", "config", "protocol_servers", "versions", "size_estimates",
+                                        "compaction_history", "runtime_info"}
     columns = ks["system_schema"].tables["columns"]
     assert [c.name for c in columns.primary_key] == ["keyspace_name", "table_name", "column_name"]
     assert {c.name: c.type.cql() for c in columns.columns}["position"] == "int"
@@ -117,7 +118,10 @@ def test_dropped_columns_rows(catalog):
 
 def test_types_rows(catalog):
     assert system_rows(catalog, "system_schema", "types", NodeInfo()) == [
-        {"keyspace_name": "ks", "type_name": "ut", "field_names": ["a", "b"], "field_types": ["int", "frozen<list<text>>"]}
+        {"keyspace_name": "ks", "type_name": "ut", "field_names": ["a", "b"], "field_types": ["int", "frozen<list<text>>"]},
+        # ScyllaDB's type of system.compaction_history's sstables_in / sstables_out
+        {"keyspace_name": "system", "type_name": "sstableinfo", "field_names": ["generation", "origin", "size"],
+         "field_types": ["uuid", "text", "bigint"]},
     ]
 
 

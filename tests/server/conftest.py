@@ -6,8 +6,9 @@ import logging
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -30,6 +31,14 @@ def cluster(port: int, protocol_version: int | None = None, **kwargs: Any) -> An
     profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=30)
     return Cluster(["127.0.0.1"], port=port, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
                    connect_timeout=10, control_connection_timeout=10, **kwargs)
+
+
+def wait_for(check: Callable[[], Any], seconds: float = 20.0, what: str = "the metadata did not follow") -> None:
+    """Poll ``check`` until it is true (a driver's metadata following a schema event), failing after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
 
 
 def run_cqlsh(port: int, home: Path, *args: str) -> tuple[int, str, str]:

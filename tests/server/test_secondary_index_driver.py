@@ -5,13 +5,12 @@ ScyllaDB's errors on the wire."""
 
 from __future__ import annotations
 
-import time
 
 import pytest
 from cassandra import InvalidRequest
 from cassandra.query import SimpleStatement
 
-from .conftest import KEYSPACE_DDL, cluster
+from .conftest import KEYSPACE_DDL, cluster, wait_for
 from .serveproc import Serve
 
 
@@ -35,13 +34,6 @@ def clients(serve):
     yield a, sa, b, sb
     a.shutdown()
     b.shutdown()
-
-
-def wait_for(check, seconds: float = 20.0):
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "the metadata did not follow"
-        time.sleep(0.05)
 
 
 def test_the_driver_sees_an_index_in_its_table_metadata_and_another_client_follows(clients):

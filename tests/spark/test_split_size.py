@@ -48,7 +48,7 @@ def test_split_size_in_mb_cuts_the_table_into_its_size_over_the_split_size(spark
     assert rows == written
 
 
-def test_split_size_in_mb_from_the_spark_conf_and_its_refusals(spark, sized, server, cql):
+def test_split_size_in_mb_from_the_spark_conf_and_its_refusals(spark, sized):
     import logtide.spark
 
     path, written = sized
@@ -67,18 +67,29 @@ def test_split_size_in_mb_from_the_spark_conf_and_its_refusals(spark, sized, ser
          "option spark.cassandra.input.split.sizeInMB: must be more than 0, got '0'"),
         ({"path": path, "spark.cassandra.input.split.sizeInMB": "big"},
          "option spark.cassandra.input.split.sizeInMB: expected megabytes, got 'big'"),
-        # logtide serve keeps no size estimates: refused, naming what to give instead
-        ({"host": "127.0.0.1", "port": str(server.port), "spark.cassandra.input.split.sizeInMB": "2"},
-         "option spark.cassandra.input.split.sizeInMB: 127.0.0.1 keeps no table size estimates "
-         "(system.size_estimates: "),
     ]
+    for options, message in refusals:
+        with pytest.raises(Exception) as e:
+            spark.read.format("logtide").options(keyspace="ks", table="sized", **options).load().collect()
+        assert message in str(e.value), str(e.value)
+
+
+def test_split_size_in_mb_over_cql_cuts_by_the_servers_size_estimates(spark, server, cql):
+    # logtide serve keeps system.size_estimates as ScyllaDB does: the connector's estimate over CQL
     cql.execute(KEYSPACE_DDL.format("served"))
     cql.execute("CREATE TABLE served.sized (pk int, ck int, b blob, PRIMARY KEY (pk, ck))")
-    for options, message in refusals:
-        keyspace = "served" if "host" in options else "ks"
-        with pytest.raises(Exception) as e:
-            spark.read.format("logtide").options(keyspace=keyspace, table="sized", **options).load().collect()
-        assert message in str(e.value), str(e.value)
+    ins = cql.prepare("INSERT INTO served.sized (pk, ck, b) VALUES (?, ?, ?)")
+    for i in range(200):
+        cql.execute(ins, (i % 97, i, os.urandom(VALUE_BYTES)))
+    estimated = ring_estimate(list(cql.execute(
+        "SELECT range_start, range_end, mean_partition_size, partitions_count FROM system.size_estimates "
+        "WHERE keyspace_name = 'served' AND table_name = 'sized'")))
+    assert 2_000_000 <= estimated <= 2_200_000  # 200 values of 10,000 bytes, with their keys and framing
+    df = spark.read.format("logtide").options(keyspace="served", table="sized", host="127.0.0.1",
+                                              port=str(server.port),
+                                              **{"spark.cassandra.input.split.sizeInMB": "0.5"}).load()
+    assert df.rdd.getNumPartitions() == estimated // (512 * 1024)
+    assert df.count() == 200
 
 
 def test_size_estimates_of_one_node_are_scaled_to_the_whole_ring():
