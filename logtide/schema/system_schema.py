@@ -817,8 +817,9 @@ _ROWS: dict[tuple[str, str], Callable[["Catalog", NodeInfo], list[dict[str, Any]
 
 
 def _views_rows(catalog: "Catalog") -> list[dict[str, Any]]:
+    from logtide.schema.indexes import index_views
     from logtide.schema.views import views_rows
-    return views_rows(catalog, table_row)
+    return views_rows(catalog, table_row, index_views)
 
 
 def _built_views_rows(catalog: "Catalog", node: NodeInfo, table: str = "built") -> list[dict[str, Any]]:

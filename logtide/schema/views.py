@@ -587,11 +587,11 @@ def view_descriptions(ks: Keyspace, table: Table, table_properties: Callable[[Ta
     return [("view", v.name, describe_view(v, table_properties, with_internals)) for v in views_of(ks, table.name)]
 
 
-def views_rows(catalog: Any, table_row: Callable[[Table], dict[str, Any]]) -> list[dict[str, Any]]:
+def views_rows(catalog: Any, table_row: Callable[[Table], dict[str, Any]],
+               index_views: Callable[[Keyspace], list[Table]]) -> list[dict[str, Any]]:
     """``system_schema.views``: one row per view, and per secondary index the view ScyllaDB backs it with
-    (``indexes.index_views``), by name in each keyspace; its options as ``system_schema.tables`` has them
-    (``table_row``), with its base table's name and id, ``include_all_columns`` and ``where_clause``."""
-    from logtide.schema.indexes import index_views
+    (``index_views``: ``indexes.index_views``), by name in each keyspace; its options as ``system_schema.tables``
+    has them (``table_row``), with its base table's name and id, ``include_all_columns`` and ``where_clause``."""
     rows = []
     for ks in catalog.all_keyspaces():
         views = [t for t in ks.tables.values() if t.view is not None] + index_views(ks)
