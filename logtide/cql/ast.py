@@ -233,6 +233,16 @@ class Relation:
     op: str
     rhs: Union[Term, InValues]
 
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        """The columns the relation restricts: each of a multi-column relation's, none for ``token(...)``."""
+        lhs = self.lhs
+        if isinstance(lhs, ColumnTuple):
+            return lhs.columns
+        if isinstance(lhs, TokenOf):
+            return ()
+        return (lhs.name,) if isinstance(lhs, ColumnRef) else (lhs.column,)
+
 
 @dataclass(frozen=True)
 class ElementRef:
@@ -257,6 +267,12 @@ class Condition:
     lhs: Union[ColumnRef, ElementRef, FieldRef]
     op: str
     rhs: Union[Term, InValues]
+
+    @property
+    def column_name(self) -> str:
+        """The column the condition tests (of an element or a field: its column)."""
+        lhs = self.lhs
+        return lhs.name if isinstance(lhs, ColumnRef) else lhs.column
 
 
 # --------------------------------------------------------------------------
@@ -354,6 +370,11 @@ class Update:
     if_exists: bool = False
     conditions: tuple[Condition, ...] = ()
 
+    @property
+    def changed_names(self) -> tuple[str, ...]:
+        """The columns the assignments set, in their order (a column set twice: twice)."""
+        return tuple(a.column for a in self.assignments)
+
 
 @dataclass(frozen=True)
 class Delete:
@@ -369,6 +390,11 @@ class Delete:
     using: Using = field(default_factory=Using)
     if_exists: bool = False
     conditions: tuple[Condition, ...] = ()
+
+    @property
+    def changed_names(self) -> tuple[str, ...]:
+        """The columns the targets delete from (of an element or a field: its column); none for whole rows."""
+        return tuple(t.name if isinstance(t, ColumnRef) else t.column for t in self.targets)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from ..mutation.context import WriteContext
 from ..mutation.insert import json_values, missing_key_part
 from ..mutation.targets import check_primary_key_parts, key_bytes, non_key_column
 from ..query.read import LiveRow, column_bytes
-from ..query.restrictions import analyse
+from ..query.restrictions import analyse, restricted_columns
 from ..result import ColumnSpec, ResultSet, Row
 from ..schema import types as T
 from ..schema.model import CLUSTERING, PARTITION_KEY, REGULAR, STATIC, Column, Table, check_partition_key
@@ -29,28 +29,12 @@ from ..storage.keys import clustering_key, partition_token, serialize_partition_
 
 def _changed_columns(stmt: Any, table: Table) -> list[Column]:
     """The columns an UPDATE sets or a DELETE deletes (its column operations)."""
-    if isinstance(stmt, ast.Update):
-        names = [a.column for a in stmt.assignments]
-    elif isinstance(stmt, ast.Delete):
-        names = [t.name if isinstance(t, ast.ColumnRef) else t.column for t in stmt.targets]
-    else:
-        return []
+    names = stmt.changed_names if isinstance(stmt, (ast.Update, ast.Delete)) else ()
     return [c for c in (table.column(n) for n in names) if c is not None]
 
 
 def _condition_columns(stmt: Any, table: Table) -> list[Column]:
-    names = [c.lhs.name if isinstance(c.lhs, ast.ColumnRef) else c.lhs.column for c in getattr(stmt, "conditions", ())]
-    return [c for c in (table.column(n) for n in names) if c is not None]
-
-
-def _restricted(stmt: Any, table: Table, kind: str) -> set[str]:
-    """The names of the ``kind`` key columns a WHERE clause restricts."""
-    names: set[str] = set()
-    for rel in getattr(stmt, "where", ()):
-        lhs = rel.lhs
-        cols = lhs.columns if isinstance(lhs, ast.ColumnTuple) else (lhs.name,) if isinstance(lhs, ast.ColumnRef) else ()
-        names.update(n for n in cols if (table.column(n) is not None and table.column(n).kind == kind))
-    return names
+    return [c for c in (table.column(cond.column_name) for cond in getattr(stmt, "conditions", ())) if c is not None]
 
 
 def _check_conditional_where(stmt: Any, table: Table) -> None:
@@ -62,10 +46,10 @@ def _check_conditional_where(stmt: Any, table: Table) -> None:
     changed = _changed_columns(stmt, table)
     conditioned = _condition_columns(stmt, table)
     regular_conditions = any(c.kind != STATIC for c in conditioned)
-    ck_names = _restricted(stmt, table, CLUSTERING)
+    ck_names = restricted_columns(stmt.where, CLUSTERING, table)
     ck_only_eq = all(rel.op == "=" for rel in stmt.where if isinstance(rel.lhs, (ast.ColumnRef, ast.ColumnTuple))
                      and any(table.column(n) is not None and table.column(n).kind == CLUSTERING
-                             for n in (rel.lhs.columns if isinstance(rel.lhs, ast.ColumnTuple) else (rel.lhs.name,))))
+                             for n in rel.column_names))
     check_primary_key_parts(stmt, table)
     missing_ck = [c.name for c in table.clustering_key if c.name not in ck_names]
     if isinstance(stmt, ast.Delete) and (missing_ck or not ck_only_eq):

@@ -97,36 +97,23 @@ def key_bytes(col: Column, value: Any) -> bytes:
 
 
 
-def _named_column(ref: Any) -> str:
-    return ref.name if isinstance(ref, ast.ColumnRef) else ref.column
-
-
 def check_static_only_statement(stmt: ast.Update | ast.Delete, table: Table) -> None:
     """An UPDATE or a DELETE that modifies static columns only (no ``IF`` condition on another column) may not
     restrict a clustering column: ScyllaDB refuses it when the statement is prepared
     (``statement_restrictions``: "... since the DELETE statement modifies only static columns")."""
     if not table.clustering_key:
         return
-    names = ([a.column for a in stmt.assignments] if isinstance(stmt, ast.Update)
-             else [_named_column(t) for t in stmt.targets])
+    names = stmt.changed_names
     if not names:  # a DELETE of whole rows or partitions
         return
-    names += [_named_column(c.lhs) for c in stmt.conditions]
-    cols = [table.column(n) for n in names]
+    cols = [table.column(n) for n in (*names, *(c.column_name for c in stmt.conditions))]
     if any(c is None or c.kind != STATIC for c in cols):
         return
     for rel in stmt.where:
-        if any((c := table.column(n)) is not None and c.kind == CLUSTERING for n in _restricted_names(rel)):
+        if any((c := table.column(n)) is not None and c.kind == CLUSTERING for n in rel.column_names):
             kind = "UPDATE" if isinstance(stmt, ast.Update) else "DELETE"
             raise InvalidRequest(f"Invalid restrictions on clustering columns since the {kind} statement modifies "
                                  "only static columns")
-
-
-def _restricted_names(rel: ast.Relation) -> tuple[str, ...]:
-    lhs = rel.lhs
-    if isinstance(lhs, ast.ColumnTuple):
-        return lhs.columns
-    return () if isinstance(lhs, ast.TokenOf) else (_named_column(lhs),)
 
 
 FILTERING = ("Cannot execute this query as it might involve data filtering and thus may have unpredictable "
@@ -161,7 +148,7 @@ def check_primary_key_parts(stmt: ast.Insert | ast.Update | ast.Delete, table: T
         for rel in stmt.where:
             if isinstance(rel.lhs, ast.TokenOf):
                 return
-            names = _restricted_names(rel)
+            names = rel.column_names
             cols = [table.column(n) for n in names]
             if any(c is None or not c.is_primary_key for c in cols):
                 return
@@ -170,9 +157,7 @@ def check_primary_key_parts(stmt: ast.Insert | ast.Update | ast.Delete, table: T
             named.update(names)
         if sliced and isinstance(stmt, ast.Update):
             return
-        targets = ([a.column for a in stmt.assignments] if isinstance(stmt, ast.Update)
-                   else [_named_column(t) for t in stmt.targets])
-        changed = [c for c in (table.column(n) for n in targets) if c is not None]
+        changed = [c for c in (table.column(n) for n in stmt.changed_names) if c is not None]
     pk_missing = [c.name for c in table.partition_key if c.name not in named]
     if isinstance(stmt, ast.Insert) and pk_missing and len(pk_missing) < len(table.partition_key):
         raise InvalidRequest(FILTERING)
@@ -186,7 +171,7 @@ def check_primary_key_parts(stmt: ast.Insert | ast.Update | ast.Delete, table: T
             raise InvalidRequest(f'PRIMARY KEY column "{later}" cannot be restricted as preceding column '
                                  f'"{ck[gap].name}" is not restricted')
     ck_missing = [c.name for c in ck if c.name not in named]
-    conditioned = [table.column(_named_column(c.lhs)) for c in getattr(stmt, "conditions", ())]
+    conditioned = [table.column(c.column_name) for c in getattr(stmt, "conditions", ())]
     only_static = (bool(changed) and all(c.kind == STATIC for c in changed)
                    and all(c is None or c.kind == STATIC for c in conditioned))
     if ck_missing and not only_static:
@@ -207,7 +192,7 @@ def check_conditional_where(stmt: ast.Update | ast.Delete, table: Table) -> None
     for rel in stmt.where:
         if rel.op != "IN":
             continue
-        kinds.update(c.kind for n in _restricted_names(rel) if (c := table.column(n)) is not None)
+        kinds.update(c.kind for n in rel.column_names if (c := table.column(n)) is not None)
     done = "updates" if isinstance(stmt, ast.Update) else "deletions"
     if PARTITION_KEY in kinds:
         raise InvalidRequest(f"IN on the partition key is not supported with conditional {done}")

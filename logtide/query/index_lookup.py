@@ -28,7 +28,7 @@ from ..storage.index_entries import (entry_value, global_base, global_from, loca
                                      verify_entry)
 from ..storage.keys import partition_token, prefix_end, serialize_partition_key, token_of
 from .read import LiveRow, stored_partition
-from .restrictions import Filter, KeyRestrictions, token_bounds
+from .restrictions import Filter, KeyRestrictions, restricted_columns, token_bounds
 
 
 @dataclass(frozen=True)
@@ -102,24 +102,10 @@ def index_value(table: Table, ix: SecondaryIndex, f: Filter) -> tuple[bool, byte
     return False, None
 
 
-def _restricted(where: Sequence[ast.Relation], kind: str, table: Table) -> set[str]:
-    """The columns of ``kind`` a WHERE clause restricts (multi-column relations count each column)."""
-    out: set[str] = set()
-    for rel in where:
-        lhs = rel.lhs
-        names = lhs.columns if isinstance(lhs, ast.ColumnTuple) else (getattr(lhs, "name", None) or
-                                                                      getattr(lhs, "column", None),)
-        for n in names:
-            c = table.column(n) if isinstance(n, str) else None
-            if c is not None and c.kind == kind:
-                out.add(c.name)
-    return out
-
-
 def _needs_filtering(table: Table, kr: KeyRestrictions, where: Sequence[ast.Relation], f: Filter) -> bool:
     """ScyllaDB's ``need_filtering`` for a query served by an index on ``f``'s column."""
-    nck = len(_restricted(where, CLUSTERING, table))
-    npart = len(_restricted(where, PARTITION_KEY, table))
+    nck = len(restricted_columns(where, CLUSTERING, table))
+    npart = len(restricted_columns(where, PARTITION_KEY, table))
     regular = {g.column.name for g in kr.filters if g.column.kind not in (PARTITION_KEY, CLUSTERING)}
     if kr.token_lo is not None or kr.token_hi is not None:
         return nck + len(regular) > 1

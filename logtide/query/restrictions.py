@@ -113,6 +113,18 @@ class KeyRestrictions:
         return ranges
 
 
+def restricted_columns(where: Sequence[ast.Relation], kind: str, table: Table) -> set[str]:
+    """The names of the columns of ``kind`` (``schema.model`` column kinds) a WHERE clause restricts (each of a
+    multi-column relation's; none of ``token(...)``)."""
+    out: set[str] = set()
+    for rel in where:
+        for n in rel.column_names:
+            c = table.column(n)
+            if c is not None and c.kind == kind:
+                out.add(c.name)
+    return out
+
+
 def _column(table: Table, name: str) -> Column:
     return where_column(table, name)
 
