@@ -28,7 +28,7 @@ from ..schema.model import Column, Table
 from ..storage.envelope import CHECKSUM, key_checksum, record_head
 from ..storage.records import UNIFORM_ROW
 from . import log_schema as L
-from .log_values import frozen_elements, frozen_keys, image_elements, merged_elements
+from .log_values import appended_elements, frozen_elements, frozen_keys, image_elements, merged_elements
 from .log_rows import INSERT, OPERATION_BYTES, POSTIMAGE, PREIMAGE, TRUE, UPDATE, LogAppend
 from ..schema.cdc_options import CdcOptions
 
@@ -127,8 +127,9 @@ class UpsertTemplate:
         self.liveness_plan = liveness_plan(self.image_plan)
         self.written_only = opts.preimage and not opts.full_preimage and not opts.postimage
         # a non-frozen collection or UDT: (its type, the type its image decodes by, the encoded name of its
-        # cdc$deleted_elements_ column)
-        self.complex = {c.name: (c.type, self.image_plan[c.name][0].type, _ENCODE(L.DELETED_ELEMENTS + c.name))
+        # cdc$deleted_elements_ column, its elements' order key)
+        self.complex = {c.name: (c.type, self.image_plan[c.name][0].type, _ENCODE(L.DELETED_ELEMENTS + c.name),
+                                 self.image_plan[c.name][1])
                         for c in base.regular_columns if c.type.is_multicell}
         # a table this pass serves: none with a column named like a log column (whose entry would then stand
         # twice in a row's map)
@@ -159,7 +160,7 @@ class UpsertTemplate:
         it) in ``written_entries`` (None when it is left empty)."""
         columns = self.columns
         for name in sorted(changed) if len(changed) > 1 else changed:
-            ctype, image_type, deleted_elements = self.complex[name]
+            ctype, image_type, deleted_elements, order = self.complex[name]
             added = [(k, c.value) for k, c in changed[name].cells.items() if c.value is not None]
             removed = [k for k, c in changed[name].cells.items() if c.value is None]
             if not keys_only:
@@ -173,12 +174,18 @@ class UpsertTemplate:
                     entries.append(deleted_elements + (_BIN8[n] if n < 256 else _long_head(n, _BIN_LONG)) + v)
             if postimage:
                 image = None if was is None else was.get(name)
+                v = None
                 if image is None:
                     elements, ordered = dict(added), False
-                else:  # the image is in order: the new keys put in place, not every key sorted again
-                    elements, ordered = merged_elements(ctype, image_elements(image_type, image), added, removed)
-                if elements:
-                    v = frozen_elements(ctype, elements, ordered)
+                else:
+                    pairs = getattr(image, "pairs", None)  # a map's, set's or list's query.read.ElementImage
+                    if pairs and added and not removed:
+                        v = appended_elements(ctype, image, pairs, added, order)
+                    if v is None:  # the image is in order: the new keys put in place, not every key sorted again
+                        elements, ordered = merged_elements(ctype, image_elements(image_type, image), added, removed)
+                if v is not None or elements:
+                    if v is None:
+                        v = frozen_elements(ctype, elements, ordered)
                     n = len(v)
                     written_entries[name] = columns[name][0] + (_BIN8[n] if n < 256 else _long_head(n, _BIN_LONG)) + v
                 else:

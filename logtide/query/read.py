@@ -148,18 +148,21 @@ def live_row(table: Table, row: RowData, outer: Deletion | None, now: int, key: 
     return None
 
 
-def complex_plan(table: Table, lists_by_key: bool = False) -> dict[str, tuple[Column | None, Any]]:
+def complex_plan(table: Table, lists_by_key: bool = False) -> dict[str, tuple[Any, ...]]:
     """The table's non-frozen collection/UDT columns with their element sort keys: the plan by which
     :func:`live_values_row` and :func:`live_values` assemble each one's frozen value.  ``lists_by_key``: a
     list as the frozen map of its timeuuid keys to its values, its image in a CDC log (spec ``002``,
     ``cdc.log_values.frozen_elements``; the plan of ``cdc.upsert.UpsertTemplate``)."""
-    plan: dict[str, tuple[Column | None, Any]] = {}
+    plan: dict[str, tuple[Any, ...]] = {}
     for c in table.columns:
         if c.type.is_multicell:
             order = element_order_key(c.type)
-            if lists_by_key and isinstance(c.type, T.ListType):
-                c = replace(c, type=T.MapType(T.TIMEUUID, c.type.element))
-            plan[c.name] = (c, order)
+            if lists_by_key:
+                if isinstance(c.type, T.ListType):
+                    c = replace(c, type=T.MapType(T.TIMEUUID, c.type.element))
+                plan[c.name] = (c, order, not isinstance(c.type, T.UserType))  # (an ElementImage: below)
+            else:
+                plan[c.name] = (c, order)
     return plan
 
 
@@ -167,7 +170,7 @@ def liveness_plan(plan: dict[str, tuple[Column | None, Any]]) -> dict[str, tuple
     """``plan`` (:func:`complex_plan`) with no column's value assembled: by it :func:`live_values` counts the
     collections' live elements towards the row's liveness, as by ``plan``, and gives none of their values.
     A plan may mix entries of both (a CDC preimage that holds only the columns a write changes)."""
-    return {name: (None, order) for name, (_, order) in plan.items()}
+    return {name: (None, entry[1]) for name, entry in plan.items()}
 
 
 def live_values_row(table: Table, row: RowData, outer: Deletion | None, now: int, key: tuple[bytes, ...],
@@ -225,7 +228,11 @@ def live_values(table: Table, row: RowData, outer: Deletion | None, now: int,
             if len(elems) > 1:
                 order = entry[1]
                 elems.sort(key=lambda kc: order(kc[0]))
-            values[name] = assemble_complex(col.type, elems)
+            if len(entry) > 2 and entry[2]:  # a CDC image plan's map, set or list
+                image = values[name] = ElementImage(assemble_complex(col.type, elems))
+                image.pairs = [(k, c.value) for k, c in elems]
+            else:
+                values[name] = assemble_complex(col.type, elems)
     if not live:
         return None
     return values, marker if marker_live else None
@@ -243,6 +250,15 @@ def uniform_live_row(table: Table, record: tuple, outer: Deletion | None, now: i
         return None
     return LiveRow(key, clustering, ck, None, None, False, True, values, (ts, ttl, ldt), table,
                    marker=Liveness(ts, ttl, ldt))
+
+
+class ElementImage(bytes):
+    """A non-frozen map's, set's or list's frozen value as :func:`live_values` reads it by a CDC image plan
+    (``complex_plan(table, lists_by_key=True)``: a list as the map of its timeuuid keys), with its live elements as
+    ``pairs``, ``(key, value)`` in their type's order: the postimage of a write that adds elements after them is
+    made from these (``cdc.upsert``) without decoding the image again.  Otherwise the bytes themselves."""
+
+    pairs: list[tuple[bytes, bytes]]
 
 
 def assemble_complex(ctype: Any, elems: list[tuple[bytes, Cell]]) -> bytes:

@@ -98,10 +98,13 @@ def compared():
             assert got is None
             return got
         want = {n: c.value for n, c in lr.cells.items()}
-        for name, (col, _) in plan.items():
+        for name, entry in plan.items():
             elems = lr.complex.get(name)
-            if elems and col is not None:  # a column of the plan's liveness only gives no value
+            if elems and entry[0] is not None:  # a column of the plan's liveness only gives no value
                 want[name] = frozen_elements(table.column(name).type, [(k, c.value) for k, c in elems])
+                image = got[0][name]
+                if not isinstance(table.column(name).type, T.UserType):  # a map's, set's or list's elements too
+                    assert frozen_elements(entry[0].type, image.pairs, True) == image
         assert got == (want, lr.marker if lr.marker_live else None)
         return got
 

@@ -2,7 +2,8 @@
 (``cdc.log_values.merged_elements``), is the image sorting every element gives (``frozen_elements`` of the
 updated elements): maps, sets, lists (by their timeuuid keys) and UDTs, with keys that compare equal in
 their type's order though their bytes differ (varints written with leading zeros), keys written again,
-added and removed.
+added and removed; and the image after keys appended past the last one (``appended_elements``, the bytes of the
+image before and the new elements joined) is that same sorted image.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import struct
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from logtide.cdc.log_values import frozen_elements, image_elements, merged_elements
+from logtide.cdc.log_values import appended_elements, frozen_elements, image_elements, merged_elements
 from logtide.query.read import element_order_key
 from logtide.schema import types as T
 
@@ -49,3 +50,38 @@ def test_new_keys_put_in_place_give_the_sorted_image(name, data):
     if ordered and not isinstance(ctype, T.UserType):
         order = element_order_key(ctype)
         assert [order(k) for k in elements] == sorted(order(k) for k in elements)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.sampled_from(sorted(set(TYPES) - {"udt"})), data=st.data())
+def test_keys_appended_after_the_last_give_the_sorted_image_without_decoding_it(name, data):
+    ctype, keys, image_type = TYPES[name]
+    value = st.just(b"") if isinstance(ctype, T.SetType) else st.binary(max_size=3)
+    before = data.draw(st.lists(st.tuples(keys, value), min_size=1, max_size=8))
+    image = frozen_elements(ctype, dict(before))
+    pairs = list(image_elements(image_type, image).items())  # in order, as query.read.ElementImage holds them
+    added = list(data.draw(st.dictionaries(keys, value, min_size=1, max_size=4)).items())
+    order = element_order_key(ctype)
+    got = appended_elements(ctype, image, pairs, added, order)
+    if got is None:  # only when some added key does not sort after the last one: merged_elements' case
+        assert min(order(k) for k, _ in added) <= order(pairs[-1][0])
+        return
+    assert min(order(k) for k, _ in added) > order(pairs[-1][0])
+    want = dict(pairs)
+    want.update(added)
+    assert got == frozen_elements(ctype, want)
+
+
+def test_a_list_append_and_a_map_key_past_the_last_take_the_appending_path():
+    lt = T.MapType(T.TIMEUUID, T.INT)  # a list's image: the map of its timeuuid keys
+    first, later = b"\x10" * 16, b"\x11" * 16  # timeuuids of increasing time
+    image = frozen_elements(lt, [(first, b"\x00\x00\x00\x01")])
+    got = appended_elements(T.ListType(T.INT), image, [(first, b"\x00\x00\x00\x01")], [(later, b"\x00\x00\x00\x02")],
+                            element_order_key(T.ListType(T.INT)))
+    assert got == frozen_elements(lt, [(first, b"\x00\x00\x00\x01"), (later, b"\x00\x00\x00\x02")])
+    mt = T.MapType(T.INT, T.TEXT)
+    image = frozen_elements(mt, [(struct.pack(">i", -3), b"a")])
+    order = element_order_key(mt)
+    assert appended_elements(mt, image, [(struct.pack(">i", -3), b"a")], [(struct.pack(">i", 7), b"b")], order) == \
+        frozen_elements(mt, [(struct.pack(">i", -3), b"a"), (struct.pack(">i", 7), b"b")])
+    assert appended_elements(mt, image, [(struct.pack(">i", -3), b"a")], [(struct.pack(">i", -4), b"b")], order) is None
