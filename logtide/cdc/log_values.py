@@ -71,20 +71,19 @@ def merged_elements(ctype: Any, elements: dict[bytes, bytes], added: list[tuple[
     return {k: elements[k] for k in keys}, True
 
 
-def appended_elements(ctype: Any, image: bytes, pairs: list[tuple[bytes, bytes]], added: list[tuple[bytes, bytes]],
+def appended_elements(ctype: Any, image: bytes, last: bytes, added: list[tuple[bytes, bytes]],
                       order: Callable[[bytes], Any]) -> bytes | None:
-    """The frozen value of a map, set or list after ``added`` when each added key sorts after the last of ``pairs``
-    (an append: a list's new timeuuid keys, a map's growing keys), else None.  ``image`` is the frozen value
-    before (:func:`frozen_elements` of ``pairs``, its elements in order; a list's as the map of its timeuuid
+    """The frozen value of a map, set or list after ``added`` when each added key sorts after ``last``, the key of
+    its last element (an append: a list's new timeuuid keys, a map's growing keys), else None.  ``image`` is the
+    frozen value before (:func:`frozen_elements`, its elements in order; a list's as the map of its timeuuid
     keys), ``order`` its keys' order key.  The result is ``image``'s elements as they are, then the added ones
     in order, under the new count: the bytes :func:`frozen_elements` gives for :func:`merged_elements` of the
     two, without decoding the image or sorting its keys again."""
-    last = order(pairs[-1][0])
     if len(added) > 1:
         added = sorted(added, key=lambda kv: order(kv[0]))
-    if not order(added[0][0]) > last:
+    if not order(added[0][0]) > order(last):
         return None
-    return _INT.pack(len(pairs) + len(added)) + image[4:] + frozen_elements(ctype, added, True)[4:]
+    return _INT.pack(_INT.unpack_from(image)[0] + len(added)) + image[4:] + frozen_elements(ctype, added, True)[4:]
 
 
 def frozen_keys(ctype: Any, keys: Iterable[bytes]) -> bytes:

@@ -178,9 +178,9 @@ class UpsertTemplate:
                 if image is None:
                     elements, ordered = dict(added), False
                 else:
-                    pairs = getattr(image, "pairs", None)  # a map's, set's or list's query.read.ElementImage
-                    if pairs and added and not removed:
-                        v = appended_elements(ctype, image, pairs, added, order)
+                    last = getattr(image, "last", None)  # a map's, set's or list's query.read.ElementImage
+                    if last is not None and added and not removed:
+                        v = appended_elements(ctype, image, last, added, order)
                     if v is None:  # the image is in order: the new keys put in place, not every key sorted again
                         elements, ordered = merged_elements(ctype, image_elements(image_type, image), added, removed)
                 if v is not None or elements:

@@ -230,7 +230,7 @@ def live_values(table: Table, row: RowData, outer: Deletion | None, now: int,
                 elems.sort(key=lambda kc: order(kc[0]))
             if len(entry) > 2 and entry[2]:  # a CDC image plan's map, set or list
                 image = values[name] = ElementImage(assemble_complex(col.type, elems))
-                image.pairs = [(k, c.value) for k, c in elems]
+                image.last = elems[-1][0]
             else:
                 values[name] = assemble_complex(col.type, elems)
     if not live:
@@ -254,11 +254,12 @@ def uniform_live_row(table: Table, record: tuple, outer: Deletion | None, now: i
 
 class ElementImage(bytes):
     """A non-frozen map's, set's or list's frozen value as :func:`live_values` reads it by a CDC image plan
-    (``complex_plan(table, lists_by_key=True)``: a list as the map of its timeuuid keys), with its live elements as
-    ``pairs``, ``(key, value)`` in their type's order: the postimage of a write that adds elements after them is
-    made from these (``cdc.upsert``) without decoding the image again.  Otherwise the bytes themselves."""
+    (``complex_plan(table, lists_by_key=True)``: a list as the map of its timeuuid keys), with the key of its last
+    element in their type's order (``last``): the postimage of a write that adds elements after it is the image
+    with the new ones joined on (``cdc.log_values.appended_elements``), not decoded again.  Otherwise the bytes
+    themselves."""
 
-    pairs: list[tuple[bytes, bytes]]
+    last: bytes
 
 
 def assemble_complex(ctype: Any, elems: list[tuple[bytes, Cell]]) -> bytes:
