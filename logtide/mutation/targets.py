@@ -132,7 +132,9 @@ def check_primary_key_parts(stmt: ast.Insert | ast.Update | ast.Delete, table: T
     * a clustering column missing from a write of regular columns: ``Missing mandatory PRIMARY KEY part c`` for
       an INSERT or UPDATE; for a DELETE of named columns without a slice, ``Primary key column 'c' must be
       specified in order to modify column 'v'`` (a DELETE of rows or ranges may leave clustering columns out);
-    * then a partition key column missing: ``Missing mandatory PRIMARY KEY part p``.
+    * then a partition key column missing: ``Missing mandatory PRIMARY KEY part p``;
+    * then a DELETE of named columns with a clustering slice: ``Range deletions are not supported for specific
+      columns`` (``delete_statement``'s prepare).
 
     A WHERE clause with ``token()``, a non-key column or (for INSERT and UPDATE) a clustering slice is left to the
     checks with their own messages; an INSERT JSON's key is checked with its values (``insert.json_values``)."""
@@ -183,6 +185,8 @@ def check_primary_key_parts(stmt: ast.Insert | ast.Update | ast.Delete, table: T
                                  f"'{regular[0].name}'")
     if pk_missing:
         raise InvalidRequest(f"Missing mandatory PRIMARY KEY part {pk_missing[0]}")
+    if sliced and isinstance(stmt, ast.Delete) and stmt.targets:  # delete_statement's prepare, after the above
+        raise InvalidRequest("Range deletions are not supported for specific columns")
 
 
 def check_conditional_where(stmt: ast.Update | ast.Delete, table: Table) -> None:

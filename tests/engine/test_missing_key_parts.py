@@ -25,6 +25,11 @@ MISSING = [
      "Primary key column 'c2' must be specified in order to modify column 'v'"),
     ("DELETE s, v FROM t WHERE p1 = 0 AND p2 = 0",
      "Primary key column 'c1' must be specified in order to modify column 'v'"),
+    # a DELETE of named columns over a clustering slice, once the key is otherwise whole
+    ("DELETE v FROM t WHERE p1 = 0 AND p2 = 0 AND c1 > 0", "Range deletions are not supported for specific columns"),
+    ("DELETE v FROM t WHERE p1 = 0 AND p2 = 0 AND c1 = 0 AND c2 >= 0",
+     "Range deletions are not supported for specific columns"),
+    ("DELETE v FROM t WHERE p1 = 0 AND c1 = 0 AND c2 >= 0", "Missing mandatory PRIMARY KEY part p2"),
     # a clustering column named after one that is not
     ("INSERT INTO t (p1, p2, c2, v) VALUES (0, 0, 0, 1)",
      'PRIMARY KEY column "c2" cannot be restricted as preceding column "c1" is not restricted'),

@@ -121,3 +121,5 @@ def test_a_prepared_write_missing_a_clustering_column_is_refused_by_prepare(sess
         session.prepare("DELETE v FROM t WHERE p = ?")
     with pytest.raises(InvalidRequest, match="Missing mandatory PRIMARY KEY part p"):
         session.prepare("INSERT INTO t (c, v) VALUES (?, ?)")
+    with pytest.raises(InvalidRequest, match="Range deletions are not supported for specific columns"):
+        session.prepare("DELETE v FROM t WHERE p = ? AND c > ?")
