@@ -133,8 +133,8 @@ def check_primary_key_parts(stmt: ast.Insert | ast.Update | ast.Delete, table: T
       an INSERT or UPDATE; for a DELETE of named columns without a slice, ``Primary key column 'c' must be
       specified in order to modify column 'v'`` (a DELETE of rows or ranges may leave clustering columns out);
     * then a partition key column missing: ``Missing mandatory PRIMARY KEY part p``;
-    * then a DELETE of named columns with a clustering slice: ``Range deletions are not supported for specific
-      columns`` (``delete_statement``'s prepare).
+    * then a DELETE of named columns with a clustering slice and no condition: ``Range deletions are not supported
+      for specific columns`` (``delete_statement``'s prepare; a conditional one gets the LWT checks' message).
 
     A WHERE clause with ``token()``, a non-key column or (for INSERT and UPDATE) a clustering slice is left to the
     checks with their own messages; an INSERT JSON's key is checked with its values (``insert.json_values``)."""
@@ -185,7 +185,8 @@ def check_primary_key_parts(stmt: ast.Insert | ast.Update | ast.Delete, table: T
                                  f"'{regular[0].name}'")
     if pk_missing:
         raise InvalidRequest(f"Missing mandatory PRIMARY KEY part {pk_missing[0]}")
-    if sliced and isinstance(stmt, ast.Delete) and stmt.targets:  # delete_statement's prepare, after the above
+    if sliced and isinstance(stmt, ast.Delete) and stmt.targets and not (stmt.conditions or stmt.if_exists):
+        # delete_statement's prepare, after the above (a conditional one is refused by the LWT checks before)
         raise InvalidRequest("Range deletions are not supported for specific columns")
 
 

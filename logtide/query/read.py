@@ -152,7 +152,8 @@ def complex_plan(table: Table, lists_by_key: bool = False) -> dict[str, tuple[An
     """The table's non-frozen collection/UDT columns with their element sort keys: the plan by which
     :func:`live_values_row` and :func:`live_values` assemble each one's frozen value.  ``lists_by_key``: a
     list as the frozen map of its timeuuid keys to its values, its image in a CDC log (spec ``002``,
-    ``cdc.log_values.frozen_elements``; the plan of ``cdc.upsert.UpsertTemplate``)."""
+    ``cdc.log_values.frozen_elements``; the plan of ``cdc.upsert.UpsertTemplate``), each map's, set's and list's
+    value read as an :class:`ElementImage` (an entry's third item says so)."""
     plan: dict[str, tuple[Any, ...]] = {}
     for c in table.columns:
         if c.type.is_multicell:
