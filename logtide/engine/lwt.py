@@ -18,9 +18,9 @@ from ..errors import InvalidRequest
 from ..mutation.assignments import check_assignments, is_conditional
 from ..mutation.context import WriteContext
 from ..mutation.insert import json_values, missing_key_part
-from ..mutation.targets import check_primary_key_parts, key_bytes, non_key_column
+from ..mutation.targets import check_conditional_delete, check_primary_key_parts, key_bytes, non_key_column
 from ..query.read import LiveRow, column_bytes
-from ..query.restrictions import analyse, restricted_columns
+from ..query.restrictions import analyse
 from ..result import ColumnSpec, ResultSet, Row
 from ..schema import types as T
 from ..schema.model import CLUSTERING, PARTITION_KEY, REGULAR, STATIC, Column, Table, check_partition_key
@@ -43,22 +43,9 @@ def _check_conditional_where(stmt: Any, table: Table) -> None:
     those of ``mutation.targets`` (``check_static_only_statement``, ``check_conditional_where``: IN)."""
     if isinstance(stmt, ast.Insert):
         return
-    changed = _changed_columns(stmt, table)
-    conditioned = _condition_columns(stmt, table)
-    regular_conditions = any(c.kind != STATIC for c in conditioned)
-    ck_names = restricted_columns(stmt.where, CLUSTERING, table)
-    ck_only_eq = all(rel.op == "=" for rel in stmt.where if isinstance(rel.lhs, (ast.ColumnRef, ast.ColumnTuple))
-                     and any(table.column(n) is not None and table.column(n).kind == CLUSTERING
-                             for n in rel.column_names))
     check_primary_key_parts(stmt, table)
-    missing_ck = [c.name for c in table.clustering_key if c.name not in ck_names]
-    if isinstance(stmt, ast.Delete) and (missing_ck or not ck_only_eq):
-        if not changed or any(c.kind != STATIC for c in changed):
-            raise InvalidRequest("DELETE statements must restrict all PRIMARY KEY columns with equality relations "
-                                 "in order to delete non static columns")
-        if regular_conditions or (stmt.if_exists and not table.static_columns):
-            raise InvalidRequest("DELETE statements must restrict all PRIMARY KEY columns with equality relations "
-                                 "in order to use IF condition on non static columns")
+    if isinstance(stmt, ast.Delete):
+        check_conditional_delete(stmt, table)
 
 
 def _row_key(stmt: Any, table: Table, ctx: WriteContext) -> tuple[tuple[bytes, ...], bytes, int, tuple[bytes, ...] | None]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..cql import ast
 from ..errors import InvalidRequest
-from ..query.restrictions import Evaluator, KeyRestrictions
+from ..query.restrictions import Evaluator, KeyRestrictions, restricted_columns
 from ..schema import types as T
 from ..schema.model import CLUSTERING, PARTITION_KEY, STATIC, Column, Table, check_key_length, check_partition_key
 from ..storage.keys import clustering_key, partition_token, serialize_partition_key
@@ -188,6 +188,25 @@ def check_primary_key_parts(stmt: ast.Insert | ast.Update | ast.Delete, table: T
     if sliced and isinstance(stmt, ast.Delete) and stmt.targets and not (stmt.conditions or stmt.if_exists):
         # delete_statement's prepare, after the above (a conditional one is refused by the LWT checks before)
         raise InvalidRequest("Range deletions are not supported for specific columns")
+
+
+def check_conditional_delete(stmt: ast.Delete, table: Table) -> None:
+    """A conditional DELETE (``IF`` conditions or ``IF EXISTS``) whose WHERE clause does not pin every clustering
+    column by ``=`` may delete static columns only, under conditions on static columns only (ScyllaDB's
+    ``delete_statement::validate_where_clause_for_conditions``, checked when the statement is prepared)."""
+    ck_names = restricted_columns(stmt.where, CLUSTERING, table)
+    ck_only_eq = all(rel.op == "=" for rel in stmt.where if isinstance(rel.lhs, (ast.ColumnRef, ast.ColumnTuple))
+                     and any((c := table.column(n)) is not None and c.kind == CLUSTERING for n in rel.column_names))
+    if all(c.name in ck_names for c in table.clustering_key) and ck_only_eq:
+        return
+    changed = [c for c in (table.column(n) for n in stmt.changed_names) if c is not None]
+    if not changed or any(c.kind != STATIC for c in changed):
+        raise InvalidRequest("DELETE statements must restrict all PRIMARY KEY columns with equality relations "
+                             "in order to delete non static columns")
+    conditioned = [c for c in (table.column(cond.column_name) for cond in stmt.conditions) if c is not None]
+    if any(c.kind != STATIC for c in conditioned) or (stmt.if_exists and not table.static_columns):
+        raise InvalidRequest("DELETE statements must restrict all PRIMARY KEY columns with equality relations "
+                             "in order to use IF condition on non static columns")
 
 
 def check_conditional_where(stmt: ast.Update | ast.Delete, table: Table) -> None:

@@ -14,7 +14,8 @@ from typing import Any, Callable
 from ..cql import ast
 from ..errors import InvalidRequest
 from ..mutation.assignments import check_assignments
-from ..mutation.targets import check_conditional_where, check_primary_key_parts, check_static_only_statement
+from ..mutation.targets import (check_conditional_delete, check_conditional_where, check_primary_key_parts,
+                                check_static_only_statement)
 from ..result import ColumnSpec
 from ..schema import types as T
 from ..schema.model import Column, Table
@@ -224,6 +225,8 @@ class BindCollector:
             check_primary_key_parts(stmt, table)
             if stmt.conditions or stmt.if_exists:
                 check_conditional_where(stmt, table)
+                if isinstance(stmt, ast.Delete):
+                    check_conditional_delete(stmt, table)
         if isinstance(stmt, (ast.Update, ast.Delete)):
             for cond in stmt.conditions:
                 self.condition(table, cond)

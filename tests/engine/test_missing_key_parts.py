@@ -75,8 +75,15 @@ def test_writes_of_static_columns_or_of_whole_rows_and_ranges_may_leave_clusteri
     assert rows(t.execute("SELECT p1, p2, c1, s FROM t")) == [(0, 0, None, 8), (1, 1, None, 9)]
 
 
-def test_a_conditional_delete_of_columns_over_a_slice_gets_the_lwt_message_not_the_range_one(t):
-    with pytest.raises(InvalidRequest, match="DELETE statements must restrict all PRIMARY KEY columns with equality "
-                                             "relations in order to delete non static columns"):
-        t.execute("DELETE v FROM t WHERE p1 = 0 AND p2 = 0 AND c1 = 0 AND c2 > 0 IF v = 1")
+@pytest.mark.parametrize("statement, message", [
+    ("DELETE v FROM t WHERE p1 = 0 AND p2 = 0 AND c1 = 0 AND c2 > 0 IF v = 1", "in order to delete non static columns"),
+    ("DELETE s FROM t WHERE p1 = 0 AND p2 = 0 IF v = 1", "in order to use IF condition on non static columns"),
+])
+def test_a_conditional_delete_not_pinning_the_row_is_refused_when_prepared_and_when_it_runs(t, statement, message):
+    # ScyllaDB's delete_statement::validate_where_clause_for_conditions; a slice gets this, not the range rule
+    message = "DELETE statements must restrict all PRIMARY KEY columns with equality relations " + message
+    with pytest.raises(InvalidRequest, match=message):
+        t.prepare(statement)
+    with pytest.raises(InvalidRequest, match=message):
+        t.execute(statement)
     assert rows(t.execute("SELECT p1, p2, c1, c2, v, s FROM t")) == [(0, 0, 0, 0, 7, 7)]
