@@ -42,13 +42,13 @@ def test_long_running_files_are_handed_out_right_after_the_spark_session_longest
     from tests.conftest import hand_out_order, long_running_seconds
 
     seconds = long_running_seconds(ROOT)
-    assert seconds("tests/spark/test_lakehouse_command.py") > seconds("tests/spark/test_replicate.py") > 0
+    assert seconds("tests/spark/test_replicate.py") > seconds("tests/spark/test_lakehouse_command.py") > 0
     assert seconds("tests/server/test_cli.py") == 0
     scopes = {"tests/server/test_cli.py": dict.fromkeys("abcdefg", False),
               "tests/spark/test_replicate.py": {"x": False},
               "tests/spark": dict.fromkeys("ab", False),
               "tests/test_ratelog.py": dict.fromkeys("abc", False),
               "tests/spark/test_lakehouse_command.py": dict.fromkeys("xy", False)}
-    assert hand_out_order(scopes, seconds) == ["tests/spark", "tests/spark/test_lakehouse_command.py",
-                                               "tests/spark/test_replicate.py", "tests/server/test_cli.py",
+    assert hand_out_order(scopes, seconds) == ["tests/spark", "tests/spark/test_replicate.py",
+                                               "tests/spark/test_lakehouse_command.py", "tests/server/test_cli.py",
                                                "tests/test_ratelog.py"]

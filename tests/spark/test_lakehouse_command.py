@@ -20,7 +20,7 @@ from .test_replicate import BackgroundWriter
 from .test_replicate import Job as ReplicateJob
 from .test_replicate import mid_batch
 
-pytestmark = pytest.mark.long_running(seconds=140)  # a job killed and restarted three times: handed out first (tests/conftest.py)
+pytestmark = pytest.mark.long_running(seconds=145)  # a job killed and restarted three times: handed out first (tests/conftest.py)
 
 
 def random_statement(rng: random.Random) -> tuple[str, tuple]:

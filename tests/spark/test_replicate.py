@@ -19,7 +19,7 @@ from logtide.cdc.replay import compare_tables
 
 from .conftest import KEYSPACE_DDL, cluster, serve
 
-pytestmark = pytest.mark.long_running(seconds=140)  # a replication job killed and restarted: handed out first (tests/conftest.py)
+pytestmark = pytest.mark.long_running(seconds=150)  # a replication job killed and restarted: handed out first (tests/conftest.py)
 
 SCHEMA = [
     KEYSPACE_DDL.format("src"),
