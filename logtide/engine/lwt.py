@@ -18,23 +18,14 @@ from ..errors import InvalidRequest
 from ..mutation.assignments import check_assignments, is_conditional
 from ..mutation.context import WriteContext
 from ..mutation.insert import json_values, missing_key_part
-from ..mutation.targets import check_conditional_delete, check_primary_key_parts, key_bytes, non_key_column
+from ..mutation.targets import (changed_columns, check_conditional_delete, check_primary_key_parts, condition_columns,
+                                key_bytes, non_key_column)
 from ..query.read import LiveRow, column_bytes
 from ..query.restrictions import analyse
 from ..result import ColumnSpec, ResultSet, Row
 from ..schema import types as T
 from ..schema.model import CLUSTERING, PARTITION_KEY, REGULAR, STATIC, Column, Table, check_partition_key
 from ..storage.keys import clustering_key, partition_token, serialize_partition_key
-
-
-def _changed_columns(stmt: Any, table: Table) -> list[Column]:
-    """The columns an UPDATE sets or a DELETE deletes (its column operations)."""
-    names = stmt.changed_names if isinstance(stmt, (ast.Update, ast.Delete)) else ()
-    return [c for c in (table.column(n) for n in names) if c is not None]
-
-
-def _condition_columns(stmt: Any, table: Table) -> list[Column]:
-    return [c for c in (table.column(cond.column_name) for cond in getattr(stmt, "conditions", ())) if c is not None]
 
 
 def _check_conditional_where(stmt: Any, table: Table) -> None:
@@ -91,7 +82,7 @@ def _row_key(stmt: Any, table: Table, ctx: WriteContext) -> tuple[tuple[bytes, .
 
 
 def _static_only(stmt: Any, table: Table) -> bool:
-    cols = _changed_columns(stmt, table) + _condition_columns(stmt, table)
+    cols = changed_columns(stmt, table) + condition_columns(stmt, table)
     return bool(cols) and all(c.kind == STATIC for c in cols)
 
 
@@ -218,7 +209,7 @@ class _Update:
 def _has_static_conditions(stmt: Any, table: Table, ck: bytes | None) -> bool:
     if getattr(stmt, "if_not_exists", False) or getattr(stmt, "if_exists", False):
         return bool(table.static_columns) and ck is None
-    cols = _condition_columns(stmt, table)
+    cols = condition_columns(stmt, table)
     return bool(cols) and all(c.kind == STATIC for c in cols)
 
 

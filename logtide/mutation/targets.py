@@ -97,6 +97,18 @@ def key_bytes(col: Column, value: Any) -> bytes:
 
 
 
+def changed_columns(stmt: Any, table: Table) -> list[Column]:
+    """The columns an UPDATE sets or a DELETE deletes (its column operations; none for an INSERT), those the table
+    has."""
+    names = stmt.changed_names if isinstance(stmt, (ast.Update, ast.Delete)) else ()
+    return [c for c in (table.column(n) for n in names) if c is not None]
+
+
+def condition_columns(stmt: Any, table: Table) -> list[Column]:
+    """The columns a statement's ``IF`` conditions test, those the table has."""
+    return [c for c in (table.column(cond.column_name) for cond in getattr(stmt, "conditions", ())) if c is not None]
+
+
 def check_static_only_statement(stmt: ast.Update | ast.Delete, table: Table) -> None:
     """An UPDATE or a DELETE that modifies static columns only (no ``IF`` condition on another column) may not
     restrict a clustering column: ScyllaDB refuses it when the statement is prepared
@@ -159,7 +171,7 @@ def check_primary_key_parts(stmt: ast.Insert | ast.Update | ast.Delete, table: T
             named.update(names)
         if sliced and isinstance(stmt, ast.Update):
             return
-        changed = [c for c in (table.column(n) for n in stmt.changed_names) if c is not None]
+        changed = changed_columns(stmt, table)
     pk_missing = [c.name for c in table.partition_key if c.name not in named]
     if isinstance(stmt, ast.Insert) and pk_missing and len(pk_missing) < len(table.partition_key):
         raise InvalidRequest(FILTERING)
@@ -173,9 +185,8 @@ def check_primary_key_parts(stmt: ast.Insert | ast.Update | ast.Delete, table: T
             raise InvalidRequest(f'PRIMARY KEY column "{later}" cannot be restricted as preceding column '
                                  f'"{ck[gap].name}" is not restricted')
     ck_missing = [c.name for c in ck if c.name not in named]
-    conditioned = [table.column(c.column_name) for c in getattr(stmt, "conditions", ())]
     only_static = (bool(changed) and all(c.kind == STATIC for c in changed)
-                   and all(c is None or c.kind == STATIC for c in conditioned))
+                   and all(c.kind == STATIC for c in condition_columns(stmt, table)))
     if ck_missing and not only_static:
         if not isinstance(stmt, ast.Delete):
             raise InvalidRequest(f"Missing mandatory PRIMARY KEY part {ck_missing[0]}")
@@ -199,12 +210,11 @@ def check_conditional_delete(stmt: ast.Delete, table: Table) -> None:
                      and any((c := table.column(n)) is not None and c.kind == CLUSTERING for n in rel.column_names))
     if all(c.name in ck_names for c in table.clustering_key) and ck_only_eq:
         return
-    changed = [c for c in (table.column(n) for n in stmt.changed_names) if c is not None]
+    changed = changed_columns(stmt, table)
     if not changed or any(c.kind != STATIC for c in changed):
         raise InvalidRequest("DELETE statements must restrict all PRIMARY KEY columns with equality relations "
                              "in order to delete non static columns")
-    conditioned = [c for c in (table.column(cond.column_name) for cond in stmt.conditions) if c is not None]
-    if any(c.kind != STATIC for c in conditioned) or (stmt.if_exists and not table.static_columns):
+    if any(c.kind != STATIC for c in condition_columns(stmt, table)) or (stmt.if_exists and not table.static_columns):
         raise InvalidRequest("DELETE statements must restrict all PRIMARY KEY columns with equality relations "
                              "in order to use IF condition on non static columns")
 
