@@ -29,30 +29,29 @@ _NULL = _int32_pack(-1)
 _EPOCH = datetime.datetime(1970, 1, 1)
 
 
-def contains_set_or_map(t) -> bool:
+def _component_types(t):
+    """``t`` and every type nested in it (elements, keys and values, tuple items and UDT fields)."""
+    yield t
     k = t.kind
-    if k in ("set", "map"):
-        return True
-    if k in ("list", "vector"):
-        return contains_set_or_map(t.element)
-    if k in ("tuple", "udt"):
-        return any(contains_set_or_map(i) for i in t.items)
-    return False
+    if k in ("list", "set", "vector"):
+        yield from _component_types(t.element)
+    elif k == "map":
+        yield from _component_types(t.key)
+        yield from _component_types(t.value)
+    elif k in ("tuple", "udt"):
+        for i in t.items:
+            yield from _component_types(i)
+
+
+def contains_set_or_map(t) -> bool:
+    """Whether ``t`` is or holds a set or a map."""
+    return any(c.kind in ("set", "map") for c in _component_types(t))
 
 
 def contains_varint(t) -> bool:
     """Whether a value of ``t`` may hold a varint, whose bytes are kept as sent (:class:`PaddedVarint`): such a
     composite is (de)serialized element by element, not by the driver, which would make them canonical."""
-    k = t.kind
-    if k == "native":
-        return t.name == "varint"
-    if k in ("list", "set", "vector"):
-        return contains_varint(t.element)
-    if k == "map":
-        return contains_varint(t.key) or contains_varint(t.value)
-    if k in ("tuple", "udt"):
-        return any(contains_varint(i) for i in t.items)
-    return False
+    return any(c.kind == "native" and c.name == "varint" for c in _component_types(t))
 
 
 # ---------------------------------------------------------------------------
