@@ -1,10 +1,10 @@
 """Where the extra cost of CDC goes, stage by stage, in instructions (issue #27): deterministic, so it holds on a
 loaded machine.
 
-    python bench/bench_cdc_stages.py [--kinds plain,mixed,map] [--option full] [--writes 300]
+    python bench/bench_cdc_stages.py [--kinds plain,mixed,map] [--option full] [--writes 300] [--compiled]
 
 For each workload kind of ``bench_cdc_cost.py`` (prepared ``UPDATE``s on the embedded session, ``synchronous=OFF``,
-pure Python), runs the statements under ``valgrind --tool=callgrind`` and counts the instructions per statement
+pure Python, or with ``--compiled`` the modules ``logtide compile`` built where their builds are current), runs the statements under ``valgrind --tool=callgrind`` and counts the instructions per statement
 (``(I(800 + writes) - I(800)) / writes``, so start-up, imports and the first 800 statements, which create every
 row, are left out) in these runs:
 
@@ -15,11 +15,14 @@ row, are left out) in these runs:
   to ``cdc`` is what the one pass costs (deriving and encoding the log rows, the images' merges);
 - ``no-log-storage``: the CDC option with the log rows derived but not handed to storage (``apply_mutation``
   gets no log appends): the difference to ``cdc`` is what storing them costs (grouping, sealing, SQLite's
-  inserts and the bigger commit).
+  inserts and the bigger commit);
+- ``floor``: both stages taken out at once: what the CDC option would cost over ``off`` if deriving, encoding and
+  storing the log rows cost nothing (the read before the write, the stream and ``cdc$time``, the hooks).
 
 It prints each run's instructions per statement and the split of ``cdc - off``: the one pass, the log's
 storage, and the rest (reading the rows before the write and their images, picking the stream and the
-``cdc$time``, the changefeeds' hook).  ``--run KIND OPTION STUB WARM N`` is the child it starts under callgrind.
+``cdc$time``, the changefeeds' hook), and ``floor`` over ``off`` (the least the option could cost while the row is
+read before the write and nothing else changes).  ``--run KIND OPTION STUB WARM N`` is the child it starts under callgrind.
 Needs ``valgrind`` (Debian: ``apt-get install valgrind``); a run of one kind takes some minutes.
 """
 
@@ -34,12 +37,15 @@ import sys
 import tempfile
 
 WARM = 800
-STUBS = ("none", "one-pass", "log-storage")
+STUBS = ("none", "one-pass", "log-storage", "floor")
 
 
 def _stub(name: str) -> None:
     """Replace the stage ``name`` in this process (see the module docstring)."""
-    if name == "one-pass":
+    if name == "floor":
+        _stub("one-pass")
+        _stub("log-storage")
+    elif name == "one-pass":
         from logtide.cdc import upsert
         from logtide.cdc.log_rows import LogAppend
 
@@ -68,6 +74,14 @@ def _stub(name: str) -> None:
         commit.apply_mutation = apply_mutation
 
 
+def _is_built(module: str) -> bool:
+    """Whether ``module`` has a build of its current source (``logtide compile``)."""
+    from logtide import compiled
+
+    path = os.path.join(os.path.dirname(os.path.dirname(compiled.__file__)), *module.split(".")) + ".py"
+    return os.path.isfile(os.path.join(os.path.dirname(path), compiled.compiled_filename(path)))
+
+
 def child(kind: str, option: str, stub: str, warm: int, n: int) -> None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import bench_cdc_cost as cost
@@ -82,10 +96,14 @@ def child(kind: str, option: str, stub: str, warm: int, n: int) -> None:
         shutil.rmtree(d, ignore_errors=True)
 
 
-def instructions(kind: str, option: str, stub: str, n: int) -> int:
-    """Instructions of the whole child process running ``WARM + n`` statements."""
+def instructions(kind: str, option: str, stub: str, n: int, compiled: bool = False) -> int:
+    """Instructions of the whole child process running ``WARM + n`` statements (pure Python unless ``compiled``)."""
     with tempfile.TemporaryDirectory() as d:
-        env = {**os.environ, "LOGTIDE_PURE_PYTHON": "1", "PYTHONHASHSEED": "0"}
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        if compiled:
+            env.pop("LOGTIDE_PURE_PYTHON", None)
+        else:
+            env["LOGTIDE_PURE_PYTHON"] = "1"
         p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={d}/out", sys.executable,
                             os.path.abspath(__file__), "--run", kind, option, stub, str(WARM), str(n)],
                            capture_output=True, text=True, env=env)
@@ -95,8 +113,8 @@ def instructions(kind: str, option: str, stub: str, n: int) -> int:
         return int(m.group(1))
 
 
-def per_statement(kind: str, option: str, stub: str, n: int) -> float:
-    return (instructions(kind, option, stub, n) - instructions(kind, option, stub, 0)) / n
+def per_statement(kind: str, option: str, stub: str, n: int, compiled: bool = False) -> float:
+    return (instructions(kind, option, stub, n, compiled) - instructions(kind, option, stub, 0, compiled)) / n
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kinds", default="plain,mixed,map")
     p.add_argument("--option", default="full", choices=("delta", "preimage", "full"))
     p.add_argument("--writes", type=int, default=300)
+    p.add_argument("--compiled", action="store_true",
+                   help="use the modules 'logtide compile' built (default: LOGTIDE_PURE_PYTHON=1, pure Python)")
     p.add_argument("--run", nargs=5, metavar=("KIND", "OPTION", "STUB", "WARM", "N"), help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.run:
@@ -113,13 +133,28 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("valgrind") is None:
         print("valgrind is not installed (Debian: apt-get install valgrind)", file=sys.stderr)
         return 1
-    print(f"instructions per statement, pure Python, {a.writes} statements after {WARM}; CDC option {a.option!r}")
-    print(f"{'kind':6s} {'off':>9s} {'cdc':>9s} {'× off':>6s} {'one pass':>14s} {'log storage':>14s} {'the rest':>14s}")
+    if a.compiled:
+        from logtide import compiled
+
+        if compiled.PURE_ENV in os.environ:
+            print(f"--compiled: unset {compiled.PURE_ENV}", file=sys.stderr)
+            return 1
+        stale = [m for m in compiled.MODULES if not _is_built(m)]
+        if stale:
+            print(f"--compiled: not compiled or changed since ({len(stale)}): {', '.join(stale)}; run 'logtide compile'",
+                  file=sys.stderr)
+            return 1
+    c = a.compiled
+    print(f"instructions per statement, {'compiled' if c else 'pure Python'}, {a.writes} statements after {WARM}; "
+          f"CDC option {a.option!r}")
+    print(f"{'kind':6s} {'off':>9s} {'cdc':>9s} {'× off':>6s} {'one pass':>14s} {'log storage':>14s} {'the rest':>14s} "
+          f"{'floor × off':>11s}")
     for kind in a.kinds.split(","):
-        off = per_statement(kind, "off", "none", a.writes)
-        cdc = per_statement(kind, a.option, "none", a.writes)
-        one_pass = cdc - per_statement(kind, a.option, "one-pass", a.writes)
-        storage = cdc - per_statement(kind, a.option, "log-storage", a.writes)
+        off = per_statement(kind, "off", "none", a.writes, c)
+        cdc = per_statement(kind, a.option, "none", a.writes, c)
+        one_pass = cdc - per_statement(kind, a.option, "one-pass", a.writes, c)
+        storage = cdc - per_statement(kind, a.option, "log-storage", a.writes, c)
+        floor = per_statement(kind, a.option, "floor", a.writes, c)
         extra = cdc - off
         rest = extra - one_pass - storage
 
@@ -127,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
             return f"{x / 1000:6.0f}k {100 * x / extra:4.0f}%"
 
         print(f"{kind:6s} {off / 1000:8.0f}k {cdc / 1000:8.0f}k {cdc / off:6.2f} {share(one_pass):>14s} "
-              f"{share(storage):>14s} {share(rest):>14s}", flush=True)
+              f"{share(storage):>14s} {share(rest):>14s} {floor / off:11.2f}", flush=True)
     return 0
 
 
