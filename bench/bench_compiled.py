@@ -37,7 +37,6 @@ from logtide import compiled
 BENCH = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(BENCH)
 MODULES = tuple(os.path.join(*name.split(".")) + ".py" for name in compiled.MODULES)
-BATCH = {"batch-mixed": 100, "cdc": 1}
 WARM = 1000  # statements written before measuring: every key (k = i % 700) exists
 CHUNK = 500
 
@@ -79,22 +78,22 @@ def _env(tree: str) -> dict[str, str]:
 
 def child(mode: str, n: int, measure: bool) -> None:
     """In a fresh process: write WARM statements, then n more, timing 500-statement chunks."""
-    from bench_write_path import _open, _write
+    from bench_write_path import MODES, _open, _write
 
     import logtide.cdc.log
-    batch = BATCH[mode]
+    _, batch, one = MODES[mode]
     d = tempfile.mkdtemp()
     try:
-        db, s, stmt = _open(d, True, "OFF")
-        _write(s, stmt, 0, WARM, batch, False)
+        db, s, stmt = _open(d, mode, "OFF")
+        _write(s, stmt, 0, WARM, batch, one)
         if not measure:
-            _write(s, stmt, WARM, WARM + n, batch, False)
+            _write(s, stmt, WARM, WARM + n, batch, one)
             db.close()
             return
         per = []
         for lo in range(WARM, WARM + n, CHUNK):
             c0 = time.process_time()
-            _write(s, stmt, lo, lo + CHUNK, batch, False)
+            _write(s, stmt, lo, lo + CHUNK, batch, one)
             per.append((time.process_time() - c0) / CHUNK * 1e6)
         db.close()
         print(json.dumps({"us": statistics.median(per),
