@@ -1,5 +1,5 @@
-"""A plain upsert's CDC log rows, derived and encoded in one pass (docs/performance.md, "One pass for a
-plain upsert's log rows").
+"""A plain upsert's CDC log rows, derived and encoded in one pass (docs/performance.md, "The cost of each CDC
+option, by kind of write"; its history in docs/performance-history.md, "One pass for a plain upsert's log rows").
 
 The commonest CDC write, clustered rows upserted with cells of one timestamp and no TTL, elements added to
 or removed from their collections and UDTs (:func:`upsert_timestamp`, spec ``000``, ``001`` and ``002``), goes
