@@ -4,7 +4,8 @@ loaded machine.
     python bench/bench_cdc_stages.py [--kinds plain,mixed,map] [--option full] [--writes 300] [--compiled]
 
 For each workload kind of ``bench_cdc_cost.py`` (prepared ``UPDATE``s on the embedded session, ``synchronous=OFF``,
-pure Python, or with ``--compiled`` the modules ``logtide compile`` built where their builds are current), runs the statements under ``valgrind --tool=callgrind`` and counts the instructions per statement
+pure Python, or with ``--compiled`` the builds of ``logtide compile``, which must all be current), runs the statements
+under ``valgrind --tool=callgrind`` and counts the instructions per statement
 (``(I(800 + writes) - I(800)) / writes``, so start-up, imports and the first 800 statements, which create every
 row, are left out) in these runs:
 
@@ -22,7 +23,8 @@ row, are left out) in these runs:
 It prints each run's instructions per statement and the split of ``cdc - off``: the one pass, the log's
 storage, and the rest (reading the rows before the write and their images, picking the stream and the
 ``cdc$time``, the changefeeds' hook), and ``floor`` over ``off`` (the least the option could cost while the row is
-read before the write and nothing else changes).  ``--run KIND OPTION STUB WARM N`` is the child it starts under callgrind.
+read before the write and nothing else changes).  ``--run KIND OPTION STUB WARM N`` is the child it starts under
+callgrind.  Compiled counts are rougher than pure ones (docs/performance.md, "Where CDC's extra cost goes").
 Needs ``valgrind`` (Debian: ``apt-get install valgrind``); a run of one kind takes some minutes.
 """
 
