@@ -76,14 +76,6 @@ def _stub(name: str) -> None:
         commit.apply_mutation = apply_mutation
 
 
-def _is_built(module: str) -> bool:
-    """Whether ``module`` has a build of its current source (``logtide compile``)."""
-    from logtide import compiled
-
-    path = os.path.join(os.path.dirname(os.path.dirname(compiled.__file__)), *module.split(".")) + ".py"
-    return os.path.isfile(os.path.join(os.path.dirname(path), compiled.compiled_filename(path)))
-
-
 def child(kind: str, option: str, stub: str, warm: int, n: int) -> None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import bench_cdc_cost as cost
@@ -136,12 +128,12 @@ def main(argv: list[str] | None = None) -> int:
         print("valgrind is not installed (Debian: apt-get install valgrind)", file=sys.stderr)
         return 1
     if a.compiled:
-        from logtide import compiled
+        from logtide import compiled, compile_cli
 
         if compiled.PURE_ENV in os.environ:
             print(f"--compiled: unset {compiled.PURE_ENV}", file=sys.stderr)
             return 1
-        stale = [m for m in compiled.MODULES if not _is_built(m)]
+        stale = [t.name for t in compile_cli.targets(compile_cli.package_root(), ()) if not t.is_built()]
         if stale:
             print(f"--compiled: not compiled or changed since ({len(stale)}): {', '.join(stale)}; run 'logtide compile'",
                   file=sys.stderr)

@@ -61,8 +61,8 @@ def bind_bytes_as_they_are() -> None:
     protocol, which looks for an ``__adapt__`` and a ``__conform__`` and builds and discards an AttributeError
     with a formatted message for each (about 0.4 µs a parameter; a write binds a dozen or more).  The adapter is
     the ``bytes`` type itself, which hands an exact ``bytes`` back unchanged: what is bound is the same either
-    way.  The registry is the module's, shared by the whole process (docs/performance.md, "Where CDC's extra
-    cost goes")."""
+    way.  The registry is the module's, shared by the whole process (docs/performance.md, "Compiling the hot
+    modules")."""
     if (bytes, sqlite3.PrepareProtocol) not in sqlite3.adapters:
         sqlite3.register_adapter(bytes, bytes)
 
